@@ -1,0 +1,154 @@
+"""What a user asks for: a debate, its participants, its judge and its limits."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, field_validator, model_validator
+
+from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.errors import ConfigError
+
+FormatName = Literal["free-form"]
+TurnOrder = Literal["sequential", "simultaneous"]
+
+MIN_PARTICIPANTS = 2
+MAX_PARTICIPANTS = 10
+MAX_ROUNDS = 50
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+
+
+def slugify(name: str) -> str:
+    """A participant id made from a display name: 'Dr. Ada L.' -> 'dr-ada-l'."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:40].strip("-") or "p"
+
+
+class _Strict(BaseModel):
+    # Unknown keys are almost always typos in a config file: reject them rather than ignore them.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class ModelOptions(_Strict):
+    """How to call one model."""
+
+    model: ModelRefField = Field(default_factory=lambda: ModelRef.model_validate(DEFAULT_MODEL))
+    base_url: HttpUrl | None = Field(
+        default=None, description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1"
+    )
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
+
+    @model_validator(mode="after")
+    def _base_url_needed(self) -> ModelOptions:
+        if self.model.provider == "openai-compatible" and self.base_url is None:
+            raise ValueError("openai-compatible models need base_url, e.g. base_url=http://127.0.0.1:8000/v1")
+        return self
+
+
+class Participant(ModelOptions):
+    """One debater: who it is, which model speaks for it, what it argues."""
+
+    id: str = Field(default="", description="Short unique id; made from the name when left out")
+    name: str = Field(min_length=1, max_length=80)
+    persona: str = Field(default="", max_length=4000, description="Who this debater is and how it argues")
+    stance: str = Field(default="", max_length=1000, description="The position it argues, e.g. 'for the motion'")
+    system_prompt: str | None = Field(
+        default=None, max_length=20_000, description="Extra instructions placed first in its system prompt"
+    )
+
+    @model_validator(mode="after")
+    def _fill_id(self) -> Participant:
+        if not self.id:
+            self.id = slugify(self.name)
+        if not _ID.match(self.id):
+            raise ValueError(f"id {self.id!r} must be lowercase letters, digits, '-' or '_' (at most 40)")
+        return self
+
+
+class JudgeConfig(ModelOptions):
+    """The model that weighs the debate and gives the verdict."""
+
+    name: str = Field(default="Judge", min_length=1, max_length=80)
+    instructions: str | None = Field(default=None, max_length=20_000, description="Extra guidance for the judge")
+    retries: int = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
+
+
+class Limits(_Strict):
+    """Bounds on a run."""
+
+    turn_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    judge_timeout_s: float = Field(default=180.0, gt=0, le=3600)
+
+
+class DebateConfig(_Strict):
+    """Everything needed to hold one debate."""
+
+    topic: str = Field(min_length=1, max_length=4000)
+    context: str | None = Field(default=None, max_length=200_000, description="Background material for everyone")
+    participants: list[Participant] = Field(min_length=MIN_PARTICIPANTS, max_length=MAX_PARTICIPANTS)
+    judge: JudgeConfig | None = Field(
+        default=None, description="Left out: the first participant's model judges. null: no judge."
+    )
+    format: FormatName = "free-form"
+    turn_order: TurnOrder = "sequential"
+    rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
+    seed: int | None = None
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("topic")
+    @classmethod
+    def _topic_has_words(cls, topic: str) -> str:
+        if not topic.strip():
+            raise ValueError("topic is empty; give the question to debate")
+        return topic
+
+    @model_validator(mode="after")
+    def _default_judge(self) -> DebateConfig:
+        # Unset judge: the first participant's model judges, so a keyed debate does not get judged by the
+        # tiny embedded model by surprise. `judge: null` means no judge at all.
+        if "judge" not in self.model_fields_set:
+            first = self.participants[0]
+            self.judge = JudgeConfig(model=first.model, base_url=first.base_url)
+        return self
+
+    @model_validator(mode="after")
+    def _unique_participants(self) -> DebateConfig:
+        for attr in ("id", "name"):
+            seen: set[str] = set()
+            for p in self.participants:
+                key = getattr(p, attr).lower()
+                if key in seen:
+                    raise ValueError(f"two participants share the {attr} {getattr(p, attr)!r}; give each a unique {attr}")
+                seen.add(key)
+        return self
+
+    def participant(self, participant_id: str) -> Participant:
+        for p in self.participants:
+            if p.id == participant_id:
+                return p
+        raise KeyError(participant_id)
+
+
+def validate_config(data: Any) -> DebateConfig:
+    """Build a DebateConfig, turning pydantic's report into one ConfigError line."""
+    try:
+        return DebateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise config_error(exc) from None
+
+
+def config_error(exc: ValidationError) -> ConfigError:
+    """The first problem of a ValidationError as `field.path: what is wrong`."""
+    err = exc.errors(include_url=False)[0]
+    loc = ".".join(str(part) for part in err["loc"]) or "config"
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field; check the spelling (`moot schema` lists every field)"
+    elif err["type"] == "missing":
+        msg = "is required"
+    return ConfigError(msg, field=loc)

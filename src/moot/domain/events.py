@@ -1,0 +1,129 @@
+"""The typed event stream: the one record of what happened in a debate.
+
+The engine emits these; the store appends them; the CLI, exporters and servers read them.
+`seq` is given by the store to durable events, in order, per debate. `TokenDelta` is live-only:
+it is never stored, because a completed turn carries its whole text.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from moot.domain.config import DebateConfig
+from moot.domain.usage import Usage
+from moot.domain.verdict import Verdict
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class BaseEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    debate_id: str
+    seq: int | None = Field(default=None, description="Position in the debate's log; set by the store")
+    at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def durable(self) -> bool:
+        return True
+
+
+class DebateStarted(BaseEvent):
+    type: Literal["debate_started"] = "debate_started"
+    config: DebateConfig
+
+
+class RoundStarted(BaseEvent):
+    type: Literal["round_started"] = "round_started"
+    round: int
+
+
+class TurnStarted(BaseEvent):
+    type: Literal["turn_started"] = "turn_started"
+    round: int
+    participant_id: str
+    model: str
+
+
+class TokenDelta(BaseEvent):
+    type: Literal["token_delta"] = "token_delta"
+    round: int
+    participant_id: str
+    text: str
+
+    @property
+    def durable(self) -> bool:
+        return False
+
+
+class TurnCompleted(BaseEvent):
+    type: Literal["turn_completed"] = "turn_completed"
+    round: int
+    participant_id: str
+    model: str
+    text: str
+    usage: Usage
+    latency_s: float = Field(description="From request to last token")
+    first_token_s: float | None = Field(default=None, description="From request to first token")
+
+
+class RoundCompleted(BaseEvent):
+    type: Literal["round_completed"] = "round_completed"
+    round: int
+
+
+class JudgingStarted(BaseEvent):
+    type: Literal["judging_started"] = "judging_started"
+    model: str
+
+
+class VerdictGiven(BaseEvent):
+    """The judge's result. `verdict` is None when the judge never produced a valid one."""
+
+    type: Literal["verdict"] = "verdict"
+    model: str
+    verdict: Verdict | None
+    error: str | None = None
+    attempts: int = 1
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+
+
+class DebateCompleted(BaseEvent):
+    type: Literal["debate_completed"] = "debate_completed"
+
+
+class DebateFailed(BaseEvent):
+    type: Literal["debate_failed"] = "debate_failed"
+    error: str
+    error_type: str
+
+
+class DebateInterrupted(BaseEvent):
+    type: Literal["debate_interrupted"] = "debate_interrupted"
+    reason: str = "interrupted by the user"
+
+
+Event = Annotated[
+    DebateStarted
+    | RoundStarted
+    | TurnStarted
+    | TokenDelta
+    | TurnCompleted
+    | RoundCompleted
+    | JudgingStarted
+    | VerdictGiven
+    | DebateCompleted
+    | DebateFailed
+    | DebateInterrupted,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_LIST_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+TERMINAL_TYPES = frozenset({"debate_completed", "debate_failed", "debate_interrupted"})

@@ -1,0 +1,163 @@
+"""Debate state as a fold over events. Nothing else holds the truth about a debate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from moot.domain.config import DebateConfig
+from moot.domain.events import (
+    DebateCompleted,
+    DebateFailed,
+    DebateInterrupted,
+    DebateStarted,
+    Event,
+    JudgingStarted,
+    RoundCompleted,
+    RoundStarted,
+    TokenDelta,
+    TurnCompleted,
+    TurnStarted,
+    VerdictGiven,
+)
+from moot.domain.usage import Usage
+from moot.domain.verdict import Verdict
+
+Status = Literal["pending", "running", "judging", "completed", "failed", "interrupted"]
+
+
+class Turn(BaseModel):
+    """One finished contribution of one participant."""
+
+    round: int
+    participant_id: str
+    model: str
+    text: str
+    usage: Usage
+    latency_s: float
+    first_token_s: float | None = None
+    at: datetime
+
+
+class Round(BaseModel):
+    number: int
+    turns: list[Turn] = Field(default_factory=list)
+    completed: bool = False
+
+    def spoke(self, participant_id: str) -> bool:
+        return any(t.participant_id == participant_id for t in self.turns)
+
+
+class DebateState(BaseModel):
+    """Where a debate stands. Build it with `fold(events)`; advance it with `apply`."""
+
+    debate_id: str = ""
+    config: DebateConfig | None = None
+    status: Status = "pending"
+    rounds: list[Round] = Field(default_factory=list)
+    speaking: dict[str, str] = Field(default_factory=dict, description="Text streamed so far, per speaker")
+    judging: bool = False
+    judged: bool = False
+    verdict: Verdict | None = None
+    verdict_error: str | None = None
+    judge_usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    last_seq: int = 0
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [t for r in self.rounds for t in r.turns]
+
+    @property
+    def current_round(self) -> Round | None:
+        return self.rounds[-1] if self.rounds else None
+
+    @property
+    def usage(self) -> Usage:
+        total = self.judge_usage
+        for turn in self.turns:
+            total = total + turn.usage
+        return total
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed", "interrupted")
+
+    def apply(self, event: Event) -> DebateState:
+        """Advance this state by one event, in place, and return it."""
+        if event.seq is not None:
+            self.last_seq = event.seq
+        match event:
+            case DebateStarted():
+                self.debate_id = event.debate_id
+                self.config = event.config
+                self.status = "running"
+                self.started_at = event.at
+            case RoundStarted():
+                self.rounds.append(Round(number=event.round))
+            case TurnStarted():
+                self.speaking[event.participant_id] = ""
+            case TokenDelta():
+                self.speaking[event.participant_id] = self.speaking.get(event.participant_id, "") + event.text
+            case TurnCompleted():
+                self.speaking.pop(event.participant_id, None)
+                self._round(event.round).turns.append(
+                    Turn(
+                        round=event.round,
+                        participant_id=event.participant_id,
+                        model=event.model,
+                        text=event.text,
+                        usage=event.usage,
+                        latency_s=event.latency_s,
+                        first_token_s=event.first_token_s,
+                        at=event.at,
+                    )
+                )
+            case RoundCompleted():
+                self._round(event.round).completed = True
+            case JudgingStarted():
+                self.status = "judging"
+                self.judging = True
+            case VerdictGiven():
+                self.judging = False
+                self.judged = True
+                self.verdict = event.verdict
+                self.verdict_error = event.error
+                self.judge_usage = self.judge_usage + event.usage
+                self.status = "running"
+            case DebateCompleted():
+                self.status = "completed"
+                self.ended_at = event.at
+            case DebateFailed():
+                self.status = "failed"
+                self.error = event.error
+                self.ended_at = event.at
+                self.speaking.clear()
+            case DebateInterrupted():
+                self.status = "interrupted"
+                self.error = event.reason
+                self.ended_at = event.at
+                self.speaking.clear()
+        return self
+
+    def _round(self, number: int) -> Round:
+        for r in reversed(self.rounds):
+            if r.number == number:
+                return r
+        # A turn for a round never started: keep the turn rather than lose it.
+        r = Round(number=number)
+        self.rounds.append(r)
+        return r
+
+
+def fold(events: Iterable[Event], state: DebateState | None = None) -> DebateState:
+    """The state that a sequence of events leads to."""
+    state = state if state is not None else DebateState()
+    for event in events:
+        state.apply(event)
+    return state

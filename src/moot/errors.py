@@ -1,0 +1,76 @@
+"""moot's one error hierarchy.
+
+    MootError
+    ├── UserError              the user can fix it: bad config, missing key, unknown id (CLI exit 2)
+    │   ├── ConfigError        a field of a debate or participant is invalid
+    │   ├── MissingKeyError    a provider's API key is not in the environment
+    │   ├── ProviderNotInstalledError  the provider's optional extra is not installed
+    │   └── NotFoundError      no debate with that id in the store
+    └── RunError               something failed while a debate was running
+        ├── ModelCallError     a model call failed (vendor errors are translated to this at the adapter)
+        └── StoreError         the event store could not be read or written
+
+Every error carries a one-line message that names the field and the fix.
+"""
+
+from __future__ import annotations
+
+
+class MootError(Exception):
+    """Base of every error moot raises on purpose."""
+
+
+class UserError(MootError):
+    """A mistake the user can fix; reported as one line, exit code 2."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class ConfigError(UserError):
+    """A debate configuration is invalid."""
+
+
+class MissingKeyError(UserError):
+    """A provider needs an API key that is not set."""
+
+    def __init__(self, *, field: str, provider: str, env_var: str) -> None:
+        self.provider = provider
+        self.env_var = env_var
+        super().__init__(
+            f"{provider} needs {env_var}; set it in the environment or in a .env file "
+            "(see `moot models`)",
+            field=field,
+        )
+
+
+class ProviderNotInstalledError(UserError):
+    """The Python package for a provider is missing."""
+
+    def __init__(self, *, field: str, provider: str, extra: str) -> None:
+        self.provider = provider
+        super().__init__(
+            f"the {provider} provider is not installed; run `pip install 'moot[{extra}]'`", field=field
+        )
+
+
+class NotFoundError(UserError):
+    """Nothing with that id exists."""
+
+
+class RunError(MootError):
+    """A debate could not go on."""
+
+
+class ModelCallError(RunError):
+    """A model call failed after the adapter translated the vendor's error."""
+
+    def __init__(self, message: str, *, model: str, retryable: bool = False) -> None:
+        self.model = model
+        self.retryable = retryable
+        super().__init__(f"{model}: {message}")
+
+
+class StoreError(RunError):
+    """The event store failed."""
