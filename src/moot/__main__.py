@@ -1,0 +1,3 @@
+from moot.cli.app import main
+
+main()

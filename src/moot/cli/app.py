@@ -1,0 +1,294 @@
+"""The `moot` command. Thin: parse flags, call the library, render, turn errors into one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from dotenv import find_dotenv, load_dotenv
+from rich.console import Console
+from rich.table import Table
+
+from moot import __version__
+from moot.cli.render import DebateRenderer
+from moot.config_files import build_config, parse_participant_spec, read_config_file, read_context
+from moot.domain.config import DebateConfig
+from moot.domain.events import DebateFailed, DebateInterrupted, Event
+from moot.domain.models import DEFAULT_MODEL, PROVIDERS
+from moot.engine import run_debate
+from moot.errors import ConfigError, MootError, UserError
+from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
+from moot.models.providers import SPECS
+from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
+from moot.store import EventStore, db_url_from
+
+app = typer.Typer(
+    name="moot",
+    help="Several LLMs argue a question out; a fair judge weighs what was said.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+T = TypeVar("T")
+DbOption = Annotated[
+    str | None, typer.Option("--db", help="Database file or SQLAlchemy URL [default: $MOOT_HOME/moot.db]")
+]
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine; user mistakes exit 2, run failures 1, Ctrl-C 130, all as one line."""
+    try:
+        return asyncio.run(coro)
+    except UserError as exc:
+        err.print(f"[bold red]error:[/bold red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    except MootError as exc:
+        err.print(f"[bold red]failed:[/bold red] {exc}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]")
+        raise typer.Exit(130) from None
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", help="Show the version and exit.")] = False,
+) -> None:
+    # Keys may live in a .env file next to where moot is run; the real environment wins.
+    load_dotenv(find_dotenv(usecwd=True), override=False)
+    if version:
+        out.print(f"moot {__version__}")
+        raise typer.Exit()
+
+
+def _assemble_config(
+    topic: str | None,
+    config_file: Path | None,
+    participants: list[str],
+    judge: str | None,
+    no_judge: bool,
+    rounds: int | None,
+    order: str | None,
+    fmt: str | None,
+    context: str | None,
+    context_file: Path | None,
+    seed: int | None,
+) -> DebateConfig:
+    data: dict[str, Any] = read_config_file(config_file) if config_file else {}
+    if topic is not None:
+        data["topic"] = topic
+    if "topic" not in data:
+        raise ConfigError("give the question to debate: moot run \"TOPIC\" (or topic: in --config)", field="topic")
+    if participants:
+        data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
+    elif "participants" not in data:
+        data["participants"] = [{"model": DEFAULT_MODEL}, {"model": DEFAULT_MODEL}]
+    if no_judge:
+        data["judge"] = None
+    elif judge is not None:
+        data["judge"] = {**(data.get("judge") or {}), "model": judge}
+    if context_file is not None:
+        data["context"] = read_context(context_file)
+    for key, value in (("rounds", rounds), ("turn_order", order), ("format", fmt), ("context", context),
+                       ("seed", seed)):
+        if value is not None:
+            data[key] = value
+    if config_file is None and rounds is None and all(
+        str(p.get("model", DEFAULT_MODEL)).startswith("local:") for p in data["participants"]
+    ):
+        # The embedded model is small: two rounds keep a first run short and inside its window.
+        data["rounds"] = 2
+    return build_config(data)
+
+
+@app.command()
+def run(
+    topic: Annotated[str | None, typer.Argument(help="The question to debate.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A debate file: .yaml, .toml or .json.")] = None,
+    participant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--participant", "-p",
+            help="MODEL[,name=..][,stance=..][,persona=..][,temperature=..][,max_tokens=..][,base_url=..]; repeat it.",
+        ),
+    ] = None,
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Judge model [default: first participant's].")] = None,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="End without a verdict.")] = False,
+    rounds: Annotated[int | None, typer.Option("--rounds", "-r", help="Rounds, 1-50 [default: 3; 2 locally].")] = None,
+    order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", help="Debate format [default: free-form].")] = None,
+    context: Annotated[str | None, typer.Option("--context", help="Background text for everyone.")] = None,
+    context_file: Annotated[Path | None, typer.Option("--context-file", help="Read the background from a file.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for models that accept one.")] = None,
+    db: DbOption = None,
+    json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
+) -> None:
+    """Hold a debate and stream it live."""
+
+    async def go() -> int:
+        cfg = _assemble_config(topic, config, participant or [], judge, no_judge, rounds, order, fmt, context,
+                               context_file, seed)
+        renderer = DebateRenderer(out, quiet=quiet)
+        last: Event | None = None
+        async with await EventStore.open(db_url_from(db)) as store:
+            try:
+                async for event in run_debate(cfg, log=store):
+                    last = event
+                    if json_lines:
+                        sys.stdout.write(event.model_dump_json() + "\n")
+                        sys.stdout.flush()
+                    else:
+                        renderer.handle(event)
+            finally:
+                renderer.close()
+        if isinstance(last, DebateFailed):
+            return 1
+        if isinstance(last, DebateInterrupted):
+            return 130
+        return 0
+
+    code = _run(go())
+    if code:
+        raise typer.Exit(code)
+
+
+def _parse_date(value: str | None, field: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"{value!r} is not a date; use YYYY-MM-DD or an ISO time", field=field) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@app.command("list")
+def list_(
+    search: Annotated[str | None, typer.Option("--search", "-s", help="Text the topic contains.")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="running, completed, failed, interrupted...")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only debates from this date (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Only debates before this date.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 20,
+    db: DbOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Recent debates, newest first."""
+
+    async def go() -> None:
+        after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
+        async with await EventStore.open(db_url_from(db)) as store:
+            rows = await store.list_debates(text=search, status=status, since=after, until=before, limit=limit)
+        if json_out:
+            out.print_json(json.dumps([r.model_dump(mode="json") for r in rows]))
+            return
+        if not rows:
+            out.print("No debates yet. Start one with: moot run \"Your question\"")
+            return
+        table = Table()
+        for col in ("id", "when", "status", "topic", "participants", "winner"):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r.id[:12], r.created_at.strftime("%Y-%m-%d %H:%M"), r.status, r.topic[:60],
+                          ", ".join(p.name for p in r.participants), r.winner or "")
+        out.print(table)
+
+    _run(go())
+
+
+@app.command()
+def show(
+    debate_id: Annotated[str, typer.Argument(help="Debate id or a unique prefix of it.")],
+    db: DbOption = None,
+) -> None:
+    """Replay a stored debate in the terminal."""
+
+    async def go() -> None:
+        async with await EventStore.open(db_url_from(db)) as store:
+            events = await store.events(await store.resolve_id(debate_id))
+        renderer = DebateRenderer(out, live=False)
+        for event in events:
+            renderer.handle(event)
+        renderer.close()
+
+    _run(go())
+
+
+@app.command("export")
+def export_(
+    debate_id: Annotated[str, typer.Argument(help="Debate id or a unique prefix of it.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}.")] = "markdown",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export a debate as Markdown, JSON, plain text or a standalone HTML page."""
+
+    async def go() -> None:
+        chosen = parse_format(fmt)
+        async with await EventStore.open(db_url_from(db)) as store:
+            events = await store.events(await store.resolve_id(debate_id))
+        document = export(DebateRecord.from_events(events), chosen)
+        if output is None:
+            sys.stdout.write(document if document.endswith("\n") else document + "\n")
+            return
+        target = output if output.suffix else output.with_suffix(SUFFIXES[chosen])
+        try:
+            target.write_text(document, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}", field="--output") from None
+        err.print(f"wrote {target}")
+
+    _run(go())
+
+
+@app.command()
+def models() -> None:
+    """Providers moot can use and whether each one's key is set (the key itself is never shown)."""
+    table = Table()
+    for col in ("provider", "what", "key variable", "key", "installed"):
+        table.add_column(col)
+    for name, spec in SPECS.items():
+        if spec.key_vars:
+            key = "set" if spec.key() else ("missing" if spec.key_required else "optional, not set")
+        else:
+            key = "not needed"
+        table.add_row(name, PROVIDERS[name], " or ".join(spec.key_vars) or "-", key,
+                      "yes" if spec.installed() else f"pip install 'moot[{spec.extra}]'")
+    out.print(table)
+    out.print(f"Default model: {DEFAULT_MODEL} (embedded, no key, no network)")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of a debate config file."""
+    sys.stdout.write(json.dumps(DebateConfig.model_json_schema(), indent=2) + "\n")
+
+
+@app.command()
+def prompts(
+    name: Annotated[str | None, typer.Argument(help="A template to print, e.g. debater_system.j2.")] = None,
+) -> None:
+    """List the prompt templates, or print one to copy into your prompts folder and edit."""
+    if name is None:
+        out.print(f"Override any of these by putting a file of the same name in {user_prompt_dir()}")
+        for t in TEMPLATE_NAMES:
+            out.print(f"  {t}")
+        return
+    if name not in TEMPLATE_NAMES:
+        err.print(f"[bold red]error:[/bold red] name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}")
+        raise typer.Exit(2)
+    sys.stdout.write(template_source(name))
+
+
+def main() -> None:
+    app()
+

@@ -1,0 +1,212 @@
+"""Draw the event stream in a terminal with rich: live tokens, rounds, the verdict, totals."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from moot.domain.config import DebateConfig, Participant
+from moot.domain.events import (
+    DebateCompleted,
+    DebateFailed,
+    DebateInterrupted,
+    DebateStarted,
+    Event,
+    JudgingStarted,
+    RoundStarted,
+    TokenDelta,
+    TurnCompleted,
+    TurnStarted,
+    VerdictGiven,
+)
+from moot.domain.state import DebateState
+from moot.domain.usage import Usage
+
+COLOURS = ("cyan", "magenta", "green", "yellow", "blue", "red", "bright_cyan", "bright_magenta", "bright_green", "orange3")
+
+
+def money(usage: Usage) -> str:
+    if usage.cost_usd is None:
+        return "cost unknown"
+    floor = "at least " if usage.unpriced_requests else ""
+    return f"{floor}${usage.cost_usd:.4f}"
+
+
+class DebateRenderer:
+    """Feeds on events; sequential speakers stream inline, simultaneous ones in live panels."""
+
+    def __init__(self, console: Console, *, quiet: bool = False, live: bool = True) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.live_enabled = live
+        self.state = DebateState()
+        self._live: Live | None = None
+        self._inline: str | None = None  # the speaker whose tokens are being printed inline
+        self._streamed = False  # whether any of the inline speaker's tokens were printed
+
+    # -- helpers -----------------------------------------------------------------------------
+    @property
+    def config(self) -> DebateConfig:
+        assert self.state.config is not None
+        return self.state.config
+
+    def _participant(self, pid: str) -> Participant:
+        return self.config.participant(pid)
+
+    def _colour(self, pid: str) -> str:
+        ids = [p.id for p in self.config.participants]
+        return COLOURS[ids.index(pid) % len(COLOURS)] if pid in ids else "white"
+
+    def _header(self, pid: str) -> Text:
+        p = self._participant(pid)
+        text = Text.assemble((p.name, f"bold {self._colour(pid)}"), ("  " + str(p.model), "dim"))
+        if p.stance:
+            text.append(f"  · {p.stance}", style="italic")
+        return text
+
+    def _simultaneous(self) -> bool:
+        return self.state.config is not None and self.config.turn_order == "simultaneous"
+
+    # -- event handling ----------------------------------------------------------------------
+    def handle(self, event: Event) -> None:
+        self.state.apply(event)
+        if self.quiet:
+            if isinstance(event, VerdictGiven):
+                self.verdict(event)
+            return
+        match event:
+            case DebateStarted():
+                self._started(event)
+            case RoundStarted():
+                self.console.print(Rule(f"Round {event.round} of {self.config.rounds}", style="bold"))
+            case TurnStarted():
+                if not self._simultaneous():
+                    self.console.print(self._header(event.participant_id))
+                    self._inline = event.participant_id
+                    self._streamed = False
+                else:
+                    self._refresh_live()
+            case TokenDelta():
+                if self._inline == event.participant_id:
+                    self._streamed = True
+                    self.console.print(event.text, end="", highlight=False, markup=False)
+                else:
+                    self._refresh_live()
+            case TurnCompleted():
+                self._turn_done(event)
+            case JudgingStarted():
+                self._stop_live()
+                self.console.print(Rule("Verdict", style="bold"))
+                self.console.print(f"[dim]{self.config.judge.name if self.config.judge else 'Judge'} "
+                                   f"({event.model}) is weighing the debate…[/dim]")
+            case VerdictGiven():
+                self.verdict(event)
+            case DebateCompleted() | DebateFailed() | DebateInterrupted():
+                self._stop_live()
+                self.totals()
+
+    def _started(self, event: DebateStarted) -> None:
+        c = event.config
+        self.console.print(Panel(Text(c.topic, style="bold"), title="moot", subtitle=f"debate {event.debate_id[:8]}"))
+        table = Table(box=None, show_header=False, padding=(0, 1))
+        for p in c.participants:
+            table.add_row(Text(p.name, style=f"bold {self._colour(p.id)}"), Text(str(p.model), style="dim"),
+                          Text(p.stance or "", style="italic"))
+        if c.judge is not None:
+            table.add_row(Text(c.judge.name, style="bold"), Text(str(c.judge.model), style="dim"), Text("judge"))
+        self.console.print(table)
+        self.console.print(f"[dim]{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}[/dim]")
+
+    def _turn_done(self, event: TurnCompleted) -> None:
+        footer = (f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
+                  + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else ""))
+        if self._inline == event.participant_id:
+            self._inline = None
+            if not self._streamed:  # a replay from the store, or a model that did not stream
+                self.console.print(event.text, highlight=False, markup=False, end="")
+            self.console.print()
+            self.console.print(Text(footer, style="dim"))
+            self.console.print()
+            return
+        self._print_above_live(
+            Panel(event.text, title=self._header(event.participant_id), subtitle=footer, title_align="left",
+                  border_style=self._colour(event.participant_id))
+        )
+        self._refresh_live()
+
+    # -- simultaneous speakers: one live panel each -----------------------------------------
+    def _live_view(self) -> Group:
+        panels = []
+        for pid, text in self.state.speaking.items():
+            tail = "\n".join(text.splitlines()[-8:]) or "…"
+            panels.append(Panel(tail, title=self._header(pid), title_align="left", border_style=self._colour(pid)))
+        return Group(*panels)
+
+    def _refresh_live(self) -> None:
+        if not self.live_enabled:
+            return
+        if self._live is None:
+            self._live = Live(self._live_view(), console=self.console, refresh_per_second=12, transient=True)
+            self._live.start()
+        else:
+            self._live.update(self._live_view())
+
+    def _print_above_live(self, renderable: Panel) -> None:
+        if self._live is not None:
+            self._live.console.print(renderable)
+        else:
+            self.console.print(renderable)
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def close(self) -> None:
+        self._stop_live()
+
+    # -- verdict and totals ------------------------------------------------------------------
+    def verdict(self, event: VerdictGiven) -> None:
+        verdict = event.verdict
+        if verdict is None:
+            self.console.print(Panel(f"No verdict: {event.error}", border_style="red", title="judge"))
+            return
+        table = Table(title="Scores", show_lines=False)
+        table.add_column("Participant")
+        table.add_column("Score", justify="right")
+        table.add_column("Reasoning")
+        for s in sorted(verdict.scores, key=lambda s: -s.score):
+            p = self._participant(s.participant_id)
+            table.add_row(Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10", s.reasoning)
+        self.console.print(table)
+        names = [self._participant(w).name for w in verdict.winner_ids]
+        if verdict.is_tie:
+            self.console.print(Text(f"Tie between {', '.join(names)}", style="bold yellow"))
+        else:
+            self.console.print(Text(f"Winner: {names[0]}", style="bold green"))
+        self.console.print(Text(verdict.summary))
+        for title, items in (("Agreement", verdict.areas_of_agreement), ("Disagreement", verdict.areas_of_disagreement)):
+            if items:
+                self.console.print(Text(f"{title}:", style="bold"))
+                for item in items:
+                    self.console.print(f"  • {item}", highlight=False, markup=False)
+
+    def totals(self) -> None:
+        s = self.state
+        usage = s.usage
+        wall = (s.ended_at - s.started_at).total_seconds() if s.ended_at and s.started_at else 0.0
+        status_style = {"completed": "green", "failed": "red", "interrupted": "yellow"}.get(s.status, "white")
+        self.console.print(Rule(style="dim"))
+        line = Text.assemble(
+            (s.status, f"bold {status_style}"),
+            f" · {len(s.turns)} turns · {usage.input_tokens} in / {usage.output_tokens} out tokens · ",
+            money(usage),
+            f" · {wall:.1f} s · id {s.debate_id}",
+        )
+        self.console.print(line)
+        if s.status in ("failed", "interrupted") and s.error:
+            self.console.print(Text(s.error, style=status_style))

@@ -1,0 +1,102 @@
+"""Debate configs from YAML/TOML/JSON files and from the CLI's compact participant specs."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from moot.domain.config import DebateConfig, validate_config
+from moot.domain.models import DEFAULT_MODEL
+from moot.errors import ConfigError
+
+SPEC_KEYS = ("name", "id", "stance", "persona", "temperature", "max_tokens", "base_url", "system_prompt")
+# Split on commas that start a `key=` pair, so values (a stance, a persona) may contain commas.
+_SPEC_SPLIT = re.compile(r",\s*(?=(?:" + "|".join(SPEC_KEYS) + r")\s*=)")
+
+DEFAULT_STANCES = ("for the motion", "against the motion")
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The raw mapping in a .yaml/.yml/.toml/.json file; `context_file` is read relative to it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}; check the path", field="--config") from None
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        elif path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise ConfigError(f"{path.name}: use a .yaml, .yml, .toml or .json file", field="--config")
+    except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{path.name} is not valid {path.suffix[1:].upper()}: {first}", field="--config") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name} must hold a mapping of fields (topic, participants, ...)", field="--config")
+    if "context_file" in data:
+        data["context"] = read_context(path.parent / str(data.pop("context_file")), field="context_file")
+    return data
+
+
+def read_context(path: Path, *, field: str = "--context-file") -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read context file {path}: {reason}", field=field) from None
+
+
+def parse_participant_spec(spec: str, *, index: int) -> dict[str, Any]:
+    """`MODEL[,key=value...]` -> participant fields. E.g. `openai:gpt-4o,name=Ada,stance=for`."""
+    field = f"--participant {index + 1}"
+    head, *pairs = _SPEC_SPLIT.split(spec.strip())
+    head = head.strip()
+    out: dict[str, Any] = {}
+    if "=" in head and head.split("=", 1)[0].strip() in SPEC_KEYS:
+        pairs.insert(0, head)
+        head = ""
+    out["model"] = head or DEFAULT_MODEL
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        key = key.strip()
+        if key not in SPEC_KEYS:
+            raise ConfigError(f"unknown key {key!r}; use {', '.join(SPEC_KEYS)}", field=field)
+        out[key] = value.strip()
+    return out
+
+
+def fill_defaults(participants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give unnamed participants names and, in a two-sided debate, opposite stances."""
+    filled = []
+    two_sided = len(participants) == 2
+    for i, p in enumerate(participants):
+        p = dict(p)
+        if not p.get("name"):
+            p["name"] = (("Proponent", "Opponent")[i] if two_sided else f"Speaker {i + 1}")
+        if "stance" not in p and two_sided:
+            p["stance"] = DEFAULT_STANCES[i]
+        filled.append(p)
+    return filled
+
+
+def build_config(data: dict[str, Any]) -> DebateConfig:
+    """Validate a raw mapping (from a file, flags or a request) into a DebateConfig."""
+    participants = data.get("participants")
+    if isinstance(participants, list) and all(isinstance(p, dict) for p in participants):
+        data = {**data, "participants": fill_defaults(participants)}
+    return validate_config(data)
+
+
+def load_config(path: Path, **overrides: Any) -> DebateConfig:
+    """A DebateConfig from a file, with non-None overrides applied on top."""
+    data = read_config_file(path)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return build_config(data)

@@ -1,0 +1,284 @@
+"""The orchestrator: asks the protocol what comes next, runs it, and emits events.
+
+Every durable event is appended to the log before the next step is decided, so a completed turn is
+on disk before the next turn begins, and the state the protocol sees is exactly fold(stored events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
+
+from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
+
+from moot.domain.config import DebateConfig, ModelOptions
+from moot.domain.events import (
+    DebateCompleted,
+    DebateFailed,
+    DebateInterrupted,
+    DebateStarted,
+    Event,
+    JudgingStarted,
+    RoundCompleted,
+    RoundStarted,
+    TokenDelta,
+    TurnCompleted,
+    TurnStarted,
+    VerdictGiven,
+)
+from moot.domain.state import DebateState
+from moot.engine.calls import ask_judge, stream_reply
+from moot.errors import MootError, RunError
+from moot.judging import answer_model, judge_prompt, to_verdict
+from moot.models.providers import build_model, check_available
+from moot.protocols import EndRound, Finish, Judge, Speak, StartRound, get_protocol
+
+ModelResolver = Callable[[ModelOptions], Model]
+
+# The embedded model has a 2048-token window: keep prompts and replies inside it.
+LOCAL_HISTORY_CHARS = 3000
+LOCAL_TURN_TOKENS = 256
+LOCAL_JUDGE_TOKENS = 900
+
+
+class EventLog(Protocol):
+    """Where events go to become durable. The store implements it; so does InMemoryLog."""
+
+    async def append(self, event: Event) -> Event: ...
+
+
+class InMemoryLog:
+    """Numbers events like the store does, but keeps them only in memory."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def append(self, event: Event) -> Event:
+        if not event.durable:
+            return event
+        stored = event.model_copy(update={"seq": len(self.events) + 1})
+        self.events.append(stored)
+        return stored
+
+
+def preflight(config: DebateConfig) -> None:
+    """Raise a UserError now, before anything is written, if any model cannot be called."""
+    for i, p in enumerate(config.participants):
+        check_available(p, field=f"participants.{i}.model")
+    if config.judge is not None:
+        check_available(config.judge, field="judge.model")
+
+
+async def run_debate(
+    config: DebateConfig,
+    *,
+    log: EventLog | None = None,
+    resolve: ModelResolver | None = None,
+    debate_id: str | None = None,
+) -> AsyncIterator[Event]:
+    """Hold a debate and yield every event, durable ones after they are stored.
+
+    With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
+    consumer marks the debate interrupted; finished turns stay stored.
+    """
+    if resolve is None:
+        preflight(config)
+        resolve = build_model
+    runner = _Runner(config, log or InMemoryLog(), resolve, debate_id or uuid.uuid4().hex)
+    async for event in runner.events():
+        yield event
+
+
+class _Runner:
+    def __init__(self, config: DebateConfig, log: EventLog, resolve: ModelResolver, debate_id: str) -> None:
+        self.config = config
+        self.log = log
+        self.resolve = resolve
+        self.debate_id = debate_id
+        self.protocol = get_protocol(config.format)
+        self.state = DebateState()
+        self._models: dict[tuple[str, str | None], Model] = {}
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._append_lock = asyncio.Lock()
+
+    async def events(self) -> AsyncIterator[Event]:
+        task = asyncio.create_task(self._drive())
+        try:
+            while (event := await self._queue.get()) is not None:
+                yield event
+            await task  # re-raise anything the drive raised
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _emit(self, event: Event) -> None:
+        if event.durable:
+            # One append at a time keeps seq order equal to emission order under concurrent speakers.
+            async with self._append_lock:
+                event = await self.log.append(event)
+                self.state.apply(event)
+        else:
+            self.state.apply(event)
+        self._queue.put_nowait(event)
+
+    def _event_args(self) -> dict[str, str]:
+        return {"debate_id": self.debate_id}
+
+    async def _drive(self) -> None:
+        ids = self._event_args()
+        try:
+            await self._emit(DebateStarted(**ids, config=self.config))
+            while True:
+                step = self.protocol.next_step(self.config, self.state)
+                match step:
+                    case StartRound(number=n):
+                        await self._emit(RoundStarted(**ids, round=n))
+                    case Speak(round=n, participant_ids=speakers):
+                        await self._speak(n, speakers)
+                    case EndRound(number=n):
+                        await self._emit(RoundCompleted(**ids, round=n))
+                    case Judge():
+                        await self._judge()
+                    case Finish():
+                        await self._emit(DebateCompleted(**ids))
+                        break
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._emit(DebateInterrupted(**ids)))
+            raise
+        except MootError as exc:
+            await self._emit(DebateFailed(**ids, error=str(exc), error_type=type(exc).__name__))
+        except Exception as exc:  # an unexpected bug must still leave a closed, readable record
+            await self._emit(DebateFailed(**ids, error=f"internal error: {exc!r}", error_type=type(exc).__name__))
+            raise
+        finally:
+            self._queue.put_nowait(None)
+
+    async def _speak(self, round_number: int, speakers: tuple[str, ...]) -> None:
+        # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
+        prompts = {
+            pid: self.protocol.turn_prompt(
+                self.config,
+                self.state,
+                self.config.participant(pid),
+                round_number,
+                history_chars=self._history_chars(self.config.participant(pid)),
+            )
+            for pid in speakers
+        }
+        if len(speakers) == 1:
+            await self._turn(round_number, speakers[0], prompts[speakers[0]].system, prompts[speakers[0]].user)
+            return
+        try:
+            async with asyncio.TaskGroup() as group:
+                for pid in speakers:
+                    group.create_task(self._turn(round_number, pid, prompts[pid].system, prompts[pid].user))
+        except BaseExceptionGroup as group:
+            # One speaker failing cancels the others; report the failure itself, not the group.
+            raise _first_leaf(group) from None
+
+    async def _turn(self, round_number: int, pid: str, system: str, user: str) -> None:
+        participant = self.config.participant(pid)
+        ids = self._event_args()
+        label = str(participant.model)
+        await self._emit(TurnStarted(**ids, round=round_number, participant_id=pid, model=label))
+
+        async def on_text(text: str) -> None:
+            await self._emit(TokenDelta(**ids, round=round_number, participant_id=pid, text=text))
+
+        reply = await stream_reply(
+            self._model(participant),
+            label=label,
+            system=system,
+            user=user,
+            settings=self._settings(participant, self._participant_seed(pid), LOCAL_TURN_TOKENS),
+            timeout_s=self.config.limits.turn_timeout_s,
+            on_text=on_text,
+            free=participant.model.is_local,
+        )
+        await self._emit(
+            TurnCompleted(
+                **ids,
+                round=round_number,
+                participant_id=pid,
+                model=label,
+                text=reply.text,
+                usage=reply.usage,
+                latency_s=reply.latency_s,
+                first_token_s=reply.first_token_s,
+            )
+        )
+
+    async def _judge(self) -> None:
+        judge = self.config.judge
+        assert judge is not None
+        ids = self._event_args()
+        label = str(judge.model)
+        await self._emit(JudgingStarted(**ids, model=label))
+        prompt = judge_prompt(self.config, self.state, history_chars=self._history_chars(judge))
+        result = await ask_judge(
+            self._model(judge),
+            label=label,
+            answer_type=answer_model(self.config),
+            system=prompt.system,
+            user=prompt.user,
+            settings=self._settings(judge, self.config.seed, LOCAL_JUDGE_TOKENS),
+            retries=judge.retries,
+            timeout_s=self.config.limits.judge_timeout_s,
+            free=judge.model.is_local,
+        )
+        verdict = to_verdict(result.answer, self.config) if result.answer is not None else None
+        await self._emit(
+            VerdictGiven(
+                **ids,
+                model=label,
+                verdict=verdict,
+                error=result.error,
+                attempts=result.attempts,
+                usage=result.usage,
+                latency_s=result.latency_s,
+            )
+        )
+
+    def _model(self, options: ModelOptions) -> Model:
+        key = (str(options.model), str(options.base_url) if options.base_url else None)
+        if key not in self._models:
+            try:
+                self._models[key] = self.resolve(options)
+            except MootError:
+                raise
+            except Exception as exc:
+                raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
+        return self._models[key]
+
+    def _settings(self, options: ModelOptions, seed: int | None, local_tokens: int) -> ModelSettings:
+        settings: ModelSettings = {}
+        if options.temperature is not None:
+            settings["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            settings["max_tokens"] = options.max_tokens
+        elif options.model.provider == "local":
+            settings["max_tokens"] = local_tokens
+        if seed is not None:
+            settings["seed"] = seed
+        return settings
+
+    def _participant_seed(self, pid: str) -> int | None:
+        if self.config.seed is None:
+            return None
+        index = [p.id for p in self.config.participants].index(pid)
+        return self.config.seed + index
+
+    def _history_chars(self, options: ModelOptions) -> int | None:
+        return LOCAL_HISTORY_CHARS if options.model.provider == "local" else None
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

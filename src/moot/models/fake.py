@@ -1,0 +1,91 @@
+"""A scripted model for demos, benchmarks and tests: no weights, no network, deterministic.
+
+`fake:NAME` streams a short canned argument; `fake:slow-200` waits 200 ms per call first.
+Asked for structured output (a verdict), it fills the schema with plausible values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+_DELAY = re.compile(r"-(\d+)$")
+
+
+def fake_model(name: str = "echo") -> FunctionModel:
+    match = _DELAY.search(name)
+    delay = int(match.group(1)) / 1000 if match else 0.0
+
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if delay:
+            await asyncio.sleep(delay)
+        if info.output_tools:
+            tool = info.output_tools[0]
+            args = fill_schema(tool.parameters_json_schema, _seed(messages))
+            return ModelResponse(parts=[ToolCallPart(tool.name, json.dumps(args))])
+        return ModelResponse(parts=[TextPart(canned_argument(messages))])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        if delay:
+            await asyncio.sleep(delay)
+        if info.output_tools:
+            tool = info.output_tools[0]
+            args = json.dumps(fill_schema(tool.parameters_json_schema, _seed(messages)))
+            yield {0: DeltaToolCall(name=tool.name, json_args=args)}
+            return
+        for word in canned_argument(messages).split(" "):
+            yield word + " "
+
+    return FunctionModel(reply, stream_function=stream, model_name=f"fake:{name}")
+
+
+def _prompt_text(messages: list[ModelMessage]) -> str:
+    parts = [p.content for m in messages for p in getattr(m, "parts", []) if isinstance(p, SystemPromptPart | UserPromptPart)]
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _seed(messages: list[ModelMessage]) -> int:
+    return int(hashlib.sha256(_prompt_text(messages).encode()).hexdigest()[:8], 16)
+
+
+def canned_argument(messages: list[ModelMessage]) -> str:
+    text = _prompt_text(messages)
+    name = re.search(r"^You are (.+?), a participant", text, re.M)
+    round_ = re.search(r"round (\d+) of (\d+)", text)
+    speaker = name.group(1) if name else "I"
+    where = f"In round {round_.group(1)}" if round_ else "Here"
+    return (
+        f"{where}, {speaker} holds that the strongest case rests on evidence, not assertion. "
+        "The previous speaker raised a fair point, but it overlooks the costs and who bears them."
+    )
+
+
+def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None = None) -> Any:
+    """A value that satisfies a JSON schema, varied by `seed` so scores differ between participants."""
+    defs = defs if defs is not None else schema.get("$defs", {})
+    if "$ref" in schema:
+        return fill_schema(defs[schema["$ref"].split("/")[-1]], seed, defs)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: fill_schema(v, seed + i * 7919, defs) for i, (k, v) in enumerate(props.items())}
+    if kind == "array":
+        return [fill_schema(schema.get("items", {}), seed + 1, defs)]
+    if kind in ("number", "integer"):
+        lo = schema.get("minimum", 0)
+        hi = schema.get("maximum", 10)
+        # Upper half of the range, in half steps: plausible scores that still differ between participants.
+        value = min(hi, lo + (hi - lo) / 2 + (seed % (int(hi - lo) + 1)) / 2)
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return bool(seed % 2)
+    if "enum" in schema:
+        return schema["enum"][seed % len(schema["enum"])]
+    return "A reasoned point drawn from the transcript."

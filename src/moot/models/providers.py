@@ -1,0 +1,155 @@
+"""Model references -> pydantic-ai models. Keys come from the environment of this process only."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic_ai.models import Model
+
+from moot.domain.config import ModelOptions
+from moot.domain.models import PROVIDERS
+from moot.errors import MissingKeyError, ProviderNotInstalledError
+
+OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434/v1"
+COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """How to reach one provider: its key variables, its Python package, its model class."""
+
+    name: str
+    key_vars: tuple[str, ...] = ()
+    key_required: bool = True
+    module: str | None = None  # a module that exists only when the provider's extra is installed
+    extra: str | None = None
+
+    @property
+    def description(self) -> str:
+        return PROVIDERS[self.name]
+
+    def key(self) -> str | None:
+        return next((os.environ[v] for v in self.key_vars if os.environ.get(v)), None)
+
+    def installed(self) -> bool:
+        return self.module is None or importlib.util.find_spec(self.module) is not None
+
+
+SPECS: dict[str, ProviderSpec] = {
+    s.name: s
+    for s in (
+        ProviderSpec("openai", ("OPENAI_API_KEY",), module="openai", extra="openai"),
+        ProviderSpec("anthropic", ("ANTHROPIC_API_KEY",), module="anthropic", extra="anthropic"),
+        ProviderSpec("google", ("GOOGLE_API_KEY", "GEMINI_API_KEY"), module="google.genai", extra="google"),
+        ProviderSpec("groq", ("GROQ_API_KEY",), module="groq", extra="groq"),
+        ProviderSpec("mistral", ("MISTRAL_API_KEY",), module="mistralai", extra="mistral"),
+        ProviderSpec("openrouter", ("OPENROUTER_API_KEY",), module="openai", extra="openai"),
+        ProviderSpec("ollama", (), key_required=False, module="openai", extra="openai"),
+        ProviderSpec("openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai", extra="openai"),
+        ProviderSpec("local", (), key_required=False, module="llama_cpp"),
+        ProviderSpec("fake", (), key_required=False),
+    )
+}
+
+
+def check_available(options: ModelOptions, *, field: str) -> None:
+    """Fail before a debate starts if this model cannot be called: missing package or key."""
+    spec = SPECS[options.model.provider]
+    if not spec.installed():
+        raise ProviderNotInstalledError(field=field, provider=spec.name, extra=spec.extra or spec.name)
+    if spec.key_required and spec.key() is None:
+        raise MissingKeyError(field=field, provider=spec.name, env_var=" or ".join(spec.key_vars))
+
+
+def build_model(options: ModelOptions) -> Model:
+    """A pydantic-ai model for these options. Call `check_available` first for a friendly error."""
+    provider = options.model.provider
+    return _BUILDERS[provider](options)
+
+
+def _openai(options: ModelOptions) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    return OpenAIChatModel(options.model.name, provider=OpenAIProvider(api_key=SPECS["openai"].key()))
+
+
+def _anthropic(options: ModelOptions) -> Model:
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    return AnthropicModel(options.model.name, provider=AnthropicProvider(api_key=SPECS["anthropic"].key()))
+
+
+def _google(options: ModelOptions) -> Model:
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    return GoogleModel(options.model.name, provider=GoogleProvider(api_key=SPECS["google"].key()))
+
+
+def _groq(options: ModelOptions) -> Model:
+    from pydantic_ai.models.groq import GroqModel
+    from pydantic_ai.providers.groq import GroqProvider
+
+    return GroqModel(options.model.name, provider=GroqProvider(api_key=SPECS["groq"].key()))
+
+
+def _mistral(options: ModelOptions) -> Model:
+    from pydantic_ai.models.mistral import MistralModel
+    from pydantic_ai.providers.mistral import MistralProvider
+
+    return MistralModel(options.model.name, provider=MistralProvider(api_key=SPECS["mistral"].key()))
+
+
+def _openrouter(options: ModelOptions) -> Model:
+    from pydantic_ai.models.openrouter import OpenRouterModel
+    from pydantic_ai.providers.openrouter import OpenRouterProvider
+
+    return OpenRouterModel(options.model.name, provider=OpenRouterProvider(api_key=SPECS["openrouter"].key()))
+
+
+def _ollama(options: ModelOptions) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.ollama import OllamaProvider
+
+    url = str(options.base_url) if options.base_url else os.environ.get("OLLAMA_BASE_URL", OLLAMA_DEFAULT_URL)
+    return OpenAIChatModel(options.model.name, provider=OllamaProvider(base_url=url))
+
+
+def _compatible(options: ModelOptions) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    # Never send OPENAI_API_KEY to an arbitrary server: such servers get their own variable.
+    key = SPECS["openai-compatible"].key() or "not-needed"
+    return OpenAIChatModel(options.model.name, provider=OpenAIProvider(base_url=str(options.base_url), api_key=key))
+
+
+def _local(options: ModelOptions) -> Model:
+    from moot.models.local import get_local_model
+
+    return get_local_model(options.model.name)
+
+
+def _fake(options: ModelOptions) -> Model:
+    from moot.models.fake import fake_model
+
+    return fake_model(options.model.name)
+
+
+_BUILDERS: dict[str, Callable[[ModelOptions], Model]] = {
+    "openai": _openai,
+    "anthropic": _anthropic,
+    "google": _google,
+    "groq": _groq,
+    "mistral": _mistral,
+    "openrouter": _openrouter,
+    "ollama": _ollama,
+    "openai-compatible": _compatible,
+    "local": _local,
+    "fake": _fake,
+}

@@ -1,0 +1,1 @@
+"""Prompt templates (Jinja, package data) and their rendering."""

@@ -1,0 +1,49 @@
+"""The part of a debate's history a prompt shows, with speaker names and rounds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from moot.domain.config import DebateConfig
+from moot.domain.state import Turn
+
+
+@dataclass(frozen=True)
+class HistoryTurn:
+    round: int
+    participant_id: str
+    name: str
+    stance: str
+    text: str
+
+
+@dataclass(frozen=True)
+class HistoryWindow:
+    turns: list[HistoryTurn]
+    omitted: int
+
+
+def history_window(config: DebateConfig, turns: Sequence[Turn], *, max_chars: int | None = None) -> HistoryWindow:
+    """Turns as prompts show them; with `max_chars`, the newest turns that fit, oldest dropped first."""
+    names = {p.id: (p.name, p.stance) for p in config.participants}
+    shown = [
+        HistoryTurn(t.round, t.participant_id, names.get(t.participant_id, (t.participant_id, ""))[0],
+                    names.get(t.participant_id, ("", ""))[1], t.text)
+        for t in turns
+    ]
+    if max_chars is None:
+        return HistoryWindow(shown, 0)
+    kept: list[HistoryTurn] = []
+    used = 0
+    for turn in reversed(shown):
+        if used + len(turn.text) > max_chars:
+            if not kept:
+                # Even one turn is too long: keep its end, where the latest point usually is.
+                kept.append(HistoryTurn(turn.round, turn.participant_id, turn.name, turn.stance,
+                                        "..." + turn.text[-max_chars:]))
+            break
+        kept.append(turn)
+        used += len(turn.text)
+    kept.reverse()
+    return HistoryWindow(kept, len(shown) - len(kept))

@@ -1,0 +1,50 @@
+"""Render the prompt templates. Users override any template by putting a file of the same name in
+their prompts folder ($MOOT_PROMPTS, else `<moot home>/prompts`)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import platformdirs
+
+TEMPLATE_NAMES = ("debater_system.j2", "debater_turn.j2", "judge_system.j2", "judge_request.j2")
+
+
+def user_prompt_dir() -> Path:
+    if explicit := os.environ.get("MOOT_PROMPTS"):
+        return Path(explicit)
+    home = os.environ.get("MOOT_HOME") or platformdirs.user_data_dir("moot")
+    return Path(home) / "prompts"
+
+
+@lru_cache(maxsize=8)
+def _environment(user_dir: Path) -> jinja2.Environment:
+    loader = jinja2.ChoiceLoader(
+        [jinja2.FileSystemLoader(str(user_dir)), jinja2.PackageLoader("moot.prompts", "templates")]
+    )
+    # Prompts are plain text for models, not HTML: autoescape would mangle quotes and ampersands.
+    return jinja2.Environment(
+        loader=loader,
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+
+
+def render(name: str, **values: Any) -> str:
+    """Render one template to text."""
+    return _environment(user_prompt_dir()).get_template(name).render(**values).strip() + "\n"
+
+
+def template_source(name: str) -> str:
+    """The packaged text of a template, for users who want to copy and edit it."""
+    env = _environment(user_prompt_dir())
+    assert env.loader is not None
+    source, _, _ = env.loader.get_source(env, name)
+    return source
