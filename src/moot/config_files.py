@@ -16,7 +16,7 @@ from moot.errors import ConfigError
 
 SPEC_KEYS = ("name", "id", "stance", "persona", "temperature", "max_tokens", "base_url", "system_prompt")
 # Split on commas that start a `key=` pair, so values (a stance, a persona) may contain commas.
-_SPEC_SPLIT = re.compile(r",\s*(?=(?:" + "|".join(SPEC_KEYS) + r")\s*=)")
+_SPEC_SPLIT = re.compile(r",\s*(?=[A-Za-z_]+\s*=)")
 
 DEFAULT_STANCES = ("for the motion", "against the motion")
 
@@ -60,7 +60,7 @@ def parse_participant_spec(spec: str, *, index: int) -> dict[str, Any]:
     head, *pairs = _SPEC_SPLIT.split(spec.strip())
     head = head.strip()
     out: dict[str, Any] = {}
-    if "=" in head and head.split("=", 1)[0].strip() in SPEC_KEYS:
+    if re.fullmatch(r"[A-Za-z_]+\s*=.*", head, re.S):
         pairs.insert(0, head)
         head = ""
     out["model"] = head or DEFAULT_MODEL

@@ -13,7 +13,9 @@ from typing import Annotated, Any, TypeVar
 import typer
 from dotenv import find_dotenv, load_dotenv
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from moot import __version__
 from moot.cli.render import DebateRenderer
@@ -49,10 +51,10 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(coro)
     except UserError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc}", markup=True, highlight=False)
+        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     except MootError as exc:
-        err.print(f"[bold red]failed:[/bold red] {exc}")
+        err.print(f"[bold red]failed:[/bold red] {escape(str(exc))}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")
@@ -198,8 +200,8 @@ def list_(
         for col in ("id", "when", "status", "topic", "participants", "winner"):
             table.add_column(col)
         for r in rows:
-            table.add_row(r.id[:12], r.created_at.strftime("%Y-%m-%d %H:%M"), r.status, r.topic[:60],
-                          ", ".join(p.name for p in r.participants), r.winner or "")
+            table.add_row(r.id[:12], r.created_at.strftime("%Y-%m-%d %H:%M"), r.status, Text(r.topic[:60]),
+                          Text(", ".join(p.name for p in r.participants)), Text(r.winner or ""))
         out.print(table)
 
     _run(go())
@@ -245,7 +247,7 @@ def export_(
             target.write_text(document, encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot write {target}: {exc.strerror or exc}", field="--output") from None
-        err.print(f"wrote {target}")
+        err.print(f"wrote {target}", markup=False)
 
     _run(go())
 
@@ -261,8 +263,8 @@ def models() -> None:
             key = "set" if spec.key() else ("missing" if spec.key_required else "optional, not set")
         else:
             key = "not needed"
-        table.add_row(name, PROVIDERS[name], " or ".join(spec.key_vars) or "-", key,
-                      "yes" if spec.installed() else f"pip install 'moot[{spec.extra}]'")
+        install = "yes" if spec.installed() else f"pip install 'moot[{spec.extra}]'"
+        table.add_row(name, PROVIDERS[name], " or ".join(spec.key_vars) or "-", key, Text(install))
     out.print(table)
     out.print(f"Default model: {DEFAULT_MODEL} (embedded, no key, no network)")
 

@@ -101,8 +101,8 @@ class DebateRenderer:
             case JudgingStarted():
                 self._stop_live()
                 self.console.print(Rule("Verdict", style="bold"))
-                self.console.print(f"[dim]{self.config.judge.name if self.config.judge else 'Judge'} "
-                                   f"({event.model}) is weighing the debate…[/dim]")
+                judge = self.config.judge.name if self.config.judge else "Judge"
+                self.console.print(Text(f"{judge} ({event.model}) is weighing the debate…", style="dim"))
             case VerdictGiven():
                 self.verdict(event)
             case DebateCompleted() | DebateFailed() | DebateInterrupted():
@@ -133,7 +133,7 @@ class DebateRenderer:
             self.console.print()
             return
         self._print_above_live(
-            Panel(event.text, title=self._header(event.participant_id), subtitle=footer, title_align="left",
+            Panel(Text(event.text), title=self._header(event.participant_id), subtitle=footer, title_align="left",
                   border_style=self._colour(event.participant_id))
         )
         self._refresh_live()
@@ -143,7 +143,7 @@ class DebateRenderer:
         panels = []
         for pid, text in self.state.speaking.items():
             tail = "\n".join(text.splitlines()[-8:]) or "…"
-            panels.append(Panel(tail, title=self._header(pid), title_align="left", border_style=self._colour(pid)))
+            panels.append(Panel(Text(tail), title=self._header(pid), title_align="left", border_style=self._colour(pid)))
         return Group(*panels)
 
     def _refresh_live(self) -> None:
@@ -173,7 +173,7 @@ class DebateRenderer:
     def verdict(self, event: VerdictGiven) -> None:
         verdict = event.verdict
         if verdict is None:
-            self.console.print(Panel(f"No verdict: {event.error}", border_style="red", title="judge"))
+            self.console.print(Panel(Text(f"No verdict: {event.error}"), border_style="red", title="judge"))
             return
         table = Table(title="Scores", show_lines=False)
         table.add_column("Participant")
@@ -181,7 +181,7 @@ class DebateRenderer:
         table.add_column("Reasoning")
         for s in sorted(verdict.scores, key=lambda s: -s.score):
             p = self._participant(s.participant_id)
-            table.add_row(Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10", s.reasoning)
+            table.add_row(Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10", Text(s.reasoning))
         self.console.print(table)
         names = [self._participant(w).name for w in verdict.winner_ids]
         if verdict.is_tie:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
 from moot.errors import ConfigError
@@ -13,6 +22,7 @@ from moot.errors import ConfigError
 FormatName = Literal["free-form"]
 TurnOrder = Literal["sequential", "simultaneous"]
 
+COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 MIN_PARTICIPANTS = 2
 MAX_PARTICIPANTS = 10
 MAX_ROUNDS = 50
@@ -36,16 +46,23 @@ class ModelOptions(_Strict):
 
     model: ModelRefField = Field(default_factory=lambda: ModelRef.model_validate(DEFAULT_MODEL))
     base_url: HttpUrl | None = Field(
-        default=None, description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1"
+        default=None,
+        validate_default=True,
+        description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1"
     )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
 
-    @model_validator(mode="after")
-    def _base_url_needed(self) -> ModelOptions:
-        if self.model.provider == "openai-compatible" and self.base_url is None:
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, url: HttpUrl | None, info: ValidationInfo) -> HttpUrl | None:
+        # Configs are stored and exported: a password in a URL would leak with them.
+        if url is not None and (url.username or url.password):
+            raise ValueError(f"put no user or password in base_url; the key goes in {COMPAT_KEY_VAR}")
+        model = info.data.get("model")
+        if url is None and model is not None and model.provider == "openai-compatible":
             raise ValueError("openai-compatible models need base_url, e.g. base_url=http://127.0.0.1:8000/v1")
-        return self
+        return url
 
 
 class Participant(ModelOptions):

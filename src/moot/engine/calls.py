@@ -23,7 +23,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from moot.domain.usage import Usage
-from moot.errors import ModelCallError
+from moot.errors import ModelCallError, MootError
 from moot.judging.schema import JudgeAnswer
 from moot.models.pricing import messages_usage, response_usage
 
@@ -69,6 +69,10 @@ async def stream_reply(
         raise ModelCallError(_one_line(exc), model=label, retryable=_retryable(exc)) from exc
     except AgentRunError as exc:
         raise ModelCallError(_one_line(exc), model=label) from exc
+    except MootError:
+        raise
+    except Exception as exc:  # whatever a model adapter raises is that model's failure, not the engine's
+        raise ModelCallError(f"{type(exc).__name__}: {_one_line(exc)}", model=label) from exc
     text = "".join(part.content for part in response.parts if isinstance(part, TextPart)) or "".join(chunks)
     return Reply(
         text=text.strip(),
@@ -115,6 +119,8 @@ async def ask_judge(
             error = f"the judge gave no valid verdict in {retries + 1} tries: {_one_line(exc)}"
         except (ModelAPIError, AgentRunError) as exc:
             error = f"the judge could not be reached: {_one_line(exc)}"
+        except Exception as exc:  # a broken judge must not lose the debate: record why it gave no verdict
+            error = f"the judge failed: {type(exc).__name__}: {_one_line(exc)}"
     usage = messages_usage(messages, free=free)
     return JudgeResult(
         answer=answer,

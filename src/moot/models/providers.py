@@ -9,12 +9,11 @@ from dataclasses import dataclass
 
 from pydantic_ai.models import Model
 
-from moot.domain.config import ModelOptions
+from moot.domain.config import COMPAT_KEY_VAR, ModelOptions
 from moot.domain.models import PROVIDERS
 from moot.errors import MissingKeyError, ProviderNotInstalledError
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434/v1"
-COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,12 @@ class ProviderSpec:
         return next((os.environ[v] for v in self.key_vars if os.environ.get(v)), None)
 
     def installed(self) -> bool:
-        return self.module is None or importlib.util.find_spec(self.module) is not None
+        if self.module is None:
+            return True
+        try:
+            return importlib.util.find_spec(self.module) is not None
+        except ModuleNotFoundError:  # the parent package of a dotted name is missing
+            return False
 
 
 SPECS: dict[str, ProviderSpec] = {

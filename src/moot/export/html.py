@@ -1,0 +1,27 @@
+"""HTML export: one standalone page, inline CSS, no scripts, every text escaped by Jinja."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from moot.export.record import DebateRecord, build_view
+
+
+@cache
+def _env() -> Environment:
+    # autoescape=True for every template whatever its suffix: all the text shown is model or user text.
+    return Environment(
+        loader=PackageLoader("moot.export", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render(record: DebateRecord) -> str:
+    """The debate as a single self-contained HTML page."""
+    return _env().get_template("debate.html.j2").render(v=build_view(record))

@@ -1,0 +1,148 @@
+"""GitHub-flavoured Markdown export.
+
+Model text keeps its own Markdown (models write lists and code), but it is fenced into a
+blockquote so a stray heading or unclosed code fence cannot leak into the rest of the page, and
+tag-like `<` is escaped so raw HTML is shown, not rendered. Table cells escape `|` and newlines.
+"""
+
+from __future__ import annotations
+
+import re
+
+from moot.export.record import DebateRecord, DebateView, UsageView, build_view
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+# Only a `<` that could open a tag, comment or declaration starts raw HTML; `a < b` is harmless.
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+_BLOCK_START = re.compile(r"^(?:([#+=*-])|(\d+)([.)]))")
+
+
+def _no_html(line: str) -> str:
+    # Code spans show `<` literally already; escaping there would print `&lt;`.
+    out, pos = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        out += [_TAG_OPEN.sub("&lt;", line[pos : span.start()]), span.group(0)]
+        pos = span.end()
+    out.append(_TAG_OPEN.sub("&lt;", line[pos:]))
+    return "".join(out)
+
+
+def quote(text: str) -> str:
+    """Model or user text as a blockquote, with raw HTML neutralised outside code."""
+    lines, in_fence = [], False
+    for line in text.splitlines() or [""]:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            line = _no_html(line)
+        lines.append(f"> {line}" if line.strip() else ">")
+    return "\n".join(lines)
+
+
+def inline(text: str) -> str:
+    """Text for one line of Markdown: a heading, a list item, a bold label."""
+    flat = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # A leading `#`, `-` or `1.` would turn the line into a heading or a nested list.
+    return _BLOCK_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", flat)
+
+
+def cell(text: str) -> str:
+    """Text for one table cell: pipes escaped, newlines as <br>, HTML shown not rendered."""
+    escaped = text.replace("\\", "\\\\").replace("|", "\\|")
+    escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "<br>".join(" ".join(line.split()) for line in escaped.strip().splitlines()) or " "
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _usage_row(u: UsageView) -> str:
+    return _row(u.label, f"{u.requests:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost)
+
+
+def _header(v: DebateView) -> list[str]:
+    out = [
+        f"# {inline(v.topic)}",
+        "",
+        f"- **Date:** {v.date}",
+        f"- **Status:** {inline(v.status_text)}",
+        f"- **Format:** {v.format} · **Turn order:** {v.turn_order} · **Rounds:** {v.rounds_text}",
+        f"- **Judge:** {inline(v.judge)}",
+        f"- **Wall time:** {v.wall_time}",
+        f"- **Cost:** {v.total.cost} · **Tokens:** {v.total.input_tokens:,} in / "
+        f"{v.total.output_tokens:,} out · **Requests:** {v.total.requests:,}",
+        f"- **Debate id:** {inline(v.debate_id)}",
+        "",
+    ]
+    if v.context:
+        out += ["## Context", "", quote(v.context), ""]
+    out += [
+        "## Participants",
+        "",
+        _row("Name", "Id", "Model", "Stance", "Persona"),
+        _row("---", "---", "---", "---", "---"),
+    ]
+    out += [
+        _row(cell(p.name), cell(p.id), cell(p.model), cell(p.stance), cell(p.persona)) for p in v.participants
+    ]
+    return [*out, ""]
+
+
+def _rounds(v: DebateView) -> list[str]:
+    out: list[str] = []
+    for r in v.rounds:
+        out += [f"## Round {r.number}" + ("" if r.completed else " (not completed)"), ""]
+        if not r.turns:
+            out += ["*No turns.*", ""]
+        for t in r.turns:
+            out += [
+                f"### {inline(t.speaker)}",
+                "",
+                f"*{inline(t.model)} · {t.tokens} · {t.latency}*",
+                "",
+                quote(t.text),
+                "",
+            ]
+    return out
+
+
+def _verdict(v: DebateView) -> list[str]:
+    out = ["## Verdict", ""]
+    verdict = v.verdict
+    if verdict is None:
+        return [*out, f"**{inline(v.verdict_note)}**", ""]
+    out += [f"**{inline(verdict.outcome)}**", "", f"Judged by {inline(verdict.model)}.", ""]
+    out += [_row("Participant", "Score", "Reasoning", "Key arguments"), _row("---", "---:", "---", "---")]
+    for s in verdict.scores:
+        name = cell(s.name) + (" (winner)" if s.winner and not verdict.is_tie else "")
+        args = "<br>".join(f"• {cell(a)}" for a in s.key_arguments) or " "
+        out.append(_row(name, s.score_text, cell(s.reasoning), args))
+    out += ["", "### Summary", "", quote(verdict.summary), ""]
+    for title, items in (
+        ("Areas of agreement", verdict.agreement),
+        ("Areas of disagreement", verdict.disagreement),
+    ):
+        out += [f"### {title}", ""]
+        out += [f"- {inline(item)}" for item in items] or ["*None noted.*"]
+        out.append("")
+    return out
+
+
+def _usage(v: DebateView) -> list[str]:
+    return [
+        "## Usage",
+        "",
+        _row("", "Requests", "Input tokens", "Output tokens", "Cost (USD)"),
+        _row("---", "---:", "---:", "---:", "---:"),
+        *(_usage_row(u) for u in v.usage),
+        "",
+        f"*Exported {v.exported} by moot.*",
+    ]
+
+
+def render(record: DebateRecord) -> str:
+    """The debate as a GitHub-flavoured Markdown document."""
+    v = build_view(record)
+    return "\n".join([*_header(v), *_rounds(v), *_verdict(v), *_usage(v)]) + "\n"

@@ -1,0 +1,381 @@
+"""The exported record of one debate, and the reading of it that every human format shares.
+
+`DebateRecord` is what the JSON export holds: the durable events, nothing else. The `*View`
+classes turn its folded state into display-ready strings, so that Markdown, text and HTML say
+the same things in the same words and each renderer only decides layout.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.domain.events import DebateFailed, Event, VerdictGiven, utc_now
+from moot.domain.state import DebateState, fold
+from moot.domain.usage import Usage
+from moot.domain.verdict import Verdict
+from moot.errors import UserError
+
+
+class DebateRecord(BaseModel):
+    """Everything durable about one debate, as exported. Fold `events` to get its state."""
+
+    # Frozen because `state` is cached: a record that changed under it would lie.
+    model_config = ConfigDict(frozen=True)
+
+    format_version: Literal[1] = 1
+    debate_id: str
+    exported_at: datetime = Field(default_factory=utc_now)
+    events: list[Event]
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event], *, exported_at: datetime | None = None) -> DebateRecord:
+        """A record of the durable events given, in the order given (live-only deltas are dropped)."""
+        durable = [e for e in events if e.durable]
+        if not durable:
+            raise UserError("the debate has no events, so there is nothing to export")
+        ids = {e.debate_id for e in durable}
+        if len(ids) > 1:
+            raise ValueError(f"events from several debates cannot make one record: {sorted(ids)}")
+        return cls(debate_id=durable[0].debate_id, exported_at=exported_at or utc_now(), events=durable)
+
+    @cached_property
+    def state(self) -> DebateState:
+        return fold(self.events)
+
+
+# Ten participants at most, so ten colours: distinct hues that read on white and on dark grey.
+PALETTE = (
+    "#2563eb",
+    "#dc2626",
+    "#059669",
+    "#d97706",
+    "#7c3aed",
+    "#db2777",
+    "#0891b2",
+    "#65a30d",
+    "#ea580c",
+    "#64748b",
+)
+
+# Terminal control sequences (ANSI colours, cursor moves, bells) have no business in a transcript.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """Model or user text with newlines normalised and control characters removed."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def one_line(text: str) -> str:
+    """Text with every run of whitespace, newlines included, made one space."""
+    return " ".join(clean(text).split())
+
+
+def when(moment: datetime | None) -> str:
+    """A moment as `2025-03-14 09:30:05 UTC`."""
+    if moment is None:
+        return "unknown"
+    # Naive datetimes only come from hand-made records; moot itself always stores UTC.
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration(seconds: float) -> str:
+    """A span as `42.0 s`, `2 min 05 s` or `1 h 02 min`."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
+
+
+def money(amount: float) -> str:
+    # Model calls are often fractions of a cent: keep four decimals below one dollar.
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
+
+
+def cost_text(usage: Usage) -> str:
+    """`$0.0123`, `at least $0.0123` when some calls had no price, or `unknown`."""
+    if usage.cost_usd is None:
+        return "unknown"
+    amount = money(usage.cost_usd)
+    return f"at least {amount}" if usage.unpriced_requests else amount
+
+
+def score_text(score: float) -> str:
+    return f"{score:g}/10"
+
+
+def join_names(names: list[str]) -> str:
+    """`A`, `A and B`, `A, B and C`."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantView:
+    id: str
+    name: str
+    model: str
+    stance: str
+    persona: str
+    colour: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    participant_id: str
+    speaker: str
+    model: str
+    text: str
+    input_tokens: int
+    output_tokens: int
+    latency: str
+    colour: str
+
+    @property
+    def tokens(self) -> str:
+        return f"{self.input_tokens:,} in / {self.output_tokens:,} out tokens"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundView:
+    number: int
+    turns: tuple[TurnView, ...]
+    completed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreView:
+    participant_id: str
+    name: str
+    score: float
+    reasoning: str
+    key_arguments: tuple[str, ...]
+    winner: bool
+    colour: str
+
+    @property
+    def score_text(self) -> str:
+        return score_text(self.score)
+
+    @property
+    def percent(self) -> float:
+        return max(0.0, min(100.0, self.score * 10))
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictView:
+    model: str
+    scores: tuple[ScoreView, ...]
+    is_tie: bool
+    outcome: str
+    summary: str
+    agreement: tuple[str, ...]
+    disagreement: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UsageView:
+    label: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost: str
+
+
+@dataclass(frozen=True, slots=True)
+class DebateView:
+    """One debate, every field ready to print. Texts are cleaned but not escaped: renderers escape."""
+
+    debate_id: str
+    topic: str
+    context: str
+    date: str
+    format: str
+    turn_order: str
+    rounds_text: str
+    judge: str
+    participants: tuple[ParticipantView, ...]
+    rounds: tuple[RoundView, ...]
+    verdict: VerdictView | None
+    verdict_note: str
+    status: str
+    status_text: str
+    usage: tuple[UsageView, ...]
+    started: str
+    ended: str
+    wall_time: str
+    exported: str
+
+    @property
+    def topic_line(self) -> str:
+        return one_line(self.topic)
+
+    @property
+    def total(self) -> UsageView:
+        return self.usage[-1]
+
+
+def build_view(record: DebateRecord) -> DebateView:
+    """The display-ready reading of a record."""
+    state = record.state
+    config = state.config
+    participants = tuple(
+        ParticipantView(
+            id=p.id,
+            name=clean(p.name),
+            model=str(p.model),
+            stance=clean(p.stance),
+            persona=clean(p.persona),
+            colour=PALETTE[i % len(PALETTE)],
+        )
+        for i, p in enumerate(config.participants if config else [])
+    )
+    by_id = {p.id: p for p in participants}
+
+    def name_of(pid: str) -> str:
+        return by_id[pid].name if pid in by_id else pid
+
+    def colour_of(pid: str) -> str:
+        return by_id[pid].colour if pid in by_id else PALETTE[-1]
+
+    rounds = tuple(
+        RoundView(
+            number=r.number,
+            completed=r.completed,
+            turns=tuple(
+                TurnView(
+                    participant_id=t.participant_id,
+                    speaker=name_of(t.participant_id),
+                    model=t.model,
+                    text=clean(t.text).strip(),
+                    input_tokens=t.usage.input_tokens,
+                    output_tokens=t.usage.output_tokens,
+                    latency=f"{t.latency_s:.1f} s",
+                    colour=colour_of(t.participant_id),
+                )
+                for t in r.turns
+            ),
+        )
+        for r in state.rounds
+    )
+    verdict = _verdict_view(record, state.verdict, name_of, colour_of) if state.verdict else None
+    planned = config.rounds if config else len(rounds)
+    judge = config.judge if config else None
+    return DebateView(
+        debate_id=record.debate_id,
+        topic=clean(config.topic).strip() if config else "Untitled debate",
+        context=clean(config.context or "").strip() if config else "",
+        date=when(state.started_at),
+        format=config.format if config else "unknown",
+        turn_order=config.turn_order if config else "unknown",
+        rounds_text=str(planned) if len(rounds) == planned else f"{len(rounds)} of {planned} planned",
+        judge=f"{clean(judge.name)} ({judge.model})" if judge else "none",
+        participants=participants,
+        rounds=rounds,
+        verdict=verdict,
+        verdict_note="" if verdict else _verdict_note(state),
+        status=state.status,
+        status_text=_status_text(record, state),
+        usage=_usage_rows(state),
+        started=when(state.started_at),
+        ended=when(state.ended_at),
+        wall_time=_wall_time(state),
+        exported=when(record.exported_at),
+    )
+
+
+def _verdict_view(
+    record: DebateRecord,
+    verdict: Verdict,
+    name_of: Callable[[str], str],
+    colour_of: Callable[[str], str],
+) -> VerdictView:
+    winners = [name_of(pid) for pid in verdict.winner_ids]
+    best = score_text(max(s.score for s in verdict.scores))
+    if verdict.is_tie:
+        outcome = f"Tie between {join_names(winners)} ({best} each)"
+    else:
+        outcome = f"Winner: {winners[0]} ({best})"
+    scores = tuple(
+        ScoreView(
+            participant_id=s.participant_id,
+            name=name_of(s.participant_id),
+            score=s.score,
+            reasoning=clean(s.reasoning).strip(),
+            key_arguments=tuple(one_line(a) for a in s.key_arguments),
+            winner=s.participant_id in verdict.winner_ids,
+            colour=colour_of(s.participant_id),
+        )
+        for s in verdict.scores
+    )
+    return VerdictView(
+        model=_judge_model(record),
+        scores=scores,
+        is_tie=verdict.is_tie,
+        outcome=outcome,
+        summary=clean(verdict.summary).strip(),
+        agreement=tuple(one_line(a) for a in verdict.areas_of_agreement),
+        disagreement=tuple(one_line(a) for a in verdict.areas_of_disagreement),
+    )
+
+
+def _judge_model(record: DebateRecord) -> str:
+    models = [e.model for e in record.events if isinstance(e, VerdictGiven)]
+    return models[-1] if models else "unknown"
+
+
+def _verdict_note(state: DebateState) -> str:
+    if state.judged:
+        return f"No verdict: {one_line(state.verdict_error or 'the judge gave no valid verdict')}"
+    if state.config is not None and state.config.judge is None:
+        return "Not judged: no judge was configured."
+    if state.finished:
+        return "Not judged: the debate ended before judging."
+    return "Not judged yet."
+
+
+def _status_text(record: DebateRecord, state: DebateState) -> str:
+    if state.status == "failed":
+        kinds = [e.error_type for e in record.events if isinstance(e, DebateFailed)]
+        kind = f" ({kinds[-1]})" if kinds else ""
+        return f"failed{kind}: {one_line(state.error or 'unknown error')}"
+    if state.status == "interrupted":
+        return f"interrupted: {one_line(state.error or 'no reason given')}"
+    if state.status in ("running", "judging"):
+        return f"in progress ({state.status})"
+    return state.status
+
+
+def _usage_rows(state: DebateState) -> tuple[UsageView, ...]:
+    debaters = Usage()
+    for turn in state.turns:
+        debaters = debaters + turn.usage
+    rows = [("Debaters", debaters), ("Judge", state.judge_usage), ("Total", state.usage)]
+    return tuple(
+        UsageView(
+            label=label,
+            requests=u.requests,
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cost=cost_text(u),
+        )
+        for label, u in rows
+    )
+
+
+def _wall_time(state: DebateState) -> str:
+    if state.started_at is None:
+        return "unknown"
+    if state.ended_at is None:
+        return f"{when(state.started_at)} → not ended"
+    span = duration((state.ended_at - state.started_at).total_seconds())
+    return f"{when(state.started_at)} → {when(state.ended_at)} ({span})"

@@ -1,0 +1,122 @@
+"""Plain-text export: wrapped to fit a terminal, no markup at all."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from moot.export.record import DebateRecord, DebateView, build_view
+
+WIDTH = 88
+_BULLET = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
+
+
+def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
+    """Each line of `text` wrapped on its own, so paragraphs, lists and code keep their shape."""
+    out: list[str] = []
+    for raw in text.expandtabs(4).splitlines() or [""]:
+        body = raw.lstrip()
+        if not body:
+            if out and out[-1]:
+                out.append("")
+            continue
+        lead = indent + raw[: len(raw) - len(body)]
+        # A list item's continuation lines hang under its text, not under its bullet.
+        bullet = _BULLET.match(body)
+        hang = lead + " " * (bullet.end() if bullet else 0)
+        out += textwrap.wrap(
+            body,
+            width=max(width, len(lead) + 20),
+            initial_indent=lead,
+            subsequent_indent=hang,
+            # Long URLs and identifiers stay whole: a broken URL is worse than a long line.
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def _field(label: str, value: str, indent: str = "") -> list[str]:
+    head = f"{indent}{label + ':':<12} "
+    lines = wrap(value, " " * len(head))
+    return [head + lines[0].lstrip(), *lines[1:]] if lines else [head.rstrip()]
+
+
+def _title(title: str) -> list[str]:
+    return ["", title, "-" * WIDTH]
+
+
+def _header(v: DebateView) -> list[str]:
+    out = ["=" * WIDTH, *wrap(v.topic), "=" * WIDTH]
+    out += _field("Date", v.date)
+    out += _field("Status", v.status_text)
+    out += _field("Format", f"{v.format}, {v.turn_order} turns, {v.rounds_text} rounds")
+    out += _field("Judge", v.judge)
+    out += _field("Wall time", v.wall_time)
+    t = v.total
+    out += _field(
+        "Usage",
+        f"{t.requests:,} requests, {t.input_tokens:,} input tokens, {t.output_tokens:,} output tokens, "
+        f"cost {t.cost}",
+    )
+    out += _field("Debate id", v.debate_id)
+    if v.context:
+        out += [*_title("Context"), *wrap(v.context, "  ")]
+    out += _title("Participants")
+    for p in v.participants:
+        out += ["", *wrap(f"{p.name} (id {p.id}) · {p.model}", "  ")]
+        if p.stance:
+            out += _field("Stance", p.stance, "    ")
+        if p.persona:
+            out += _field("Persona", p.persona, "    ")
+    return out
+
+
+def _rounds(v: DebateView) -> list[str]:
+    out: list[str] = []
+    for r in v.rounds:
+        out += _title(f"Round {r.number}" + ("" if r.completed else " (not completed)"))
+        if not r.turns:
+            out += ["", "  No turns."]
+        for t in r.turns:
+            out += ["", *wrap(f"{t.speaker} · {t.model} · {t.tokens} · {t.latency}"), ""]
+            out += wrap(t.text, "    ")
+    return out
+
+
+def _verdict(v: DebateView) -> list[str]:
+    out = _title("Verdict")
+    verdict = v.verdict
+    if verdict is None:
+        return [*out, "", *wrap(v.verdict_note, "  ")]
+    out += ["", *wrap(verdict.outcome, "  "), *wrap(f"Judged by {verdict.model}.", "  ")]
+    width = max(len(s.name) for s in verdict.scores)
+    for s in verdict.scores:
+        bar = "#" * round(s.percent / 5)
+        mark = "  (winner)" if s.winner and not verdict.is_tie else ""
+        out += ["", f"  {s.name:<{width}}  {s.score_text:>7}  {bar:<20}{mark}".rstrip()]
+        out += wrap(s.reasoning, "      ")
+        out += [line for a in s.key_arguments for line in wrap(f"- {a}", "      ")]
+    out += ["", "  Summary:", *wrap(verdict.summary, "    ")]
+    for title, items in (
+        ("Areas of agreement", verdict.agreement),
+        ("Areas of disagreement", verdict.disagreement),
+    ):
+        out += ["", f"  {title}:"]
+        out += [line for item in items for line in wrap(f"- {item}", "    ")] or ["    none noted"]
+    return out
+
+
+def _usage(v: DebateView) -> list[str]:
+    out = [*_title("Usage"), f"  {'':<10}{'Requests':>10}{'Input tok.':>14}{'Output tok.':>14}  Cost (USD)"]
+    for u in v.usage:
+        out.append(f"  {u.label:<10}{u.requests:>10,}{u.input_tokens:>14,}{u.output_tokens:>14,}  {u.cost}")
+    return [*out, "", f"Exported {v.exported} by moot."]
+
+
+def render(record: DebateRecord) -> str:
+    """The debate as plain text, wrapped at about 88 columns."""
+    v = build_view(record)
+    return "\n".join([*_header(v), *_rounds(v), *_verdict(v), *_usage(v)]) + "\n"

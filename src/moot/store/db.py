@@ -1,0 +1,97 @@
+"""The store's tables and the Alembic glue that keeps a database's schema current.
+
+The tables here describe the schema at the newest revision, for queries and for autogenerate.
+The schema itself is only ever created by the migrations in `migrations/versions`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.engine import Connection, Dialect
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+metadata = sa.MetaData()
+
+
+class UTCDateTime(sa.TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back time-zone aware.
+
+    SQLite has no time zones, so there it is stored as naive UTC text, which then sorts and
+    compares in time order. A naive value given to the store is taken to be UTC already.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = as_utc(value)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else as_utc(value)
+
+
+def as_utc(value: datetime) -> datetime:
+    """`value` in UTC; a naive value is taken to be UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# One row per debate: a projection of its events, kept current in the transaction that appends each
+# event, so listing debates never has to read their logs.
+debates = sa.Table(
+    "debates",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("topic", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("format", sa.String(32), nullable=False),
+    sa.Column("turn_order", sa.String(16), nullable=False),
+    sa.Column("rounds", sa.Integer, nullable=False),
+    sa.Column("participants", sa.JSON, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False, index=True),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("winner", sa.Text, nullable=True),
+    sa.Column("config", sa.JSON, nullable=False),
+)
+
+# The log itself. `payload` is the event's own JSON, so reading it back needs no other column.
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("debate_id", sa.String(64), sa.ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+)
+
+
+def alembic_config(url: str | None = None, *, connection: Connection | None = None) -> Config:
+    """An Alembic Config built in code, so no alembic.ini is needed at run time.
+
+    Pass `connection` to migrate over it (what the store does), or `url` for Alembic's own commands,
+    e.g. `command.revision(alembic_config(url), "add x", autogenerate=True)` when writing a migration.
+    """
+    config = Config()
+    # Config values go through configparser interpolation: a '%' in a path must be doubled.
+    config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
+    config.set_main_option("path_separator", "os")
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade_schema(connection: Connection) -> None:
+    """Bring the database behind `connection` to the newest revision; a no-op when it is current."""
+    command.upgrade(alembic_config(connection=connection), "head")

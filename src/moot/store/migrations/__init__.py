@@ -1,0 +1,1 @@
+"""Alembic migrations for the event store; run by `EventStore.open`, shipped inside the package."""

@@ -1,0 +1,120 @@
+"""Shared fakes. No test may reach a real provider: model requests are switched off globally."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from pydantic_ai import models
+from pydantic_ai.messages import ModelMessage, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
+
+from moot.domain.config import DebateConfig, ModelOptions, Participant
+
+models.ALLOW_MODEL_REQUESTS = False
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Never touch the user's real database or prompt overrides.
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "moot-home"))
+    monkeypatch.delenv("MOOT_PROMPTS", raising=False)
+    # Wide enough that rich tables do not wrap the words tests look for.
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def prompt_text(messages: list[ModelMessage]) -> tuple[str, str]:
+    system = user = ""
+    for m in messages:
+        for p in getattr(m, "parts", []):
+            if isinstance(p, SystemPromptPart):
+                system += p.content
+            elif isinstance(p, UserPromptPart) and isinstance(p.content, str):
+                user += p.content
+    return system, user
+
+
+@dataclass
+class Recorder:
+    """A debater model that says who it is, records what it was shown and how many calls overlap."""
+
+    delay: float = 0.0
+    fail_on_call: int | None = None
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def model(self, name: str) -> FunctionModel:
+        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+            system, user = prompt_text(messages)
+            self.calls.append((system, user))
+            if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
+                raise RuntimeError("provider exploded")
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                if self.delay:
+                    await asyncio.sleep(self.delay)
+                for word in f"{name} speaks in call {len(self.calls)}.".split(" "):
+                    yield word + " "
+            finally:
+                self.in_flight -= 1
+
+        async def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            return ModelResponse(parts=[TextPart(f"{name} speaks.")])
+
+        return FunctionModel(whole, stream_function=stream, model_name=f"rec-{name}")
+
+
+def judge_answer(config: DebateConfig, scores: dict[str, float] | None = None) -> dict[str, Any]:
+    scores = scores or {p.id: 5.0 + i for i, p in enumerate(config.participants)}
+    return {
+        "summary": "A close debate.",
+        "areas_of_agreement": ["cities matter"],
+        "areas_of_disagreement": ["cost"],
+        "scores": {
+            pid: {"score": s, "reasoning": f"{pid} argued well", "key_arguments": [f"{pid}'s point"]}
+            for pid, s in scores.items()
+        },
+    }
+
+
+def judge_model(answers: list[dict[str, Any] | str]) -> tuple[FunctionModel, list[int]]:
+    """A judge that gives these answers in turn (the last one repeats); also returns a call counter."""
+    calls = [0]
+
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answer = answers[min(calls[0], len(answers) - 1)]
+        calls[0] += 1
+        args = answer if isinstance(answer, str) else json.dumps(answer)
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+    return FunctionModel(reply, model_name="judge-fn"), calls
+
+
+def make_config(n: int = 2, *, rounds: int = 2, order: str = "sequential", **extra: Any) -> DebateConfig:
+    names = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jo"]
+    extra.setdefault("judge", {"model": "fake:judge"})
+    return DebateConfig(
+        topic="Should cities ban cars?",
+        participants=[Participant(name=names[i], model=f"fake:{names[i].lower()}", stance=f"view {i}")
+                      for i in range(n)],
+        rounds=rounds,
+        turn_order=order,  # type: ignore[arg-type]
+        **extra,
+    )
+
+
+def resolver(recorder: Recorder, judge: Model | None = None) -> Callable[[ModelOptions], Model]:
+    def resolve(options: ModelOptions) -> Model:
+        if options.model.name == "judge":
+            assert judge is not None
+            return judge
+        return recorder.model(options.model.name)
+
+    return resolve

@@ -1,0 +1,167 @@
+"""The `moot` command as a user types it (fake models: no network, no weights)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from moot.cli.app import app
+from moot.domain.events import EVENT_ADAPTER
+from moot.export import load_json
+
+runner = CliRunner()
+FAKES = ["-p", "fake:a,name=Ada,stance=ban cars", "-p", "fake:b,name=Bo,stance=keep cars"]
+
+
+def moot(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_run_streams_then_list_show_and_export(tmp_path: Path) -> None:
+    code, out, _ = moot("run", "Should cities ban cars?", *FAKES, "--rounds", "2")
+    assert code == 0, out
+    assert "Round 1 of 2" in out and "Round 2 of 2" in out
+    assert "In round 2, Bo holds" in out
+    assert "Scores" in out and ("Winner:" in out or "Tie between" in out)
+    assert "completed · 4 turns" in out
+
+    code, out, _ = moot("list")
+    assert code == 0 and "Should cities ban cars?" in out and "completed" in out
+    code, out, _ = moot("list", "--json")
+    rows = json.loads(out)
+    debate_id = rows[0]["id"]
+    assert rows[0]["status"] == "completed"
+    assert moot("list", "--search", "nothing like this")[1].startswith("No debates")
+    assert json.loads(moot("list", "--status", "failed", "--json")[1]) == []
+
+    code, out, _ = moot("show", debate_id[:8])
+    assert code == 0 and "In round 1, Ada holds" in out and "Scores" in out
+
+    md = tmp_path / "debate.md"
+    assert moot("export", debate_id[:8], "--format", "markdown", "-o", str(md))[0] == 0
+    assert "Should cities ban cars?" in md.read_text() and "In round 2, Bo holds" in md.read_text()
+    assert moot("export", debate_id, "-f", "html", "-o", str(tmp_path / "page"))[0] == 0
+    assert (tmp_path / "page.html").read_text().lower().startswith("<!doctype html>")
+    code, out, _ = moot("export", debate_id, "-f", "json")
+    record = load_json(out)
+    assert record.state.status == "completed" and len(record.state.turns) == 4
+    code, out, _ = moot("export", debate_id, "-f", "text")
+    assert "Ada" in out and code == 0
+
+
+def test_json_lines_are_typed_events() -> None:
+    code, out, _ = moot("run", "Tabs or spaces?", *FAKES, "-r", "1", "--json")
+    assert code == 0
+    events = [EVENT_ADAPTER.validate_json(line) for line in out.splitlines()]
+    assert events[0].type == "debate_started" and events[-1].type == "debate_completed"
+    assert {"token_delta", "turn_completed", "verdict"} <= {e.type for e in events}
+
+
+def test_quiet_prints_only_the_verdict() -> None:
+    code, out, _ = moot("run", "Tabs or spaces?", *FAKES, "-r", "1", "--quiet")
+    assert code == 0
+    assert "Round 1" not in out and "holds that" not in out
+    assert "Scores" in out
+
+
+def test_config_file_and_flags_combine(tmp_path: Path) -> None:
+    cfg = tmp_path / "d.yaml"
+    cfg.write_text("topic: From a file\nrounds: 3\nparticipants:\n  - {name: X, model: 'fake:x'}\n"
+                   "  - {name: Y, model: 'fake:y'}\njudge: null\n")
+    code, out, _ = moot("run", "--config", str(cfg), "--rounds", "1", "--order", "simultaneous")
+    assert code == 0, out
+    assert "From a file" in out and "simultaneous, 1 round" in out and "Verdict" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "  ", *FAKES], "topic: "),
+        (["run"], "topic: give the question to debate"),
+        (["run", "T", "-p", "fake:a"], "participants: List should have at least 2 items"),
+        (["run", "T", "-p", "fake:a,name=Ada", "-p", "fake:b,name=ada"], "share the id"),
+        (["run", "T", "-p", "nope:x", "-p", "fake:b"], "participants.0.model: unknown provider 'nope'"),
+        (["run", "T", "-p", "gpt4", "-p", "fake:b"], "must look like 'provider:model'"),
+        (["run", "T", *FAKES, "--rounds", "0"], "rounds: Input should be greater than or equal to 1"),
+        (["run", "T", *FAKES, "--rounds", "99"], "rounds: Input should be less than or equal to 50"),
+        (["run", "--config", "/nonexistent/d.yaml"], "--config: cannot read"),
+        (["run", "T", "-p", "openai:gpt-4o", "-p", "fake:b"], "participants.0.model: openai needs OPENAI_API_KEY"),
+        (["run", "T", *FAKES, "--judge", "anthropic:claude-sonnet-4-5"], "judge.model: the anthropic provider is not installed; run `pip install 'moot[anthropic]'`"),
+        (["export", "doesnotexist"], "no debate"),
+        (["export", "abcd", "-f", "pdf"], "--format: unknown format 'pdf'"),
+        (["list", "--since", "yesterday"], "--since: 'yesterday' is not a date"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code, out, err = moot(*args)
+    assert code == 2, (out, err)
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert json.loads(moot("list", "--json")[1]) == []
+
+
+def test_invalid_config_file_names_the_field(tmp_path: Path) -> None:
+    cfg = tmp_path / "d.yaml"
+    cfg.write_text("topic: T\nparticipants:\n  - {name: A, model: 'fake:a', temprature: 1}\n  - {name: B}\n")
+    code, _, err = moot("run", "--config", str(cfg))
+    assert code == 2 and "participants.0.temprature: unknown field" in err
+
+
+def test_models_shows_whether_keys_are_set_never_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-very-secret-value")
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    code, out, _ = moot("models")
+    assert code == 0
+    assert "sk-test" not in out
+    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert "set" in lines["openai"] and "missing" in lines["groq"] and "not needed" in lines["local"]
+
+
+def test_schema_is_json_schema_of_the_config() -> None:
+    code, out, _ = moot("schema")
+    schema = json.loads(out)
+    assert code == 0 and {"topic", "participants", "rounds", "turn_order"} <= set(schema["properties"])
+
+
+def test_prompts_lists_and_prints_templates() -> None:
+    assert "debater_system.j2" in moot("prompts")[1]
+    assert "impartial" in moot("prompts", "judge_system.j2")[1]
+    assert moot("prompts", "nope.j2")[0] == 2
+
+
+def test_ctrl_c_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> None:
+    env = {**os.environ, "MOOT_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moot", "run", "Slow debate", "-p", "fake:slow-300,name=A", "-p",
+         "fake:slow-300,name=B", "-r", "5", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    assert proc.stdout is not None
+    completed = 0
+    for line in proc.stdout:
+        if json.loads(line)["type"] == "turn_completed":
+            completed += 1
+            if completed == 2:
+                proc.send_signal(signal.SIGINT)
+                break
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    result = subprocess.run([sys.executable, "-m", "moot", "list", "--json"], capture_output=True, text=True,
+                            env=env, check=True)
+    row = json.loads(result.stdout)[0]
+    assert row["status"] == "interrupted"
+    exported = subprocess.run([sys.executable, "-m", "moot", "export", row["id"], "-f", "json"],
+                              capture_output=True, text=True, env=env, check=True)
+    assert len(load_json(exported.stdout).state.turns) >= 2

@@ -1,0 +1,199 @@
+"""The engine with function models: orders, participant counts, the judge's failures, faults, Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from moot.domain.events import DebateInterrupted, Event, TurnCompleted
+from moot.domain.state import fold
+from moot.engine import InMemoryLog, run_debate
+from moot.errors import MissingKeyError
+from moot.store import EventStore
+from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
+
+
+async def collect(config, **kwargs) -> list[Event]:  # type: ignore[no-untyped-def]
+    return [e async for e in run_debate(config, **kwargs)]
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+@pytest.mark.parametrize("order", ["sequential", "simultaneous"])
+async def test_every_participant_speaks_every_round_then_the_judge_rules(n: int, order: str) -> None:
+    config = make_config(n, rounds=3, order=order)
+    rec = Recorder()
+    judge, _ = judge_model([judge_answer(config)])
+    events = await collect(config, resolve=resolver(rec, judge))
+
+    durable = [e for e in events if e.durable]
+    assert [e.seq for e in durable] == list(range(1, len(durable) + 1))
+    state = fold(durable)
+    assert state.status == "completed"
+    assert [r.number for r in state.rounds] == [1, 2, 3]
+    for r in state.rounds:
+        assert sorted(t.participant_id for t in r.turns) == sorted(p.id for p in config.participants)
+        assert r.completed
+    assert state.verdict is not None
+    assert state.verdict.winner_ids == [config.participants[-1].id]  # judge_answer gives the last the top score
+    assert len(rec.calls) == 3 * n
+    assert any(e.type == "token_delta" for e in events)
+    assert all(e.seq is None for e in events if e.type == "token_delta")
+    # Usage is summed from turns and judge.
+    assert state.usage.requests == 3 * n + 1
+
+
+async def test_sequential_speakers_see_earlier_turns_of_the_same_round() -> None:
+    config = make_config(3, rounds=1)
+    rec = Recorder()
+    judge, _ = judge_model([judge_answer(config)])
+    await collect(config, resolve=resolver(rec, judge))
+    (_, first), (_, second), (_, third) = rec.calls
+    assert "you open the debate" in first
+    assert "ada speaks in call 1." in second and "[Round 1] Ada (view 0)" in second
+    assert "ada speaks in call 1." in third and "bo speaks in call 2." in third
+
+
+async def test_simultaneous_speakers_see_only_earlier_rounds_and_really_overlap() -> None:
+    config = make_config(3, rounds=2, order="simultaneous")
+    rec = Recorder(delay=0.05)
+    judge, _ = judge_model([judge_answer(config)])
+    await collect(config, resolve=resolver(rec, judge))
+    # All three calls of a round were in flight at once: the round is as long as its slowest speaker.
+    assert rec.max_in_flight == 3
+    round_one, round_two = rec.calls[:3], rec.calls[3:]
+    assert all("you open the debate" in user for _, user in round_one)
+    for _, user in round_two:
+        assert "[Round 1] Ada" in user and "[Round 2]" not in user
+
+
+async def test_sequential_calls_never_overlap() -> None:
+    config = make_config(3, rounds=1)
+    rec = Recorder(delay=0.01)
+    judge, _ = judge_model([judge_answer(config)])
+    await collect(config, resolve=resolver(rec, judge))
+    assert rec.max_in_flight == 1
+
+
+async def test_debater_prompt_names_persona_stance_others_and_round() -> None:
+    config = make_config(3, rounds=4)
+    rec = Recorder()
+    judge, _ = judge_model([judge_answer(config)])
+    await collect(config, resolve=resolver(rec, judge))
+    system, _ = rec.calls[4]  # Bo in round 2
+    assert "You are Bo" in system
+    assert "Should cities ban cars?" in system
+    assert "Position: view 1" in system
+    assert "- Ada: view 0" in system and "- Cy: view 2" in system
+    assert "round 2 of 4" in system
+
+
+async def test_judge_invalid_once_is_retried() -> None:
+    config = make_config(2, rounds=1)
+    bad = judge_answer(config, {"ada": 15.0, "bo": 3.0})  # 15 is out of range
+    judge, calls = judge_model([bad, judge_answer(config, {"ada": 6.0, "bo": 6.0})])
+    events = await collect(config, resolve=resolver(Recorder(), judge))
+    verdict_event = next(e for e in events if e.type == "verdict")
+    assert verdict_event.verdict is not None
+    assert verdict_event.attempts == 2 and calls[0] == 2
+    assert verdict_event.verdict.is_tie and verdict_event.verdict.winner_ids == ["ada", "bo"]
+
+
+async def test_judge_invalid_always_completes_with_missing_verdict_and_all_turns() -> None:
+    config = make_config(2, rounds=2)
+    judge, calls = judge_model(["{not json"])
+    events = await collect(config, resolve=resolver(Recorder(), judge))
+    state = fold(e for e in events if e.durable)
+    assert state.status == "completed"
+    assert state.verdict is None
+    assert state.verdict_error is not None and "no valid verdict" in state.verdict_error
+    assert len(state.turns) == 4
+    assert calls[0] == config.judge.retries + 1  # type: ignore[union-attr]
+
+
+async def test_model_failure_fails_the_debate_but_keeps_finished_turns() -> None:
+    config = make_config(2, rounds=2)
+    rec = Recorder(fail_on_call=3)
+    judge, _ = judge_model([judge_answer(config)])
+    events = await collect(config, resolve=resolver(rec, judge))
+    state = fold(e for e in events if e.durable)
+    assert state.status == "failed"
+    assert "provider exploded" in (state.error or "")
+    assert len(state.turns) == 2
+
+
+async def test_turn_timeout_is_reported_with_the_field_to_change() -> None:
+    config = make_config(2, rounds=1, limits={"turn_timeout_s": 0.05})
+    judge, _ = judge_model([judge_answer(config)])
+    events = await collect(config, resolve=resolver(Recorder(delay=1.0), judge))
+    failed = events[-1]
+    assert failed.type == "debate_failed"
+    assert "limits.turn_timeout_s" in failed.error
+
+
+async def test_no_judge_means_no_verdict_event() -> None:
+    config = make_config(2, rounds=1, judge=None)
+    events = await collect(config, resolve=resolver(Recorder()))
+    assert "verdict" not in [e.type for e in events]
+    assert events[-1].type == "debate_completed"
+
+
+async def test_cancelling_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> None:
+    config = make_config(2, rounds=3)
+    judge, _ = judge_model([judge_answer(config)])
+    rec = Recorder(delay=0.02)
+    store = await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'm.db'}")
+    seen: list[Event] = []
+
+    async def consume() -> None:
+        async for event in run_debate(config, log=store, resolve=resolver(rec, judge), debate_id="d1"):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    while sum(isinstance(e, TurnCompleted) for e in seen) < 3:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    stored = await store.events("d1")
+    await store.close()
+    assert isinstance(stored[-1], DebateInterrupted)
+    state = fold(stored)
+    assert state.status == "interrupted"
+    assert len(state.turns) >= 3
+
+
+async def test_each_completed_turn_is_stored_before_the_next_turn_starts(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'd.db'}"
+    config = make_config(2, rounds=2)
+    judge, _ = judge_model([judge_answer(config)])
+    rec = Recorder()
+    async with await EventStore.open(url) as store, await EventStore.open(url) as reader:
+        async for event in run_debate(config, log=store, resolve=resolver(rec, judge), debate_id="d2"):
+            if isinstance(event, TurnCompleted):
+                # Another connection already sees it: it is committed, and no later turn has begun.
+                stored = await reader.events("d2")
+                assert stored[-1].type == "turn_completed" and stored[-1].seq == event.seq
+        assert [e.seq for e in await reader.events("d2")] == list(range(1, event.seq + 1))  # type: ignore[operator]
+
+
+async def test_in_memory_log_numbers_like_the_store() -> None:
+    config = make_config(2, rounds=1)
+    judge, _ = judge_model([judge_answer(config)])
+    log = InMemoryLog()
+    events = await collect(config, log=log, resolve=resolver(Recorder(), judge))
+    assert log.events == [e for e in events if e.durable]
+
+
+async def test_missing_key_is_reported_before_anything_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = make_config(2, rounds=1)
+    config = config.model_copy(update={"participants": [
+        config.participants[0].model_copy(update={"model": config.participants[0].model.model_validate("openai:gpt-4o")}),
+        config.participants[1],
+    ]})
+    log = InMemoryLog()
+    with pytest.raises(MissingKeyError, match=r"participants\.0\.model: openai needs OPENAI_API_KEY"):
+        await collect(config, log=log)
+    assert log.events == []

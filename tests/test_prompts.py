@@ -1,0 +1,73 @@
+"""Prompt rendering and user overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from moot.domain.state import fold
+from moot.domain.usage import Usage
+from moot.judging import judge_prompt
+from moot.prompts.history import history_window
+from moot.prompts.render import _environment, render
+from moot.protocols import get_protocol
+from tests.conftest import make_config
+
+
+def _state_with_turns(config, texts):  # type: ignore[no-untyped-def]
+    from moot.domain.events import DebateStarted, RoundStarted, TurnCompleted
+
+    d = {"debate_id": "x"}
+    events = [DebateStarted(**d, config=config), RoundStarted(**d, round=1)]
+    ids = [p.id for p in config.participants]
+    for i, text in enumerate(texts):
+        events.append(TurnCompleted(**d, round=1, participant_id=ids[i % len(ids)], model="m", text=text,
+                                    usage=Usage(), latency_s=0))
+    return fold(events)
+
+
+def test_turn_prompt_renders_history_with_names_and_rounds() -> None:
+    config = make_config(3, rounds=3, context="Cars emit CO2.")
+    state = _state_with_turns(config, ["Ada's first point", "Bo's reply"])
+    prompt = get_protocol("free-form").turn_prompt(config, state, config.participants[2], 1)
+    assert "[Round 1] Ada (view 0):\nAda's first point" in prompt.user
+    assert "[Round 1] Bo (view 1):\nBo's reply" in prompt.user
+    assert "round 1 of 3" in prompt.user
+    assert "BACKGROUND MATERIAL\nCars emit CO2." in prompt.system
+    assert "opening round" in prompt.system
+
+
+def test_history_window_drops_oldest_turns_and_says_so() -> None:
+    config = make_config(2)
+    state = _state_with_turns(config, ["a" * 100, "b" * 100, "c" * 100])
+    window = history_window(config, state.turns, max_chars=250)
+    assert [t.text[0] for t in window.turns] == ["b", "c"] and window.omitted == 1
+    tiny = history_window(config, state.turns, max_chars=10)
+    assert tiny.turns[0].text == "..." + "c" * 10 and tiny.omitted == 2
+
+
+def test_judge_prompt_lists_participants_and_transcript() -> None:
+    config = make_config(2)
+    state = _state_with_turns(config, ["cars are bad", "cars are good"])
+    prompt = judge_prompt(config, state)
+    assert "impartial" in prompt.system
+    assert "- Ada (id: ada): view 0" in prompt.user
+    assert "[Round 1] Bo:\ncars are good" in prompt.user
+
+
+def test_user_templates_override_packaged_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "judge_system.j2").write_text("Custom judge {{ judge_name }}.")
+    monkeypatch.setenv("MOOT_PROMPTS", str(tmp_path))
+    _environment.cache_clear()
+    try:
+        assert render("judge_system.j2", judge_name="Zed", instructions=None) == "Custom judge Zed.\n"
+    finally:
+        _environment.cache_clear()
+
+
+def test_missing_template_variable_is_an_error_not_silence() -> None:
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError):
+        render("judge_system.j2")

@@ -1,0 +1,468 @@
+"""The event store: seq numbering, round trips, the debates projection, lookups, durability, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import get_args
+from zoneinfo import ZoneInfo
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine
+
+from moot.domain.config import DebateConfig, Participant
+from moot.domain.events import (
+    DebateCompleted,
+    DebateFailed,
+    DebateInterrupted,
+    DebateStarted,
+    Event,
+    JudgingStarted,
+    RoundCompleted,
+    RoundStarted,
+    TokenDelta,
+    TurnCompleted,
+    TurnStarted,
+    VerdictGiven,
+)
+from moot.domain.usage import Usage
+from moot.domain.verdict import ParticipantScore, Verdict
+from moot.errors import NotFoundError, StoreError, UserError
+from moot.store import DebateSummary, EventStore, db_url_from, default_db_url
+from moot.store.db import metadata
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def config(topic: str = "Is tea better than coffee?") -> DebateConfig:
+    return DebateConfig(
+        topic=topic,
+        participants=[Participant(name="Ada", stance="for"), Participant(name="Bob", stance="against")],
+    )
+
+
+def started(
+    debate_id: str = "d1", *, topic: str = "Is tea better than coffee?", at: datetime = T0
+) -> DebateStarted:
+    return DebateStarted(debate_id=debate_id, config=config(topic), at=at)
+
+
+def turn(debate_id: str = "d1", participant_id: str = "ada", text: str = "Tea.") -> TurnCompleted:
+    return TurnCompleted(
+        debate_id=debate_id,
+        round=1,
+        participant_id=participant_id,
+        model="local:smollm2",
+        text=text,
+        usage=Usage(requests=1, input_tokens=10, output_tokens=5, cost_usd=0.001),
+        latency_s=1.5,
+        first_token_s=0.25,
+    )
+
+
+def verdict(debate_id: str = "d1", *, ada: float = 8, bob: float = 6) -> VerdictGiven:
+    scores = [
+        ParticipantScore(participant_id="ada", score=ada, reasoning="clear", key_arguments=["taste"]),
+        ParticipantScore(participant_id="bob", score=bob, reasoning="vague"),
+    ]
+    return VerdictGiven(
+        debate_id=debate_id,
+        model="local:smollm2",
+        verdict=Verdict.from_scores(scores, summary="Ada argued better.", areas_of_agreement=["both hot"]),
+        usage=Usage(requests=1, input_tokens=100, output_tokens=50),
+        latency_s=2.0,
+    )
+
+
+def one_of_each(debate_id: str = "d1") -> list[Event]:
+    """A whole debate's durable events, every durable type at least once."""
+    return [
+        started(debate_id),
+        RoundStarted(debate_id=debate_id, round=1),
+        TurnStarted(debate_id=debate_id, round=1, participant_id="ada", model="local:smollm2"),
+        turn(debate_id, "ada", "Tea calms."),
+        TurnStarted(debate_id=debate_id, round=1, participant_id="bob", model="local:smollm2"),
+        turn(debate_id, "bob", "Coffee wakes."),
+        RoundCompleted(debate_id=debate_id, round=1),
+        JudgingStarted(debate_id=debate_id, model="local:smollm2"),
+        verdict(debate_id),
+        DebateCompleted(debate_id=debate_id),
+    ]
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
+    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'moot.db'}") as s:
+        yield s
+
+
+async def append_all(store: EventStore, events: list[Event]) -> list[Event]:
+    return [await store.append(e) for e in events]
+
+
+# -- appending ----------------------------------------------------------------------------------
+
+
+async def test_seq_counts_from_one_without_gaps(store: EventStore) -> None:
+    stored = await append_all(store, one_of_each("d1"))
+    await append_all(store, one_of_each("d2"))
+    assert [e.seq for e in stored] == list(range(1, 11))
+    assert [e.seq for e in await store.events("d1")] == list(range(1, 11))
+    assert [e.seq for e in await store.events("d2")] == list(range(1, 11))
+    assert [e.seq for e in await store.events("d1", after_seq=7)] == [8, 9, 10]
+
+
+async def test_concurrent_appends_get_distinct_consecutive_seqs(store: EventStore) -> None:
+    await store.append(started())
+    stored = await asyncio.gather(*(store.append(turn(text=f"t{i}")) for i in range(20)))
+    assert sorted(e.seq or 0 for e in stored) == list(range(2, 22))
+    assert [e.seq for e in await store.events("d1")] == list(range(1, 22))
+
+
+async def test_token_delta_is_not_stored(store: EventStore) -> None:
+    await store.append(started())
+    delta = TokenDelta(debate_id="d1", round=1, participant_id="ada", text="Te")
+    assert await store.append(delta) is delta
+    assert delta.seq is None
+    assert (await store.append(RoundStarted(debate_id="d1", round=1))).seq == 2
+    assert [e.type for e in await store.events("d1")] == ["debate_started", "round_started"]
+
+
+async def test_every_event_type_round_trips(store: EventStore) -> None:
+    originals = [
+        *one_of_each("d1"),
+        started("d2"),
+        VerdictGiven(debate_id="d2", model="m:x", verdict=None, error="no valid verdict", attempts=3),
+        DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),
+        started("d3"),
+        DebateInterrupted(debate_id="d3"),
+    ]
+    durable_types = {cls.model_fields["type"].default for cls in get_args(get_args(Event)[0])} - {
+        "token_delta"
+    }
+    assert {e.type for e in originals} == durable_types
+
+    returned = await append_all(store, originals)
+    read_back = [e for d in ("d1", "d2", "d3") for e in await store.events(d)]
+
+    assert read_back == returned
+    for original, back in zip(originals, read_back, strict=True):
+        assert type(back) is type(original)
+        assert back.model_copy(update={"seq": None}) == original
+
+
+async def test_state_is_the_fold_of_the_log(store: EventStore) -> None:
+    await append_all(store, one_of_each())
+    state = await store.state("d1")
+    assert state.status == "completed"
+    assert state.config == config()
+    assert [t.text for t in state.turns] == ["Tea calms.", "Coffee wakes."]
+    assert state.verdict is not None and state.verdict.winner_id == "ada"
+    assert state.last_seq == 10
+
+
+async def test_append_before_debate_started_is_refused(store: EventStore) -> None:
+    with pytest.raises(StoreError, match="first event must be debate_started"):
+        await store.append(RoundStarted(debate_id="nope", round=1))
+
+
+async def test_starting_a_debate_twice_is_refused(store: EventStore, tmp_path: Path) -> None:
+    await store.append(started())
+    async with await EventStore.open(str(tmp_path / "moot.db")) as other:
+        with pytest.raises(StoreError, match="already exists"):
+            await other.append(started())
+    assert len(await store.events("d1")) == 1
+
+
+# -- the debates projection ---------------------------------------------------------------------
+
+
+async def test_projection_follows_status_and_winner(store: EventStore) -> None:
+    expected = {
+        "debate_started": ("running", None),
+        "round_started": ("running", None),
+        "judging_started": ("judging", None),
+        "verdict": ("running", "Ada"),
+        "debate_completed": ("completed", "Ada"),
+    }
+    for event in one_of_each():
+        stored = await store.append(event)
+        row = await store.summary("d1")
+        if stored.type in expected:
+            assert (row.status, row.winner) == expected[stored.type], stored.type
+        assert row.updated_at == stored.at
+    row = await store.summary("d1")
+    assert row.created_at == T0
+    assert row.topic == "Is tea better than coffee?"
+    assert (row.format, row.rounds) == ("free-form", 3)
+    assert [(p.id, p.name, p.model, p.stance) for p in row.participants] == [
+        ("ada", "Ada", "local:smollm2", "for"),
+        ("bob", "Bob", "local:smollm2", "against"),
+    ]
+
+
+async def test_projection_tie_and_missing_verdict(store: EventStore) -> None:
+    await store.append(started("tie"))
+    await store.append(verdict("tie", ada=7, bob=7))
+    assert (await store.summary("tie")).winner == "tie: Ada, Bob"
+
+    await store.append(started("none"))
+    await store.append(VerdictGiven(debate_id="none", model="m:x", verdict=None, error="bad json"))
+    assert (await store.summary("none")).winner is None
+
+
+@pytest.mark.parametrize(
+    ("last", "status"),
+    [
+        (DebateFailed(debate_id="d1", error="boom", error_type="X"), "failed"),
+        (DebateInterrupted(debate_id="d1"), "interrupted"),
+    ],
+)
+async def test_projection_terminal_status(store: EventStore, last: Event, status: str) -> None:
+    await store.append(started())
+    await store.append(last)
+    assert (await store.summary("d1")).status == status
+
+
+# -- listing and lookups ------------------------------------------------------------------------
+
+
+async def test_list_filters_and_order(store: EventStore) -> None:
+    await store.append(started("old", topic="Cats or dogs?", at=T0))
+    await store.append(started("mid", topic="Is TEA good?", at=T0 + timedelta(days=1)))
+    await store.append(started("new", topic="100% sure about tea_time?", at=T0 + timedelta(days=2)))
+    await store.append(DebateCompleted(debate_id="mid"))
+
+    def ids(rows: list[DebateSummary]) -> list[str]:
+        return [row.id for row in rows]
+
+    hour, day = timedelta(hours=1), timedelta(days=1)
+    assert ids(await store.list_debates()) == ["new", "mid", "old"]
+    assert ids(await store.list_debates(text="tea")) == ["new", "mid"]
+    assert ids(await store.list_debates(text="% sure")) == ["new"]
+    assert ids(await store.list_debates(text="%")) == ["new"]  # a literal '%', not a wildcard
+    assert ids(await store.list_debates(text="a_t")) == ["new"]
+    assert ids(await store.list_debates(status="completed")) == ["mid"]
+    assert ids(await store.list_debates(status="running")) == ["new", "old"]
+    assert ids(await store.list_debates(since=T0 + hour)) == ["new", "mid"]
+    assert ids(await store.list_debates(until=T0 + day)) == ["mid", "old"]  # inclusive
+    assert ids(await store.list_debates(since=T0 + hour, until=T0 + day + hour)) == ["mid"]
+    assert ids(await store.list_debates(since=datetime(2025, 3, 2, 12, 0))) == ["new", "mid"]  # naive: UTC
+    assert ids(await store.list_debates(limit=2)) == ["new", "mid"]
+    assert ids(await store.list_debates(limit=0)) == []
+    with pytest.raises(UserError, match="unknown status 'done'"):
+        await store.list_debates(status="done")
+
+
+async def test_summary_times_are_utc_aware(store: EventStore) -> None:
+    berlin = datetime(2025, 3, 1, 14, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    await store.append(started(at=berlin))
+    row = (await store.list_debates())[0]
+    assert row.created_at.utcoffset() == timedelta(0)
+    assert row.created_at == berlin
+
+
+async def test_resolve_id(store: EventStore) -> None:
+    for debate_id in ("abcd1111", "abcd2222", "abce3333", "ab"):
+        await store.append(started(debate_id))
+    assert await store.resolve_id("abcd1111") == "abcd1111"
+    assert await store.resolve_id("ab") == "ab"  # an exact id may be short
+    assert await store.resolve_id("abcd1") == "abcd1111"
+    assert await store.resolve_id("abce") == "abce3333"
+    with pytest.raises(NotFoundError, match=r"id prefix 'abcd' matches 2 debates; give more characters"):
+        await store.resolve_id("abcd")
+    with pytest.raises(NotFoundError, match=r"no debate with id 'zzzz'; `moot list` shows ids"):
+        await store.resolve_id("zzzz")
+    with pytest.raises(NotFoundError, match="no debate with id 'abc'"):
+        await store.resolve_id("abc")  # a prefix must have 4 characters
+    with pytest.raises(NotFoundError):
+        await store.resolve_id("ABCD1")  # ids are case-sensitive
+
+
+async def test_unknown_debate(store: EventStore) -> None:
+    assert await store.events("nope") == []
+    with pytest.raises(NotFoundError, match="no debate with id 'nope'"):
+        await store.state("nope")
+    with pytest.raises(NotFoundError):
+        await store.summary("nope")
+    with pytest.raises(NotFoundError):
+        await store.delete("nope")
+
+
+async def test_delete_removes_events_and_row(store: EventStore) -> None:
+    await append_all(store, one_of_each("d1"))
+    await append_all(store, one_of_each("d2"))
+    await store.delete("d1")
+    assert await store.events("d1") == []
+    assert [d.id for d in await store.list_debates()] == ["d2"]
+    assert len(await store.events("d2")) == 10
+    # The id is free again, and numbering starts over.
+    assert (await store.append(started("d1"))).seq == 1
+
+
+# -- opening, migrations, durability ------------------------------------------------------------
+
+
+async def test_reopening_keeps_data_and_migrating_again_is_a_no_op(tmp_path: Path) -> None:
+    path = tmp_path / "moot.db"
+    async with await EventStore.open(str(path)) as first:
+        await append_all(first, one_of_each())
+    for _ in range(2):
+        async with await EventStore.open(str(path)) as again:
+            assert len(await again.events("d1")) == 10
+            assert (await again.summary("d1")).status == "completed"
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("select version_num from alembic_version").fetchall() == [("0001",)]
+        assert raw.execute("pragma journal_mode").fetchone() == ("wal",)
+
+
+async def test_append_continues_numbering_after_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "moot.db"
+    async with await EventStore.open(str(path)) as first:
+        await first.append(started())
+        await first.append(RoundStarted(debate_id="d1", round=1))
+    async with await EventStore.open(str(path)) as second:
+        assert (await second.append(turn())).seq == 3
+        assert [e.seq for e in await second.events("d1")] == [1, 2, 3]
+
+
+async def test_migrations_match_the_tables(tmp_path: Path) -> None:
+    path = tmp_path / "moot.db"
+    await (await EventStore.open(str(path))).close()
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    finally:
+        engine.dispose()
+
+
+async def test_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "moot.db"
+    await (await EventStore.open(str(path))).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("update alembic_version set version_num = 'from_the_future'")
+    with pytest.raises(StoreError, match="newer moot"):
+        await EventStore.open(str(path))
+
+
+async def test_unreadable_event_is_a_store_error(store: EventStore, tmp_path: Path) -> None:
+    await store.append(started())
+    with sqlite3.connect(tmp_path / "moot.db") as raw:
+        raw.execute('update events set payload = \'{"type": "mystery"}\'')
+    with pytest.raises(StoreError, match="event 1 of debate 'd1'"):
+        await store.events("d1")
+
+
+async def test_close_then_reopen_sees_every_appended_event(tmp_path: Path) -> None:
+    path = tmp_path / "moot.db"
+    store = await EventStore.open(str(path))
+    returned = await append_all(store, one_of_each())
+    await store.close()  # no flush, no checkpoint: only what append already committed
+    async with await EventStore.open(str(path)) as reopened:
+        assert await reopened.events("d1") == returned
+
+
+def test_events_survive_a_killed_process(tmp_path: Path) -> None:
+    """A process that dies right after append returns, without closing anything, loses nothing."""
+    path = tmp_path / "moot.db"
+    script = textwrap.dedent(
+        f"""
+        import asyncio, os, signal
+        from moot.store import EventStore
+        from tests.test_store import one_of_each
+
+        async def main():
+            store = await EventStore.open({str(path)!r})
+            for event in one_of_each():
+                await store.append(event)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        asyncio.run(main())
+        """
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, timeout=60)
+    assert done.returncode == -9, done.stderr.decode()
+
+    async def read() -> list[Event]:
+        async with await EventStore.open(str(path)) as store:
+            return await store.events("d1")
+
+    assert [e.seq for e in asyncio.run(read())] == list(range(1, 11))
+
+
+async def test_append_after_the_directory_is_removed_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    store = await EventStore.open(str(folder / "moot.db"))
+    try:
+        await store.append(started())
+        shutil.rmtree(folder)
+        with pytest.raises(StoreError, match="deleted or replaced"):
+            await store.append(RoundStarted(debate_id="d1", round=1))
+    finally:
+        await store.close()
+
+
+async def test_open_creates_the_parent_directory(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "moot.db"
+    async with await EventStore.open(f"sqlite:///{path}") as store:  # a sync URL is made async
+        await store.append(started())
+    assert path.is_file()
+
+
+async def test_open_failure_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    with pytest.raises(StoreError, match="could not open the event store"):
+        await EventStore.open(str(tmp_path / "file" / "moot.db"))
+    (tmp_path / "garbage.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="could not open the event store"):
+        await EventStore.open(str(tmp_path / "garbage.db"))
+
+
+async def test_in_memory_store_serializes_readers_and_writers() -> None:
+    async with await EventStore.open("sqlite+aiosqlite://") as store:
+        await store.append(started())
+        results = await asyncio.gather(
+            *(store.append(turn(text=str(i))) for i in range(10)),
+            *(store.list_debates() for _ in range(10)),
+        )
+        assert len(results) == 20
+        assert len(await store.events("d1")) == 11
+
+
+# -- location -----------------------------------------------------------------------------------
+
+
+def test_default_url_uses_moot_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
+    assert default_db_url() == f"sqlite+aiosqlite:///{tmp_path / 'home' / 'moot.db'}"
+    assert db_url_from(None) == default_db_url()
+
+
+def test_default_url_without_moot_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MOOT_HOME", raising=False)
+    url = default_db_url()
+    assert url.startswith("sqlite+aiosqlite:////") or url.startswith("sqlite+aiosqlite:///")
+    assert url.endswith("moot.db") and "moot" in url.removesuffix("moot.db")
+
+
+def test_db_url_from_paths_and_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert db_url_from("x.db") == f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
+    assert db_url_from(str(tmp_path)) == f"sqlite+aiosqlite:///{tmp_path / 'moot.db'}"
+    assert db_url_from("sqlite+aiosqlite:////abs/x.db") == "sqlite+aiosqlite:////abs/x.db"
+    assert db_url_from("sqlite:////abs/x.db") == "sqlite+aiosqlite:////abs/x.db"
+    assert db_url_from("postgresql://u:p@h/db") == "postgresql+asyncpg://u:p@h/db"
+    assert db_url_from("postgresql+asyncpg://u:p@h/db") == "postgresql+asyncpg://u:p@h/db"
+    with pytest.raises(UserError, match="not a database URL"):
+        db_url_from("::not a url://")
