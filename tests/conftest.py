@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 from pydantic_ai import models
-from pydantic_ai.messages import ModelMessage, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
@@ -50,7 +57,9 @@ class Recorder:
     max_in_flight: int = 0
 
     def model(self, name: str) -> FunctionModel:
-        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        async def stream(
+            messages: list[ModelMessage], info: AgentInfo
+        ) -> AsyncIterator[str | DeltaToolCalls]:
             system, user = prompt_text(messages)
             self.calls.append((system, user))
             if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
@@ -102,10 +111,11 @@ def make_config(n: int = 2, *, rounds: int = 2, order: str = "sequential", **ext
     extra.setdefault("judge", {"model": "fake:judge"})
     return DebateConfig(
         topic="Should cities ban cars?",
-        participants=[Participant(name=names[i], model=f"fake:{names[i].lower()}", stance=f"view {i}")
-                      for i in range(n)],
+        participants=[
+            Participant(name=names[i], model=f"fake:{names[i].lower()}", stance=f"view {i}") for i in range(n)
+        ],
         rounds=rounds,
-        turn_order=order,  # type: ignore[arg-type]
+        turn_order=order,
         **extra,
     )
 

@@ -74,8 +74,10 @@ def test_quiet_prints_only_the_verdict() -> None:
 
 def test_config_file_and_flags_combine(tmp_path: Path) -> None:
     cfg = tmp_path / "d.yaml"
-    cfg.write_text("topic: From a file\nrounds: 3\nparticipants:\n  - {name: X, model: 'fake:x'}\n"
-                   "  - {name: Y, model: 'fake:y'}\njudge: null\n")
+    cfg.write_text(
+        "topic: From a file\nrounds: 3\nparticipants:\n  - {name: X, model: 'fake:x'}\n"
+        "  - {name: Y, model: 'fake:y'}\njudge: null\n"
+    )
     code, out, _ = moot("run", "--config", str(cfg), "--rounds", "1", "--order", "simultaneous")
     assert code == 0, out
     assert "From a file" in out and "simultaneous, 1 round" in out and "Verdict" not in out
@@ -93,8 +95,14 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
         (["run", "T", *FAKES, "--rounds", "0"], "rounds: Input should be greater than or equal to 1"),
         (["run", "T", *FAKES, "--rounds", "99"], "rounds: Input should be less than or equal to 50"),
         (["run", "--config", "/nonexistent/d.yaml"], "--config: cannot read"),
-        (["run", "T", "-p", "openai:gpt-4o", "-p", "fake:b"], "participants.0.model: openai needs OPENAI_API_KEY"),
-        (["run", "T", *FAKES, "--judge", "anthropic:claude-sonnet-4-5"], "judge.model: the anthropic provider is not installed; run `pip install 'moot[anthropic]'`"),
+        (
+            ["run", "T", "-p", "openai:gpt-4o", "-p", "fake:b"],
+            "participants.0.model: openai needs OPENAI_API_KEY",
+        ),
+        (
+            ["run", "T", *FAKES, "--judge", "anthropic:claude-sonnet-4-5"],
+            "judge.model: the anthropic provider is not installed; run `pip install 'moot[anthropic]'`",
+        ),
         (["export", "doesnotexist"], "no debate"),
         (["export", "abcd", "-f", "pdf"], "--format: unknown format 'pdf'"),
         (["list", "--since", "yesterday"], "--since: 'yesterday' is not a date"),
@@ -144,9 +152,24 @@ def test_prompts_lists_and_prints_templates() -> None:
 def test_ctrl_c_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> None:
     env = {**os.environ, "MOOT_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moot", "run", "Slow debate", "-p", "fake:slow-300,name=A", "-p",
-         "fake:slow-300,name=B", "-r", "5", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "moot",
+            "run",
+            "Slow debate",
+            "-p",
+            "fake:slow-300,name=A",
+            "-p",
+            "fake:slow-300,name=B",
+            "-r",
+            "5",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert proc.stdout is not None
     completed = 0
@@ -158,10 +181,16 @@ def test_ctrl_c_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> No
                 break
     proc.communicate(timeout=30)
     assert proc.returncode == 130
-    result = subprocess.run([sys.executable, "-m", "moot", "list", "--json"], capture_output=True, text=True,
-                            env=env, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "moot", "list", "--json"], capture_output=True, text=True, env=env, check=True
+    )
     row = json.loads(result.stdout)[0]
     assert row["status"] == "interrupted"
-    exported = subprocess.run([sys.executable, "-m", "moot", "export", row["id"], "-f", "json"],
-                              capture_output=True, text=True, env=env, check=True)
+    exported = subprocess.run(
+        [sys.executable, "-m", "moot", "export", row["id"], "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     assert len(load_json(exported.stdout).state.turns) >= 2

@@ -34,7 +34,9 @@ def test_defaults_make_a_local_debate_with_the_first_model_judging() -> None:
 
 
 def test_judge_defaults_to_first_participants_model_and_null_means_none() -> None:
-    config = validate_config({"topic": "T", "participants": [{"name": "A", "model": "openai:gpt-4o"}, {"name": "B"}]})
+    config = validate_config(
+        {"topic": "T", "participants": [{"name": "A", "model": "openai:gpt-4o"}, {"name": "B"}]}
+    )
     assert config.judge is not None and str(config.judge.model) == "openai:gpt-4o"
     assert validate_config({"topic": "T", "participants": TWO, "judge": None}).judge is None
 
@@ -44,25 +46,56 @@ def test_judge_defaults_to_first_participants_model_and_null_means_none() -> Non
     [
         ({"topic": "   ", "participants": TWO}, "topic: "),
         ({"topic": "", "participants": TWO}, "topic: "),
-        ({"topic": "T", "participants": [{"name": "Ada"}]}, "participants: List should have at least 2 items"),
+        (
+            {"topic": "T", "participants": [{"name": "Ada"}]},
+            "participants: List should have at least 2 items",
+        ),
         ({"topic": "T", "participants": [{"name": "Ada"}, {"name": "ada"}]}, "share the id"),
-        ({"topic": "T", "participants": [{"name": "Ada", "id": "x"}, {"name": "ADA", "id": "y"}]}, "share the name"),
-        ({"topic": "T", "participants": [{"name": "A", "model": "foo:bar"}, {"name": "B"}]},
-         "participants.0.model: unknown provider 'foo'"),
-        ({"topic": "T", "participants": [{"name": "A", "model": "gpt-4o"}, {"name": "B"}]},
-         "participants.0.model: model reference 'gpt-4o' must look like 'provider:model'"),
-        ({"topic": "T", "participants": TWO, "rounds": 0}, "rounds: Input should be greater than or equal to 1"),
-        ({"topic": "T", "participants": TWO, "rounds": 51}, "rounds: Input should be less than or equal to 50"),
+        (
+            {"topic": "T", "participants": [{"name": "Ada", "id": "x"}, {"name": "ADA", "id": "y"}]},
+            "share the name",
+        ),
+        (
+            {"topic": "T", "participants": [{"name": "A", "model": "foo:bar"}, {"name": "B"}]},
+            "participants.0.model: unknown provider 'foo'",
+        ),
+        (
+            {"topic": "T", "participants": [{"name": "A", "model": "gpt-4o"}, {"name": "B"}]},
+            "participants.0.model: model reference 'gpt-4o' must look like 'provider:model'",
+        ),
+        (
+            {"topic": "T", "participants": TWO, "rounds": 0},
+            "rounds: Input should be greater than or equal to 1",
+        ),
+        (
+            {"topic": "T", "participants": TWO, "rounds": 51},
+            "rounds: Input should be less than or equal to 50",
+        ),
         ({"topic": "T", "participants": TWO, "turn_order": "random"}, "turn_order: "),
         ({"topic": "T", "participants": TWO, "rouns": 3}, "rouns: unknown field"),
         ({"participants": TWO}, "topic: is required"),
-        ({"topic": "T", "participants": [{"name": "A", "model": "openai-compatible:m"}, {"name": "B"}]},
-         "participants.0.base_url: openai-compatible models need base_url"),
-        ({"topic": "T", "participants": [{"name": "A", "model": "openai-compatible:m",
-                                          "base_url": "http://u:secret@127.0.0.1:8000/v1"}, {"name": "B"}]},
-         "no user or password in base_url"),
-        ({"topic": "T", "participants": [{"name": "A", "temperature": 3}, {"name": "B"}]},
-         "participants.0.temperature"),
+        (
+            {"topic": "T", "participants": [{"name": "A", "model": "openai-compatible:m"}, {"name": "B"}]},
+            "participants.0.base_url: openai-compatible models need base_url",
+        ),
+        (
+            {
+                "topic": "T",
+                "participants": [
+                    {
+                        "name": "A",
+                        "model": "openai-compatible:m",
+                        "base_url": "http://u:secret@127.0.0.1:8000/v1",
+                    },
+                    {"name": "B"},
+                ],
+            },
+            "no user or password in base_url",
+        ),
+        (
+            {"topic": "T", "participants": [{"name": "A", "temperature": 3}, {"name": "B"}]},
+            "participants.0.temperature",
+        ),
     ],
 )
 def test_bad_input_names_the_field(data: dict[str, Any], expected: str) -> None:
@@ -76,8 +109,15 @@ def test_too_many_participants() -> None:
 def test_model_refs_parse_aliases_and_print_back() -> None:
     assert str(ModelRef.model_validate("Gemini:gemini-2.5-flash")) == "google:gemini-2.5-flash"
     assert str(ModelRef.model_validate("ollama:llama3.2:3b")) == "ollama:llama3.2:3b"
-    config = validate_config({"topic": "T", "participants": [{"name": "A", "model": "compat:m",
-                                                               "base_url": "http://127.0.0.1:9/v1"}, {"name": "B"}]})
+    config = validate_config(
+        {
+            "topic": "T",
+            "participants": [
+                {"name": "A", "model": "compat:m", "base_url": "http://127.0.0.1:9/v1"},
+                {"name": "B"},
+            ],
+        }
+    )
     dumped = config.model_dump(mode="json")
     assert dumped["participants"][0]["model"] == "openai-compatible:m"
     assert DebateConfig.model_validate(dumped) == config
@@ -91,8 +131,15 @@ def test_slugify_always_gives_a_valid_id(name: str) -> None:
 
 def test_participant_specs() -> None:
     assert parse_participant_spec("openai:gpt-4o", index=0) == {"model": "openai:gpt-4o"}
-    spec = parse_participant_spec("ollama:llama3.2:3b,name=Ada, stance=yes, but slowly,temperature=0.3", index=0)
-    assert spec == {"model": "ollama:llama3.2:3b", "name": "Ada", "stance": "yes, but slowly", "temperature": "0.3"}
+    spec = parse_participant_spec(
+        "ollama:llama3.2:3b,name=Ada, stance=yes, but slowly,temperature=0.3", index=0
+    )
+    assert spec == {
+        "model": "ollama:llama3.2:3b",
+        "name": "Ada",
+        "stance": "yes, but slowly",
+        "temperature": "0.3",
+    }
     assert parse_participant_spec("name=Bo", index=1) == {"model": "local:smollm2", "name": "Bo"}
     with pytest.raises(ConfigError, match=r"--participant 2: unknown key 'colour'"):
         parse_participant_spec("local:smollm2,colour=red", index=1)
@@ -101,7 +148,9 @@ def test_participant_specs() -> None:
 def test_two_unnamed_participants_get_names_and_opposite_stances() -> None:
     config = build_config({"topic": "T", "participants": [{}, {}]})
     assert [(p.name, p.stance) for p in config.participants] == [
-        ("Proponent", "for the motion"), ("Opponent", "against the motion")]
+        ("Proponent", "for the motion"),
+        ("Opponent", "against the motion"),
+    ]
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".toml", ".json"])
@@ -110,9 +159,9 @@ def test_config_files_in_every_format(tmp_path: Path, suffix: str) -> None:
     bodies = {
         ".yaml": "topic: Cars\nrounds: 4\ncontext_file: notes.md\nparticipants:\n  - name: Ada\n  - name: Bo\n",
         ".toml": 'topic = "Cars"\nrounds = 4\ncontext_file = "notes.md"\n[[participants]]\nname = "Ada"\n'
-                 '[[participants]]\nname = "Bo"\n',
+        '[[participants]]\nname = "Bo"\n',
         ".json": '{"topic": "Cars", "rounds": 4, "context_file": "notes.md", '
-                 '"participants": [{"name": "Ada"}, {"name": "Bo"}]}',
+        '"participants": [{"name": "Ada"}, {"name": "Bo"}]}',
     }
     path = tmp_path / f"debate{suffix}"
     path.write_text(bodies[suffix])

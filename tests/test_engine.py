@@ -36,7 +36,9 @@ async def test_every_participant_speaks_every_round_then_the_judge_rules(n: int,
         assert sorted(t.participant_id for t in r.turns) == sorted(p.id for p in config.participants)
         assert r.completed
     assert state.verdict is not None
-    assert state.verdict.winner_ids == [config.participants[-1].id]  # judge_answer gives the last the top score
+    assert state.verdict.winner_ids == [
+        config.participants[-1].id
+    ]  # judge_answer gives the last the top score
     assert len(rec.calls) == 3 * n
     assert any(e.type == "token_delta" for e in events)
     assert all(e.seq is None for e in events if e.type == "token_delta")
@@ -144,15 +146,17 @@ async def test_cancelling_marks_interrupted_and_keeps_finished_turns(tmp_path: P
     judge, _ = judge_model([judge_answer(config)])
     rec = Recorder(delay=0.02)
     store = await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'm.db'}")
-    seen: list[Event] = []
+    three_turns = asyncio.Event()
 
     async def consume() -> None:
+        done = 0
         async for event in run_debate(config, log=store, resolve=resolver(rec, judge), debate_id="d1"):
-            seen.append(event)
+            done += isinstance(event, TurnCompleted)
+            if done == 3:
+                three_turns.set()
 
     task = asyncio.create_task(consume())
-    while sum(isinstance(e, TurnCompleted) for e in seen) < 3:
-        await asyncio.sleep(0.005)
+    await three_turns.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -189,10 +193,16 @@ async def test_in_memory_log_numbers_like_the_store() -> None:
 async def test_missing_key_is_reported_before_anything_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = make_config(2, rounds=1)
-    config = config.model_copy(update={"participants": [
-        config.participants[0].model_copy(update={"model": config.participants[0].model.model_validate("openai:gpt-4o")}),
-        config.participants[1],
-    ]})
+    config = config.model_copy(
+        update={
+            "participants": [
+                config.participants[0].model_copy(
+                    update={"model": config.participants[0].model.model_validate("openai:gpt-4o")}
+                ),
+                config.participants[1],
+            ]
+        }
+    )
     log = InMemoryLog()
     with pytest.raises(MissingKeyError, match=r"participants\.0\.model: openai needs OPENAI_API_KEY"):
         await collect(config, log=log)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.domain.state import fold
+from moot.domain.config import DebateConfig
+from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
 from moot.judging import judge_prompt
 from moot.prompts.history import history_window
@@ -15,15 +16,24 @@ from moot.protocols import get_protocol
 from tests.conftest import make_config
 
 
-def _state_with_turns(config, texts):  # type: ignore[no-untyped-def]
-    from moot.domain.events import DebateStarted, RoundStarted, TurnCompleted
+def _state_with_turns(config: DebateConfig, texts: list[str]) -> DebateState:
+    from moot.domain.events import DebateStarted, Event, RoundStarted, TurnCompleted
 
     d = {"debate_id": "x"}
-    events = [DebateStarted(**d, config=config), RoundStarted(**d, round=1)]
+    events: list[Event] = [DebateStarted(**d, config=config), RoundStarted(**d, round=1)]
     ids = [p.id for p in config.participants]
     for i, text in enumerate(texts):
-        events.append(TurnCompleted(**d, round=1, participant_id=ids[i % len(ids)], model="m", text=text,
-                                    usage=Usage(), latency_s=0))
+        events.append(
+            TurnCompleted(
+                **d,
+                round=1,
+                participant_id=ids[i % len(ids)],
+                model="m",
+                text=text,
+                usage=Usage(),
+                latency_s=0,
+            )
+        )
     return fold(events)
 
 

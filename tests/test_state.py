@@ -7,6 +7,7 @@ from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateStarted,
+    Event,
     JudgingStarted,
     RoundCompleted,
     RoundStarted,
@@ -26,9 +27,13 @@ def test_fold_builds_rounds_turns_verdict_and_usage() -> None:
     d = {"debate_id": "x"}
     u = Usage(requests=1, input_tokens=10, output_tokens=5, cost_usd=0.01)
     verdict = Verdict.from_scores(
-        [ParticipantScore(participant_id="ada", score=7, reasoning="r"),
-         ParticipantScore(participant_id="bo", score=4, reasoning="r")], summary="s")
-    events = [
+        [
+            ParticipantScore(participant_id="ada", score=7, reasoning="r"),
+            ParticipantScore(participant_id="bo", score=4, reasoning="r"),
+        ],
+        summary="s",
+    )
+    events: list[Event] = [
         DebateStarted(**d, seq=1, config=config),
         RoundStarted(**d, seq=2, round=1),
         TurnStarted(**d, seq=3, round=1, participant_id="ada", model="m"),
@@ -38,7 +43,9 @@ def test_fold_builds_rounds_turns_verdict_and_usage() -> None:
     mid = fold(events)
     assert mid.speaking == {"ada": "Hello"} and mid.status == "running" and mid.last_seq == 3
     events += [
-        TurnCompleted(**d, seq=4, round=1, participant_id="ada", model="m", text="Hello", usage=u, latency_s=1),
+        TurnCompleted(
+            **d, seq=4, round=1, participant_id="ada", model="m", text="Hello", usage=u, latency_s=1
+        ),
         TurnCompleted(**d, seq=5, round=1, participant_id="bo", model="m", text="Hi", usage=u, latency_s=1),
         RoundCompleted(**d, seq=6, round=1),
         JudgingStarted(**d, seq=7, model="j"),
@@ -60,10 +67,12 @@ def test_fold_builds_rounds_turns_verdict_and_usage() -> None:
 def test_failure_keeps_turns_and_events_round_trip_through_json() -> None:
     config = make_config(2, rounds=2)
     d = {"debate_id": "x"}
-    events = [
+    events: list[Event] = [
         DebateStarted(**d, seq=1, config=config),
         RoundStarted(**d, seq=2, round=1),
-        TurnCompleted(**d, seq=3, round=1, participant_id="ada", model="m", text="a", usage=Usage(), latency_s=0),
+        TurnCompleted(
+            **d, seq=3, round=1, participant_id="ada", model="m", text="a", usage=Usage(), latency_s=0
+        ),
         DebateFailed(**d, seq=4, error="boom", error_type="ModelCallError"),
     ]
     state = fold(events)
@@ -78,8 +87,10 @@ def test_usage_cost_unknown_plus_known_is_a_floor() -> None:
 
 
 def test_tie_is_explicit_and_winner_must_match_scores() -> None:
-    scores = [ParticipantScore(participant_id="a", score=6, reasoning=""),
-              ParticipantScore(participant_id="b", score=6, reasoning="")]
+    scores = [
+        ParticipantScore(participant_id="a", score=6, reasoning=""),
+        ParticipantScore(participant_id="b", score=6, reasoning=""),
+    ]
     v = Verdict.from_scores(scores, summary="")
     assert v.is_tie and v.winner_id is None and v.winner_ids == ["a", "b"]
     import pytest

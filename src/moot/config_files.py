@@ -26,7 +26,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}; check the path", field="--config") from None
+        raise ConfigError(
+            f"cannot read {path}: {exc.strerror or exc}; check the path", field="--config"
+        ) from None
     try:
         if path.suffix in (".yaml", ".yml"):
             data = yaml.safe_load(text)
@@ -38,9 +40,13 @@ def read_config_file(path: Path) -> dict[str, Any]:
             raise ConfigError(f"{path.name}: use a .yaml, .yml, .toml or .json file", field="--config")
     except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{path.name} is not valid {path.suffix[1:].upper()}: {first}", field="--config") from None
+        raise ConfigError(
+            f"{path.name} is not valid {path.suffix[1:].upper()}: {first}", field="--config"
+        ) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path.name} must hold a mapping of fields (topic, participants, ...)", field="--config")
+        raise ConfigError(
+            f"{path.name} must hold a mapping of fields (topic, participants, ...)", field="--config"
+        )
     if "context_file" in data:
         data["context"] = read_context(path.parent / str(data.pop("context_file")), field="context_file")
     return data
@@ -80,7 +86,7 @@ def fill_defaults(participants: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, p in enumerate(participants):
         p = dict(p)
         if not p.get("name"):
-            p["name"] = (("Proponent", "Opponent")[i] if two_sided else f"Speaker {i + 1}")
+            p["name"] = ("Proponent", "Opponent")[i] if two_sided else f"Speaker {i + 1}"
         if "stance" not in p and two_sided:
             p["stance"] = DEFAULT_STANCES[i]
         filled.append(p)

@@ -89,7 +89,9 @@ def _assemble_config(
     if topic is not None:
         data["topic"] = topic
     if "topic" not in data:
-        raise ConfigError("give the question to debate: moot run \"TOPIC\" (or topic: in --config)", field="topic")
+        raise ConfigError(
+            'give the question to debate: moot run "TOPIC" (or topic: in --config)', field="topic"
+        )
     if participants:
         data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
     elif "participants" not in data:
@@ -100,12 +102,19 @@ def _assemble_config(
         data["judge"] = {**(data.get("judge") or {}), "model": judge}
     if context_file is not None:
         data["context"] = read_context(context_file)
-    for key, value in (("rounds", rounds), ("turn_order", order), ("format", fmt), ("context", context),
-                       ("seed", seed)):
+    for key, value in (
+        ("rounds", rounds),
+        ("turn_order", order),
+        ("format", fmt),
+        ("context", context),
+        ("seed", seed),
+    ):
         if value is not None:
             data[key] = value
-    if config_file is None and rounds is None and all(
-        str(p.get("model", DEFAULT_MODEL)).startswith("local:") for p in data["participants"]
+    if (
+        config_file is None
+        and rounds is None
+        and all(str(p.get("model", DEFAULT_MODEL)).startswith("local:") for p in data["participants"])
     ):
         # The embedded model is small: two rounds keep a first run short and inside its window.
         data["rounds"] = 2
@@ -115,21 +124,32 @@ def _assemble_config(
 @app.command()
 def run(
     topic: Annotated[str | None, typer.Argument(help="The question to debate.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="A debate file: .yaml, .toml or .json.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="A debate file: .yaml, .toml or .json.")
+    ] = None,
     participant: Annotated[
         list[str] | None,
         typer.Option(
-            "--participant", "-p",
+            "--participant",
+            "-p",
             help="MODEL[,name=..][,stance=..][,persona=..][,temperature=..][,max_tokens=..][,base_url=..]; repeat it.",
         ),
     ] = None,
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Judge model [default: first participant's].")] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", "-j", help="Judge model [default: first participant's].")
+    ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="End without a verdict.")] = False,
-    rounds: Annotated[int | None, typer.Option("--rounds", "-r", help="Rounds, 1-50 [default: 3; 2 locally].")] = None,
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", "-r", help="Rounds, 1-50 [default: 3; 2 locally].")
+    ] = None,
     order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", "-f", help="Debate format [default: free-form].")] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", "-f", help="Debate format [default: free-form].")
+    ] = None,
     context: Annotated[str | None, typer.Option("--context", help="Background text for everyone.")] = None,
-    context_file: Annotated[Path | None, typer.Option("--context-file", help="Read the background from a file.")] = None,
+    context_file: Annotated[
+        Path | None, typer.Option("--context-file", help="Read the background from a file.")
+    ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for models that accept one.")] = None,
     db: DbOption = None,
     json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
@@ -138,8 +158,9 @@ def run(
     """Hold a debate and stream it live."""
 
     async def go() -> int:
-        cfg = _assemble_config(topic, config, participant or [], judge, no_judge, rounds, order, fmt, context,
-                               context_file, seed)
+        cfg = _assemble_config(
+            topic, config, participant or [], judge, no_judge, rounds, order, fmt, context, context_file, seed
+        )
         renderer = DebateRenderer(out, quiet=quiet)
         last: Event | None = None
         async with await EventStore.open(db_url_from(db)) as store:
@@ -177,8 +198,12 @@ def _parse_date(value: str | None, field: str) -> datetime | None:
 @app.command("list")
 def list_(
     search: Annotated[str | None, typer.Option("--search", "-s", help="Text the topic contains.")] = None,
-    status: Annotated[str | None, typer.Option("--status", help="running, completed, failed, interrupted...")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="Only debates from this date (YYYY-MM-DD).")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="running, completed, failed, interrupted...")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only debates from this date (YYYY-MM-DD).")
+    ] = None,
     until: Annotated[str | None, typer.Option("--until", help="Only debates before this date.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 20,
     db: DbOption = None,
@@ -189,19 +214,27 @@ def list_(
     async def go() -> None:
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
         async with await EventStore.open(db_url_from(db)) as store:
-            rows = await store.list_debates(text=search, status=status, since=after, until=before, limit=limit)
+            rows = await store.list_debates(
+                text=search, status=status, since=after, until=before, limit=limit
+            )
         if json_out:
             out.print_json(json.dumps([r.model_dump(mode="json") for r in rows]))
             return
         if not rows:
-            out.print("No debates yet. Start one with: moot run \"Your question\"")
+            out.print('No debates yet. Start one with: moot run "Your question"')
             return
         table = Table()
         for col in ("id", "when", "status", "topic", "participants", "winner"):
             table.add_column(col)
         for r in rows:
-            table.add_row(r.id[:12], r.created_at.strftime("%Y-%m-%d %H:%M"), r.status, Text(r.topic[:60]),
-                          Text(", ".join(p.name for p in r.participants)), Text(r.winner or ""))
+            table.add_row(
+                r.id[:12],
+                r.created_at.strftime("%Y-%m-%d %H:%M"),
+                r.status,
+                Text(r.topic[:60]),
+                Text(", ".join(p.name for p in r.participants)),
+                Text(r.winner or ""),
+            )
         out.print(table)
 
     _run(go())
@@ -229,7 +262,9 @@ def show(
 def export_(
     debate_id: Annotated[str, typer.Argument(help="Debate id or a unique prefix of it.")],
     fmt: Annotated[str, typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}.")] = "markdown",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Export a debate as Markdown, JSON, plain text or a standalone HTML page."""
@@ -286,11 +321,12 @@ def prompts(
             out.print(f"  {t}")
         return
     if name not in TEMPLATE_NAMES:
-        err.print(f"[bold red]error:[/bold red] name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}")
+        err.print(
+            f"[bold red]error:[/bold red] name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}"
+        )
         raise typer.Exit(2)
     sys.stdout.write(template_source(name))
 
 
 def main() -> None:
     app()
-

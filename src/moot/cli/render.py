@@ -26,7 +26,18 @@ from moot.domain.events import (
 from moot.domain.state import DebateState
 from moot.domain.usage import Usage
 
-COLOURS = ("cyan", "magenta", "green", "yellow", "blue", "red", "bright_cyan", "bright_magenta", "bright_green", "orange3")
+COLOURS = (
+    "cyan",
+    "magenta",
+    "green",
+    "yellow",
+    "blue",
+    "red",
+    "bright_cyan",
+    "bright_magenta",
+    "bright_green",
+    "orange3",
+)
 
 
 def money(usage: Usage) -> str:
@@ -111,19 +122,30 @@ class DebateRenderer:
 
     def _started(self, event: DebateStarted) -> None:
         c = event.config
-        self.console.print(Panel(Text(c.topic, style="bold"), title="moot", subtitle=f"debate {event.debate_id[:8]}"))
+        self.console.print(
+            Panel(Text(c.topic, style="bold"), title="moot", subtitle=f"debate {event.debate_id[:8]}")
+        )
         table = Table(box=None, show_header=False, padding=(0, 1))
         for p in c.participants:
-            table.add_row(Text(p.name, style=f"bold {self._colour(p.id)}"), Text(str(p.model), style="dim"),
-                          Text(p.stance or "", style="italic"))
+            table.add_row(
+                Text(p.name, style=f"bold {self._colour(p.id)}"),
+                Text(str(p.model), style="dim"),
+                Text(p.stance or "", style="italic"),
+            )
         if c.judge is not None:
-            table.add_row(Text(c.judge.name, style="bold"), Text(str(c.judge.model), style="dim"), Text("judge"))
+            table.add_row(
+                Text(c.judge.name, style="bold"), Text(str(c.judge.model), style="dim"), Text("judge")
+            )
         self.console.print(table)
-        self.console.print(f"[dim]{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}[/dim]")
+        self.console.print(
+            f"[dim]{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}[/dim]"
+        )
 
     def _turn_done(self, event: TurnCompleted) -> None:
-        footer = (f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
-                  + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else ""))
+        footer = (
+            f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
+            + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else "")
+        )
         if self._inline == event.participant_id:
             self._inline = None
             if not self._streamed:  # a replay from the store, or a model that did not stream
@@ -133,8 +155,13 @@ class DebateRenderer:
             self.console.print()
             return
         self._print_above_live(
-            Panel(Text(event.text), title=self._header(event.participant_id), subtitle=footer, title_align="left",
-                  border_style=self._colour(event.participant_id))
+            Panel(
+                Text(event.text),
+                title=self._header(event.participant_id),
+                subtitle=footer,
+                title_align="left",
+                border_style=self._colour(event.participant_id),
+            )
         )
         self._refresh_live()
 
@@ -143,7 +170,9 @@ class DebateRenderer:
         panels = []
         for pid, text in self.state.speaking.items():
             tail = "\n".join(text.splitlines()[-8:]) or "…"
-            panels.append(Panel(Text(tail), title=self._header(pid), title_align="left", border_style=self._colour(pid)))
+            panels.append(
+                Panel(Text(tail), title=self._header(pid), title_align="left", border_style=self._colour(pid))
+            )
         return Group(*panels)
 
     def _refresh_live(self) -> None:
@@ -181,7 +210,9 @@ class DebateRenderer:
         table.add_column("Reasoning")
         for s in sorted(verdict.scores, key=lambda s: -s.score):
             p = self._participant(s.participant_id)
-            table.add_row(Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10", Text(s.reasoning))
+            table.add_row(
+                Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10", Text(s.reasoning)
+            )
         self.console.print(table)
         names = [self._participant(w).name for w in verdict.winner_ids]
         if verdict.is_tie:
@@ -189,7 +220,10 @@ class DebateRenderer:
         else:
             self.console.print(Text(f"Winner: {names[0]}", style="bold green"))
         self.console.print(Text(verdict.summary))
-        for title, items in (("Agreement", verdict.areas_of_agreement), ("Disagreement", verdict.areas_of_disagreement)):
+        for title, items in (
+            ("Agreement", verdict.areas_of_agreement),
+            ("Disagreement", verdict.areas_of_disagreement),
+        ):
             if items:
                 self.console.print(Text(f"{title}:", style="bold"))
                 for item in items:

@@ -48,7 +48,7 @@ class ModelOptions(_Strict):
     base_url: HttpUrl | None = Field(
         default=None,
         validate_default=True,
-        description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1"
+        description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1",
     )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
@@ -71,7 +71,9 @@ class Participant(ModelOptions):
     id: str = Field(default="", description="Short unique id; made from the name when left out")
     name: str = Field(min_length=1, max_length=80)
     persona: str = Field(default="", max_length=4000, description="Who this debater is and how it argues")
-    stance: str = Field(default="", max_length=1000, description="The position it argues, e.g. 'for the motion'")
+    stance: str = Field(
+        default="", max_length=1000, description="The position it argues, e.g. 'for the motion'"
+    )
     system_prompt: str | None = Field(
         default=None, max_length=20_000, description="Extra instructions placed first in its system prompt"
     )
@@ -89,7 +91,9 @@ class JudgeConfig(ModelOptions):
     """The model that weighs the debate and gives the verdict."""
 
     name: str = Field(default="Judge", min_length=1, max_length=80)
-    instructions: str | None = Field(default=None, max_length=20_000, description="Extra guidance for the judge")
+    instructions: str | None = Field(
+        default=None, max_length=20_000, description="Extra guidance for the judge"
+    )
     retries: int = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
 
 
@@ -104,7 +108,9 @@ class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
     topic: str = Field(min_length=1, max_length=4000)
-    context: str | None = Field(default=None, max_length=200_000, description="Background material for everyone")
+    context: str | None = Field(
+        default=None, max_length=200_000, description="Background material for everyone"
+    )
     participants: list[Participant] = Field(min_length=MIN_PARTICIPANTS, max_length=MAX_PARTICIPANTS)
     judge: JudgeConfig | None = Field(
         default=None, description="Left out: the first participant's model judges. null: no judge."
@@ -138,7 +144,9 @@ class DebateConfig(_Strict):
             for p in self.participants:
                 key = getattr(p, attr).lower()
                 if key in seen:
-                    raise ValueError(f"two participants share the {attr} {getattr(p, attr)!r}; give each a unique {attr}")
+                    raise ValueError(
+                        f"two participants share the {attr} {getattr(p, attr)!r}; give each a unique {attr}"
+                    )
                 seen.add(key)
         return self
 

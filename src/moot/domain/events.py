@@ -32,18 +32,29 @@ class BaseEvent(BaseModel):
     def durable(self) -> bool:
         return True
 
+    @property
+    def checkpoint(self) -> bool:
+        """Must be on disk before the engine moves on. Progress markers are not: see EventStore.append."""
+        return True
+
+
+class _ProgressMarker(BaseEvent):
+    @property
+    def checkpoint(self) -> bool:
+        return False
+
 
 class DebateStarted(BaseEvent):
     type: Literal["debate_started"] = "debate_started"
     config: DebateConfig
 
 
-class RoundStarted(BaseEvent):
+class RoundStarted(_ProgressMarker):
     type: Literal["round_started"] = "round_started"
     round: int
 
 
-class TurnStarted(BaseEvent):
+class TurnStarted(_ProgressMarker):
     type: Literal["turn_started"] = "turn_started"
     round: int
     participant_id: str
@@ -77,7 +88,7 @@ class RoundCompleted(BaseEvent):
     round: int
 
 
-class JudgingStarted(BaseEvent):
+class JudgingStarted(_ProgressMarker):
     type: Literal["judging_started"] = "judging_started"
     model: str
 

@@ -14,7 +14,9 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
-    unpriced_requests: int = Field(default=0, description="Calls whose price is unknown; cost is then a floor")
+    unpriced_requests: int = Field(
+        default=0, description="Calls whose price is unknown; cost is then a floor"
+    )
 
     @property
     def total_tokens(self) -> int:

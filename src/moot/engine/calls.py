@@ -64,7 +64,9 @@ async def stream_reply(
                         await on_text(delta)
                 response = stream.get()
     except TimeoutError:
-        raise ModelCallError(f"no reply within {timeout_s:g} s (limits.turn_timeout_s)", model=label) from None
+        raise ModelCallError(
+            f"no reply within {timeout_s:g} s (limits.turn_timeout_s)", model=label
+        ) from None
     except ModelAPIError as exc:
         raise ModelCallError(_one_line(exc), model=label, retryable=_retryable(exc)) from exc
     except AgentRunError as exc:
@@ -145,6 +147,13 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _retryable(exc: ModelAPIError) -> bool:
-    from pydantic_ai.exceptions import ModelConnectionError, ModelRateLimitError, ModelServerError, ModelUnavailableError
+    from pydantic_ai.exceptions import (
+        ModelConnectionError,
+        ModelRateLimitError,
+        ModelServerError,
+        ModelUnavailableError,
+    )
 
-    return isinstance(exc, ModelRateLimitError | ModelServerError | ModelUnavailableError | ModelConnectionError)
+    return isinstance(
+        exc, ModelRateLimitError | ModelServerError | ModelUnavailableError | ModelConnectionError
+    )

@@ -155,7 +155,9 @@ class _Runner:
         except MootError as exc:
             await self._emit(DebateFailed(**ids, error=str(exc), error_type=type(exc).__name__))
         except Exception as exc:  # an unexpected bug must still leave a closed, readable record
-            await self._emit(DebateFailed(**ids, error=f"internal error: {exc!r}", error_type=type(exc).__name__))
+            await self._emit(
+                DebateFailed(**ids, error=f"internal error: {exc!r}", error_type=type(exc).__name__)
+            )
             raise
         finally:
             self._queue.put_nowait(None)
@@ -173,7 +175,9 @@ class _Runner:
             for pid in speakers
         }
         if len(speakers) == 1:
-            await self._turn(round_number, speakers[0], prompts[speakers[0]].system, prompts[speakers[0]].user)
+            await self._turn(
+                round_number, speakers[0], prompts[speakers[0]].system, prompts[speakers[0]].user
+            )
             return
         try:
             async with asyncio.TaskGroup() as group:

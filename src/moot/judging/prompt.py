@@ -16,7 +16,9 @@ class JudgePrompt:
     user: str
 
 
-def judge_prompt(config: DebateConfig, state: DebateState, *, history_chars: int | None = None) -> JudgePrompt:
+def judge_prompt(
+    config: DebateConfig, state: DebateState, *, history_chars: int | None = None
+) -> JudgePrompt:
     judge = config.judge
     assert judge is not None, "judge_prompt needs a judge"
     window = history_window(config, state.turns, max_chars=history_chars)

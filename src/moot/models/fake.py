@@ -13,7 +13,14 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 _DELAY = re.compile(r"-(\d+)$")
@@ -47,7 +54,12 @@ def fake_model(name: str = "echo") -> FunctionModel:
 
 
 def _prompt_text(messages: list[ModelMessage]) -> str:
-    parts = [p.content for m in messages for p in getattr(m, "parts", []) if isinstance(p, SystemPromptPart | UserPromptPart)]
+    parts = [
+        p.content
+        for m in messages
+        for p in getattr(m, "parts", [])
+        if isinstance(p, SystemPromptPart | UserPromptPart)
+    ]
     return "\n".join(p for p in parts if isinstance(p, str))
 
 

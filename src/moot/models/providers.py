@@ -52,7 +52,9 @@ SPECS: dict[str, ProviderSpec] = {
         ProviderSpec("mistral", ("MISTRAL_API_KEY",), module="mistralai", extra="mistral"),
         ProviderSpec("openrouter", ("OPENROUTER_API_KEY",), module="openai", extra="openai"),
         ProviderSpec("ollama", (), key_required=False, module="openai", extra="openai"),
-        ProviderSpec("openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai", extra="openai"),
+        ProviderSpec(
+            "openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai", extra="openai"
+        ),
         ProviderSpec("local", (), key_required=False, module="llama_cpp"),
         ProviderSpec("fake", (), key_required=False),
     )
@@ -130,7 +132,9 @@ def _compatible(options: ModelOptions) -> Model:
 
     # Never send OPENAI_API_KEY to an arbitrary server: such servers get their own variable.
     key = SPECS["openai-compatible"].key() or "not-needed"
-    return OpenAIChatModel(options.model.name, provider=OpenAIProvider(base_url=str(options.base_url), api_key=key))
+    return OpenAIChatModel(
+        options.model.name, provider=OpenAIProvider(base_url=str(options.base_url), api_key=key)
+    )
 
 
 def _local(options: ModelOptions) -> Model:

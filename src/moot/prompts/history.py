@@ -24,12 +24,19 @@ class HistoryWindow:
     omitted: int
 
 
-def history_window(config: DebateConfig, turns: Sequence[Turn], *, max_chars: int | None = None) -> HistoryWindow:
+def history_window(
+    config: DebateConfig, turns: Sequence[Turn], *, max_chars: int | None = None
+) -> HistoryWindow:
     """Turns as prompts show them; with `max_chars`, the newest turns that fit, oldest dropped first."""
     names = {p.id: (p.name, p.stance) for p in config.participants}
     shown = [
-        HistoryTurn(t.round, t.participant_id, names.get(t.participant_id, (t.participant_id, ""))[0],
-                    names.get(t.participant_id, ("", ""))[1], t.text)
+        HistoryTurn(
+            t.round,
+            t.participant_id,
+            names.get(t.participant_id, (t.participant_id, ""))[0],
+            names.get(t.participant_id, ("", ""))[1],
+            t.text,
+        )
         for t in turns
     ]
     if max_chars is None:
@@ -40,8 +47,15 @@ def history_window(config: DebateConfig, turns: Sequence[Turn], *, max_chars: in
         if used + len(turn.text) > max_chars:
             if not kept:
                 # Even one turn is too long: keep its end, where the latest point usually is.
-                kept.append(HistoryTurn(turn.round, turn.participant_id, turn.name, turn.stance,
-                                        "..." + turn.text[-max_chars:]))
+                kept.append(
+                    HistoryTurn(
+                        turn.round,
+                        turn.participant_id,
+                        turn.name,
+                        turn.stance,
+                        "..." + turn.text[-max_chars:],
+                    )
+                )
             break
         kept.append(turn)
         used += len(turn.text)

@@ -13,4 +13,6 @@ def get_protocol(name: str) -> DebateProtocol:
     try:
         return PROTOCOLS[name]
     except KeyError:
-        raise ConfigError(f"unknown format {name!r}; use one of: {', '.join(PROTOCOLS)}", field="format") from None
+        raise ConfigError(
+            f"unknown format {name!r}; use one of: {', '.join(PROTOCOLS)}", field="format"
+        ) from None
