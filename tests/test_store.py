@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import shutil
 import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 from zoneinfo import ZoneInfo
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Engine
 
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
@@ -101,7 +106,7 @@ def one_of_each(debate_id: str = "d1") -> list[Event]:
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
-    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'moot.db'}") as s:
+    async with await EventStore.open(f"sqlite:///{tmp_path / 'moot.db'}") as s:
         yield s
 
 
@@ -134,7 +139,22 @@ async def test_token_delta_is_not_stored(store: EventStore) -> None:
     assert await store.append(delta) is delta
     assert delta.seq is None
     assert (await store.append(RoundStarted(debate_id="d1", round=1))).seq == 2
+    await store.flush()
     assert [e.type for e in await store.events("d1")] == ["debate_started", "round_started"]
+
+
+async def test_progress_markers_are_committed_with_the_next_checkpoint(store: EventStore) -> None:
+    await store.append(started())
+    await store.append(RoundStarted(debate_id="d1", round=1))
+    await store.append(TurnStarted(debate_id="d1", round=1, participant_id="ada", model="m"))
+    assert [e.type for e in await store.events("d1")] == ["debate_started"]  # not yet on disk
+    await store.append(DebateInterrupted(debate_id="d1"))
+    assert [(e.seq, e.type) for e in await store.events("d1")] == [
+        (1, "debate_started"),
+        (2, "round_started"),
+        (3, "turn_started"),
+        (4, "debate_interrupted"),
+    ]
 
 
 async def test_every_event_type_round_trips(store: EventStore) -> None:
@@ -196,6 +216,7 @@ async def test_projection_follows_status_and_winner(store: EventStore) -> None:
     }
     for event in one_of_each():
         stored = await store.append(event)
+        await store.flush()
         row = await store.summary("d1")
         if stored.type in expected:
             assert (row.status, row.winner) == expected[stored.type], stored.type
@@ -408,14 +429,14 @@ async def test_append_after_the_directory_is_removed_fails(tmp_path: Path) -> No
         await store.append(started())
         shutil.rmtree(folder)
         with pytest.raises(StoreError, match="deleted or replaced"):
-            await store.append(RoundStarted(debate_id="d1", round=1))
+            await store.append(DebateInterrupted(debate_id="d1"))
     finally:
         await store.close()
 
 
 async def test_open_creates_the_parent_directory(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "moot.db"
-    async with await EventStore.open(f"sqlite:///{path}") as store:  # a sync URL is made async
+    async with await EventStore.open(f"sqlite+aiosqlite:///{path}") as store:  # an async URL is made sync
         await store.append(started())
     assert path.is_file()
 
@@ -429,8 +450,9 @@ async def test_open_failure_is_a_store_error(tmp_path: Path) -> None:
         await EventStore.open(str(tmp_path / "garbage.db"))
 
 
-async def test_in_memory_store_serializes_readers_and_writers() -> None:
-    async with await EventStore.open("sqlite+aiosqlite://") as store:
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite+aiosqlite://"])
+async def test_in_memory_store_serializes_readers_and_writers(url: str) -> None:
+    async with await EventStore.open(url) as store:
         await store.append(started())
         results = await asyncio.gather(
             *(store.append(turn(text=str(i))) for i in range(10)),
@@ -440,29 +462,159 @@ async def test_in_memory_store_serializes_readers_and_writers() -> None:
         assert len(await store.events("d1")) == 11
 
 
+# -- the worker thread --------------------------------------------------------------------------
+
+
+def _worker_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("moot-store")]
+
+
+async def test_every_operation_is_one_hop_to_one_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All SQL runs on the store's own 'moot-store' thread, and an operation hands work to it once."""
+    threads: list[str] = []
+
+    def record(*_args: Any) -> None:
+        threads.append(threading.current_thread().name)
+
+    sa_event.listen(Engine, "before_cursor_execute", record)
+    try:
+        store = await EventStore.open(str(tmp_path / "moot.db"))
+        hops = 0
+        submit = store._executor.submit
+
+        def counting_submit(*args: Any, **kwargs: Any) -> Any:
+            nonlocal hops
+            hops += 1
+            return submit(*args, **kwargs)
+
+        monkeypatch.setattr(store._executor, "submit", counting_submit)
+
+        async def hops_of(operation: Awaitable[object]) -> int:
+            nonlocal hops
+            hops = 0
+            await operation
+            return hops
+
+        assert await hops_of(store.append(started())) == 1  # looks the debate up and commits
+        assert await hops_of(store.append(RoundStarted(debate_id="d1", round=1))) == 0  # waits in memory
+        assert (
+            await hops_of(store.append(TurnStarted(debate_id="d1", round=1, participant_id="ada", model="m")))
+            == 0
+        )
+        assert await hops_of(store.append(turn())) == 1  # commits the turn and both markers
+        assert await hops_of(store.flush()) == 0  # nothing waiting
+        assert await hops_of(store.append(RoundCompleted(debate_id="d1", round=1))) == 1
+        assert await hops_of(store.append(JudgingStarted(debate_id="d1", model="m"))) == 0
+        assert await hops_of(store.flush()) == 1
+        assert await hops_of(store.events("d1")) == 1
+        assert await hops_of(store.state("d1")) == 1
+        assert await hops_of(store.summary("d1")) == 1
+        assert await hops_of(store.resolve_id("d1")) == 1
+        assert await hops_of(store.list_debates(text="tea", status="running")) == 1
+        assert await hops_of(store.delete("d1")) == 1
+        assert await hops_of(store.append(started("d2"))) == 1
+        assert await hops_of(store.append(RoundStarted(debate_id="d2", round=1))) == 0
+        assert await hops_of(store.close()) == 1  # flushes the marker and releases the connection
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", record)
+
+    assert threads, "no SQL was recorded"
+    assert len(set(threads)) == 1
+    assert threads[0].startswith("moot-store")
+    assert threads[0] != threading.current_thread().name
+    async with await EventStore.open(str(tmp_path / "moot.db")) as reopened:
+        assert [e.type for e in await reopened.events("d2")] == ["debate_started", "round_started"]
+
+
+async def test_closed_stores_leave_no_threads_behind(tmp_path: Path) -> None:
+    before = len(_worker_threads())
+    for i in range(20):
+        async with await EventStore.open(str(tmp_path / f"{i}.db")) as store:
+            await store.append(started())
+            assert len(_worker_threads()) == before + 1
+    (tmp_path / "garbage.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError):
+        await EventStore.open(str(tmp_path / "garbage.db"))  # a failed open shuts its thread down too
+    assert len(_worker_threads()) == before
+
+
+async def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
+    store = await EventStore.open(str(tmp_path / "moot.db"))
+    await store.append(started())
+    await store.close()
+    await store.close()  # a second close does nothing
+    with pytest.raises(StoreError, match="is closed"):
+        await store.events("d1")
+    with pytest.raises(StoreError, match="is closed"):
+        await store.append(RoundStarted(debate_id="d1", round=1))
+
+
+async def test_cancelled_append_waits_for_its_commit_and_numbering_goes_on(
+    store: EventStore, tmp_path: Path
+) -> None:
+    await store.append(started())
+    loop = asyncio.get_running_loop()
+    in_worker = asyncio.Event()
+
+    def slow(*_args: Any) -> None:
+        loop.call_soon_threadsafe(in_worker.set)
+        time.sleep(0.1)
+
+    sa_event.listen(Engine, "before_cursor_execute", slow)
+    try:
+        task = asyncio.create_task(store.append(turn(text="cut off")))
+        await asyncio.wait_for(in_worker.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", slow)
+    # The worker cannot be interrupted: the turn was committed before the cancellation got through.
+    with sqlite3.connect(tmp_path / "moot.db") as raw:
+        assert raw.execute("select max(seq) from events").fetchone() == (2,)
+    assert (await store.append(turn(text="next"))).seq == 3
+    assert [e.seq for e in await store.events("d1")] == [1, 2, 3]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("psycopg") is not None, reason="psycopg is installed")
+async def test_missing_database_driver_is_a_store_error() -> None:
+    before = len(_worker_threads())
+    with pytest.raises(StoreError, match="driver is not installed"):
+        await EventStore.open("postgresql+asyncpg://u:p@localhost/moot")
+    assert len(_worker_threads()) == before
+
+
 # -- location -----------------------------------------------------------------------------------
 
 
 def test_default_url_uses_moot_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MOOT_HOME", str(tmp_path / "home"))
-    assert default_db_url() == f"sqlite+aiosqlite:///{tmp_path / 'home' / 'moot.db'}"
+    assert default_db_url() == f"sqlite:///{tmp_path / 'home' / 'moot.db'}"
     assert db_url_from(None) == default_db_url()
 
 
 def test_default_url_without_moot_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MOOT_HOME", raising=False)
     url = default_db_url()
-    assert url.startswith("sqlite+aiosqlite:////") or url.startswith("sqlite+aiosqlite:///")
+    assert url.startswith("sqlite:///")
     assert url.endswith("moot.db") and "moot" in url.removesuffix("moot.db")
 
 
 def test_db_url_from_paths_and_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert db_url_from("x.db") == f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
-    assert db_url_from(str(tmp_path)) == f"sqlite+aiosqlite:///{tmp_path / 'moot.db'}"
-    assert db_url_from("sqlite+aiosqlite:////abs/x.db") == "sqlite+aiosqlite:////abs/x.db"
-    assert db_url_from("sqlite:////abs/x.db") == "sqlite+aiosqlite:////abs/x.db"
-    assert db_url_from("postgresql://u:p@h/db") == "postgresql+asyncpg://u:p@h/db"
-    assert db_url_from("postgresql+asyncpg://u:p@h/db") == "postgresql+asyncpg://u:p@h/db"
+    assert db_url_from("x.db") == f"sqlite:///{tmp_path / 'x.db'}"
+    assert db_url_from(str(tmp_path)) == f"sqlite:///{tmp_path / 'moot.db'}"
+    assert db_url_from("sqlite:////abs/x.db") == "sqlite:////abs/x.db"
+    assert db_url_from("sqlite+pysqlite:////abs/x.db") == "sqlite+pysqlite:////abs/x.db"
+    # Async drivers, as older configs name them, are swapped for the sync ones the store runs.
+    assert db_url_from("sqlite+aiosqlite:////abs/x.db") == "sqlite:////abs/x.db"
+    assert db_url_from("sqlite+aiosqlite://") == "sqlite://"
+    assert db_url_from("postgresql://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
+    assert db_url_from("postgres://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
+    assert db_url_from("postgresql+asyncpg://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
+    assert db_url_from("postgresql+psycopg://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
+    assert db_url_from("postgresql+psycopg2://u:p@h/db") == "postgresql+psycopg2://u:p@h/db"
     with pytest.raises(UserError, match="not a database URL"):
         db_url_from("::not a url://")

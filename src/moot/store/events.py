@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, get_args
+from typing import Any, Self, TypeVar, get_args
 
 import sqlalchemy as sa
 from alembic.util import CommandError
 from pydantic import BaseModel, ConfigDict, ValidationError
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, VerdictGiven
@@ -32,6 +33,7 @@ from moot.store.db import debates, events, upgrade_schema
 from moot.store.location import db_url_from
 
 MIN_PREFIX = 4
+WORKER_THREAD_PREFIX = "moot-store"
 STATUSES: tuple[str, ...] = get_args(Status)
 
 # The projection's status after each event type, the same as `DebateState.apply` gives.
@@ -75,6 +77,8 @@ class DebateSummary(BaseModel):
 # Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
 _SUMMARY_COLUMNS = [debates.c[name] for name in DebateSummary.model_fields]
 
+_T = TypeVar("_T")
+
 
 @dataclass
 class _Tail:
@@ -82,52 +86,80 @@ class _Tail:
 
     next_seq: int
     names: dict[str, str]  # participant id -> display name, for the winner column
+    pending: list[Event] = field(default_factory=list)  # progress markers not yet committed
 
 
 class EventStore:
-    """Appends debate events durably and reads them back. Open with `await EventStore.open(url)`."""
+    """Appends debate events durably and reads them back. Open with `await EventStore.open(url)`.
 
-    def __init__(self, engine: AsyncEngine, *, url: URL, db_file: Path | None) -> None:
+    All database work runs as plain synchronous SQLAlchemy on one worker thread that the store owns:
+    each public operation makes at most one hop to it (a progress marker for a debate the store already
+    writes makes none), because handing work to a thread and waking the event loop again costs more
+    than an SQLite commit. The single thread also serialises every statement, so an in-memory database's
+    one connection is never used by two operations at once.
+    """
+
+    def __init__(
+        self, engine: Engine, *, url: URL, db_file: Path | None, executor: ThreadPoolExecutor
+    ) -> None:
         self._engine = engine
         self._where = url.render_as_string(hide_password=True)
         self._db_file = db_file
         self._db_identity: tuple[int, int] | None = None
+        self._executor = executor
+        self._closed = False
+        # Touched only by the operation holding `_write_lock`, on the event loop or (during its one hop)
+        # on the worker thread.
         self._tails: dict[str, _Tail] = {}
-        # SQLite admits one writer at a time anyway, so one lock for all writes costs nothing there and
-        # keeps each debate's seq bookkeeping simple.
+        # The worker runs one statement at a time anyway; this lock keeps each debate's seq bookkeeping
+        # in order across the awaits of concurrent appends.
         self._write_lock = asyncio.Lock()
-        # An in-memory SQLite database is one shared connection: readers must wait for writers too.
-        self._read_lock: contextlib.AbstractAsyncContextManager[Any] = (
-            self._write_lock if _is_memory(url) else contextlib.nullcontext()
-        )
 
     # -- opening and closing -------------------------------------------------------------------
 
     @classmethod
     async def open(cls, url: str) -> EventStore:
         """Connect to the store at `url` (a SQLAlchemy URL or an SQLite file path) and migrate it to the
-        newest schema. A sync driver in the URL is swapped for its async one."""
+        newest schema. An async driver in the URL is swapped for its sync one."""
         parsed = make_url(db_url_from(url))
         db_file = _sqlite_file(parsed)
-        with _translate(f"open the event store at {parsed.render_as_string(hide_password=True)}"):
-            if db_file is not None:
-                _make_parent(db_file)
-            engine = create_async_engine(parsed)
-            store = cls(engine, url=parsed, db_file=db_file)
+        where = parsed.render_as_string(hide_password=True)
+        with _translate(f"open the event store at {where}"):
+            engine = _create_engine(parsed, where)
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WORKER_THREAD_PREFIX)
+            store = cls(engine, url=parsed, db_file=db_file, executor=executor)
             try:
-                if parsed.get_backend_name() == "sqlite":
-                    _configure_sqlite(engine)
-                async with engine.begin() as conn:
-                    await conn.run_sync(upgrade_schema)
-                store._db_identity = store._file_identity()
+                await _in_worker(executor, store._open)
             except BaseException:
-                await engine.dispose()
+                executor.submit(engine.dispose)
+                executor.shutdown(wait=True)
                 raise
         return store
 
+    def _open(self) -> None:
+        if self._db_file is not None:
+            _make_parent(self._db_file)
+        with self._engine.begin() as conn:
+            upgrade_schema(conn)
+        self._db_identity = self._file_identity()
+
     async def close(self) -> None:
-        """Release every connection. Appended events are already committed; nothing is flushed here."""
-        await self._engine.dispose()
+        """Commit waiting progress markers, then release every connection and the worker thread."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            async with self._write_lock:
+                await _in_worker(self._executor, self._close)
+        finally:
+            # The worker is idle by now (a cancelled hop is waited for), so this only joins its thread.
+            self._executor.shutdown(wait=True)
+
+    def _close(self) -> None:
+        try:
+            self._flush_all()
+        finally:
+            self._engine.dispose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -142,61 +174,91 @@ class EventStore:
     async def append(self, event: Event) -> Event:
         """Store `event` as the debate's next event and return it with its `seq`.
 
-        The event and the debate's projection row are written in one committed transaction. Live-only
-        events (`TokenDelta`) are not stored and come back unchanged.
+        Checkpoint events are committed before this returns, together with the debate's projection row
+        and any progress markers (`event.checkpoint` False: round/turn/judging started) appended since
+        the last checkpoint. Markers ride along with the next checkpoint because losing one in a crash
+        loses nothing that resume needs: the unfinished step it announced is simply run again.
+        Live-only events (`TokenDelta`) are not stored and come back unchanged.
         """
         if not event.durable:
             return event
         debate_id = event.debate_id
         async with self._write_lock:
+            self._check_open()
             with _translate(f"append {event.type} to debate {debate_id!r} in {self._where}"):
-                tail = self._tails.get(debate_id) or await self._load_tail(event)
-                stored = event.model_copy(update={"seq": tail.next_seq})
-                try:
-                    async with self._engine.begin() as conn:
-                        await self._write(conn, stored, tail)
-                    self._check_file_still_there()
-                except BaseException:
-                    # Whether the commit landed is unknown: look the seq up again next time.
-                    self._tails.pop(debate_id, None)
-                    raise
-                tail.next_seq += 1
-                self._tails[debate_id] = tail
+                tail = self._tails.get(debate_id)
+                if tail is not None and not event.checkpoint:
+                    return _queue(tail, event)  # nothing to read or write yet: no hop
+                return await _in_worker(self._executor, functools.partial(self._append, event))
+
+    def _append(self, event: Event) -> Event:
+        tail = self._tails.get(event.debate_id) or self._load_tail(event)
+        stored = _queue(tail, event)
+        self._tails[event.debate_id] = tail
+        if stored.checkpoint:
+            self._flush(tail)
         return stored
 
-    async def _write(self, conn: AsyncConnection, event: Event, tail: _Tail) -> None:
+    async def flush(self) -> None:
+        """Commit every progress marker still waiting for a checkpoint."""
+        async with self._write_lock:
+            self._check_open()
+            if any(tail.pending for tail in self._tails.values()):
+                await _in_worker(self._executor, self._flush_all)
+
+    def _flush_all(self) -> None:
+        for debate_id, tail in list(self._tails.items()):
+            if tail.pending:
+                with _translate(f"write the events of debate {debate_id!r} to {self._where}"):
+                    self._flush(tail)
+
+    def _flush(self, tail: _Tail) -> None:
+        batch, tail.pending = tail.pending, []
+        try:
+            with self._engine.begin() as conn:
+                self._write(conn, batch, tail)
+            self._check_file_still_there()
+        except BaseException:
+            # Whether the commit landed is unknown: look the seq up again next time.
+            self._tails.pop(batch[0].debate_id, None)
+            raise
+
+    def _write(self, conn: Connection, batch: list[Event], tail: _Tail) -> None:
         # Writes only, no reads: a deferred SQLite transaction that read first would have to upgrade
         # its snapshot to a write lock, which fails at once, without waiting, if another writer got in.
-        values: dict[str, Any] = {"updated_at": event.at}
-        if isinstance(event, DebateStarted):
-            await conn.execute(sa.insert(debates).values(_debate_row(event)))
-        else:
-            if event.type in _STATUS_AFTER:
-                values["status"] = _STATUS_AFTER[event.type]
-            if isinstance(event, VerdictGiven):
-                values["winner"] = _winner_label(event, tail.names)
-        await conn.execute(
-            sa.insert(events).values(
-                debate_id=event.debate_id,
-                seq=event.seq,
-                type=event.type,
-                at=event.at,
-                payload=event.model_dump_json(),
-            )
+        first = batch[0]
+        if isinstance(first, DebateStarted):
+            conn.execute(sa.insert(debates).values(_debate_row(first)))
+        conn.execute(
+            sa.insert(events),
+            [
+                {
+                    "debate_id": e.debate_id,
+                    "seq": e.seq,
+                    "type": e.type,
+                    "at": e.at,
+                    "payload": e.model_dump_json(),
+                }
+                for e in batch
+            ],
         )
-        if not isinstance(event, DebateStarted):
-            await conn.execute(sa.update(debates).where(debates.c.id == event.debate_id).values(values))
+        values: dict[str, Any] = {"updated_at": batch[-1].at}
+        for e in batch:
+            if e.type in _STATUS_AFTER and not isinstance(e, DebateStarted):
+                values["status"] = _STATUS_AFTER[e.type]
+            if isinstance(e, VerdictGiven):
+                values["winner"] = _winner_label(e, tail.names)
+        if len(values) > 1 or not isinstance(batch[-1], DebateStarted):
+            conn.execute(sa.update(debates).where(debates.c.id == first.debate_id).values(values))
 
-    async def _load_tail(self, event: Event) -> _Tail:
+    def _load_tail(self, event: Event) -> _Tail:
         debate_id = event.debate_id
-        async with self._engine.connect() as conn:
-            participants = (
-                await conn.execute(sa.select(debates.c.participants).where(debates.c.id == debate_id))
+        with self._engine.connect() as conn:
+            participants = conn.execute(
+                sa.select(debates.c.participants).where(debates.c.id == debate_id)
             ).scalar_one_or_none()
-            last = (
-                await conn.execute(
-                    sa.select(sa.func.max(events.c.seq)).where(events.c.debate_id == debate_id)
-                )
+            last = conn.execute(
+                sa.select(sa.func.max(events.c.seq)).where(events.c.debate_id == debate_id)
             ).scalar_one()
         if isinstance(event, DebateStarted):
             if participants is not None:
@@ -213,25 +275,34 @@ class EventStore:
     async def delete(self, debate_id: str) -> None:
         """Remove a debate: its events and its row. Raises NotFoundError when there is no such debate."""
         async with self._write_lock:
+            self._check_open()
             with _translate(f"delete debate {debate_id!r} from {self._where}"):
                 self._tails.pop(debate_id, None)
-                async with self._engine.begin() as conn:
-                    await conn.execute(sa.delete(events).where(events.c.debate_id == debate_id))
-                    gone = await conn.execute(sa.delete(debates).where(debates.c.id == debate_id))
-                    if gone.rowcount == 0:
-                        raise _not_found(debate_id)
+                await _in_worker(self._executor, functools.partial(self._delete, debate_id))
+
+    def _delete(self, debate_id: str) -> None:
+        with self._engine.begin() as conn:
+            conn.execute(sa.delete(events).where(events.c.debate_id == debate_id))
+            gone = conn.execute(sa.delete(debates).where(debates.c.id == debate_id))
+            if gone.rowcount == 0:
+                raise _not_found(debate_id)
 
     # -- reading ---------------------------------------------------------------------------------
 
     async def events(self, debate_id: str, after_seq: int = 0) -> list[Event]:
         """The debate's stored events with `seq > after_seq`, in order; empty for an unknown id."""
+        return await self._read(
+            f"read the events of debate {debate_id!r}", functools.partial(self._events, debate_id, after_seq)
+        )
+
+    def _events(self, debate_id: str, after_seq: int) -> list[Event]:
         query = (
             sa.select(events.c.seq, events.c.payload)
             .where(events.c.debate_id == debate_id, events.c.seq > after_seq)
             .order_by(events.c.seq)
         )
-        async with self._connect(f"read the events of debate {debate_id!r}") as conn:
-            rows = (await conn.execute(query)).all()
+        with self._engine.connect() as conn:
+            rows = conn.execute(query).all()
         return [self._parse(debate_id, seq, payload) for seq, payload in rows]
 
     async def state(self, debate_id: str) -> DebateState:
@@ -243,8 +314,11 @@ class EventStore:
 
     async def summary(self, debate_id: str) -> DebateSummary:
         """The debate's projection row. Raises NotFoundError for an unknown id."""
-        async with self._connect(f"read debate {debate_id!r}") as conn:
-            row = (await conn.execute(sa.select(*_SUMMARY_COLUMNS).where(debates.c.id == debate_id))).first()
+        return await self._read(f"read debate {debate_id!r}", functools.partial(self._summary_of, debate_id))
+
+    def _summary_of(self, debate_id: str) -> DebateSummary:
+        with self._engine.connect() as conn:
+            row = conn.execute(sa.select(*_SUMMARY_COLUMNS).where(debates.c.id == debate_id)).first()
         if row is None:
             raise _not_found(debate_id)
         return self._summary(row._mapping)
@@ -252,18 +326,19 @@ class EventStore:
     async def resolve_id(self, id_or_prefix: str) -> str:
         """The full id of the debate named by an exact id or a unique prefix of at least 4 characters."""
         given = id_or_prefix.strip()
-        async with self._connect(f"look up debate {given!r}") as conn:
+        return await self._read(f"look up debate {given!r}", functools.partial(self._resolve_id, given))
+
+    def _resolve_id(self, given: str) -> str:
+        with self._engine.connect() as conn:
             if given:
-                exact = await conn.execute(sa.select(debates.c.id).where(debates.c.id == given))
+                exact = conn.execute(sa.select(debates.c.id).where(debates.c.id == given))
                 if exact.first() is not None:
                     return given
             if len(given) < MIN_PREFIX:
                 raise _not_found(given)
             # substr, not LIKE: LIKE ignores case on SQLite and would need '%' and '_' escaped.
             prefix_match = sa.func.substr(debates.c.id, 1, len(given)) == given
-            ids: Sequence[str] = (
-                (await conn.execute(sa.select(debates.c.id).where(prefix_match))).scalars().all()
-            )
+            ids: Sequence[str] = conn.execute(sa.select(debates.c.id).where(prefix_match)).scalars().all()
         if not ids:
             raise _not_found(given)
         if len(ids) > 1:
@@ -295,17 +370,24 @@ class EventStore:
         if until is not None:
             query = query.where(debates.c.created_at <= until)
         query = query.order_by(debates.c.created_at.desc(), debates.c.id.desc()).limit(max(limit, 0))
-        async with self._connect("list debates") as conn:
-            rows = (await conn.execute(query)).all()
+        return await self._read("list debates", functools.partial(self._list, query))
+
+    def _list(self, query: sa.Select[Any]) -> list[DebateSummary]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(query).all()
         return [self._summary(row._mapping) for row in rows]
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _connect(self, action: str) -> AsyncIterator[AsyncConnection]:
+    async def _read(self, action: str, read: Callable[[], _T]) -> _T:
+        """`read` run on the worker: the one hop a read makes."""
+        self._check_open()
         with _translate(f"{action} in {self._where}"):
-            async with self._read_lock, self._engine.connect() as conn:
-                yield conn
+            return await _in_worker(self._executor, read)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the event store at {self._where} is closed")
 
     def _parse(self, debate_id: str, seq: int, payload: str) -> Event:
         try:
@@ -346,6 +428,33 @@ class EventStore:
                 f"the database file {self._db_file} was deleted or replaced while in use; "
                 "the last event was not saved"
             )
+
+
+def _queue(tail: _Tail, event: Event) -> Event:
+    """`event` numbered as the debate's next one and put in line for the next commit."""
+    stored = event.model_copy(update={"seq": tail.next_seq})
+    tail.next_seq += 1
+    tail.pending.append(stored)
+    return stored
+
+
+async def _in_worker(executor: ThreadPoolExecutor, call: Callable[[], _T]) -> _T:
+    """Run `call` on the store's worker thread and wait for it: the one hop an operation makes.
+
+    A call on the worker cannot be interrupted. When the caller is cancelled this still waits for the
+    call to finish before passing the cancellation on, so that whatever lock the caller holds covers
+    all the call does, and the store's bookkeeping is never changed by two operations at once.
+    """
+    future = asyncio.get_running_loop().run_in_executor(executor, call)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([future])
+        if not future.cancelled():
+            future.exception()  # the caller gets the cancellation; mark any failure as seen
+        raise
 
 
 def _debate_row(event: DebateStarted) -> dict[str, Any]:
@@ -415,10 +524,33 @@ def _make_parent(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+def _create_engine(url: URL, where: str) -> Engine:
+    """A sync engine for `url`: the store's worker thread is its only user."""
+    kwargs: dict[str, Any] = {}
+    if _is_memory(url):
+        # One connection, or each new one would be a new, empty database; the worker thread makes it.
+        kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+    try:
+        engine = sa.create_engine(url, **kwargs)
+    except ImportError as exc:
+        raise StoreError(
+            f"could not open the event store at {where}: its database driver is not installed ({exc}); "
+            "for PostgreSQL, pip install 'psycopg[binary]'"
+        ) from exc
+    if engine.dialect.is_async:
+        raise StoreError(
+            f"could not open the event store at {where}: {url.drivername} is an async driver; "
+            "give a URL with a sync one, like sqlite:///path/moot.db or postgresql+psycopg://..."
+        )
+    if url.get_backend_name() == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
     """Pragmas every connection gets, and SQLAlchemy (not the sqlite3 module) in charge of BEGIN."""
 
-    @sa.event.listens_for(engine.sync_engine, "connect")
+    @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         # sqlite3's legacy mode skips BEGIN before DDL and SELECT; take that job over (see _on_begin).
         dbapi_connection.isolation_level = None
@@ -433,6 +565,6 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         finally:
             cursor.close()
 
-    @sa.event.listens_for(engine.sync_engine, "begin")
+    @sa.event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         conn.exec_driver_sql("BEGIN")

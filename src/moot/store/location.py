@@ -13,13 +13,15 @@ from moot.errors import UserError
 
 DB_FILENAME = "moot.db"
 
-# Sync drivers people write out of habit, mapped to the async driver the store needs.
-_ASYNC_DRIVERS = {
-    "sqlite": "sqlite+aiosqlite",
-    "sqlite+pysqlite": "sqlite+aiosqlite",
-    "postgresql": "postgresql+asyncpg",
-    "postgresql+psycopg2": "postgresql+asyncpg",
-    "postgres": "postgresql+asyncpg",
+# The store runs synchronous SQLAlchemy on a worker thread of its own, so it needs a sync driver: async
+# ones people give (or that older moot versions wrote into their configs) are mapped to their sync twin,
+# and a bare `postgresql://` gets psycopg (version 3) rather than SQLAlchemy's default, psycopg2.
+_SYNC_DRIVERS = {
+    "sqlite+aiosqlite": "sqlite",
+    "postgresql": "postgresql+psycopg",
+    "postgres": "postgresql+psycopg",
+    "postgresql+asyncpg": "postgresql+psycopg",
+    "postgresql+psycopg_async": "postgresql+psycopg",
 }
 
 
@@ -37,8 +39,8 @@ def default_db_url() -> str:
 
 
 def sqlite_url(path: Path) -> str:
-    """An aiosqlite URL for the file at `path`, made absolute so the cwd does not matter later."""
-    return f"sqlite+aiosqlite:///{path.expanduser().absolute()}"
+    """An SQLite URL for the file at `path`, made absolute so the cwd does not matter later."""
+    return f"sqlite:///{path.expanduser().absolute()}"
 
 
 def db_url_from(value: str | None) -> str:
@@ -47,23 +49,24 @@ def db_url_from(value: str | None) -> str:
         return default_db_url()
     value = value.strip()
     if "://" in value:
-        return async_url(value)
+        return sync_url(value)
     path = Path(value).expanduser()
     if path.is_dir():
         path = path / DB_FILENAME
     return sqlite_url(path)
 
 
-def async_url(url: str) -> str:
-    """`url` with its driver swapped for the async one (sqlite -> aiosqlite, postgresql -> asyncpg)."""
+def sync_url(url: str) -> str:
+    """`url` with an async driver swapped for the sync one the store uses (sqlite+aiosqlite -> sqlite,
+    postgresql and postgresql+asyncpg -> postgresql+psycopg); other URLs come back unchanged."""
     try:
         parsed = make_url(url)
     except ArgumentError:
         raise UserError(
-            f"{url!r} is not a database URL; give a file path or a URL like sqlite+aiosqlite:///path/moot.db",
+            f"{url!r} is not a database URL; give a file path or a URL like sqlite:///path/moot.db",
             field="db",
         ) from None
-    driver = _ASYNC_DRIVERS.get(parsed.drivername)
+    driver = _SYNC_DRIVERS.get(parsed.drivername)
     if driver is None:
         return url
     return parsed.set(drivername=driver).render_as_string(hide_password=False)

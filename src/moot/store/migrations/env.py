@@ -7,14 +7,12 @@ transaction. Alembic's own commands (writing a new revision) get a URL from
 
 from __future__ import annotations
 
-import asyncio
-
 from alembic import context
-from sqlalchemy import pool
+from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from moot.store.db import metadata
+from moot.store.location import sync_url
 
 
 def run_on(connection: Connection) -> None:
@@ -24,13 +22,13 @@ def run_on(connection: Connection) -> None:
         context.run_migrations()
 
 
-async def run_on_url(url: str) -> None:
-    engine = create_async_engine(url, poolclass=pool.NullPool)
+def run_on_url(url: str) -> None:
+    engine = create_engine(sync_url(url), poolclass=pool.NullPool)
     try:
-        async with engine.begin() as connection:
-            await connection.run_sync(run_on)
+        with engine.begin() as connection:
+            run_on(connection)
     finally:
-        await engine.dispose()
+        engine.dispose()
 
 
 def main() -> None:
@@ -47,7 +45,7 @@ def main() -> None:
         with context.begin_transaction():
             context.run_migrations()
     else:
-        asyncio.run(run_on_url(url))
+        run_on_url(url)
 
 
 main()
