@@ -105,32 +105,66 @@ async def ask_judge(
     timeout_s: float,
     free: bool = False,
 ) -> JudgeResult:
-    """Ask for a structured verdict; invalid answers are retried; a failure is reported, not raised."""
-    agent = Agent(model, output_type=answer_type, system_prompt=system, retries={"output": retries})
+    """Ask for a structured verdict; an invalid answer is retried; a failure is reported, not raised.
+
+    Each attempt is a fresh conversation that names the last attempt's error, rather than one that
+    carries the invalid answer along: a small judge's window cannot hold its own failed 900-token answer,
+    and a new seed per attempt keeps a deterministic model from repeating the same mistake.
+    """
+    agent = Agent(model, output_type=answer_type, system_prompt=system, retries={"output": 0})
     started = time.perf_counter()
-    answer: JudgeAnswer | None = None
+    usage = Usage()
     error: str | None = None
-    with capture_run_messages() as messages:
-        try:
-            async with asyncio.timeout(timeout_s):
-                result = await agent.run(user, model_settings=settings)
-            answer = result.output
-        except TimeoutError:
-            error = f"the judge gave no verdict within {timeout_s:g} s (limits.judge_timeout_s)"
-        except UnexpectedModelBehavior as exc:
-            error = f"the judge gave no valid verdict in {retries + 1} tries: {_one_line(exc)}"
-        except (ModelAPIError, AgentRunError) as exc:
-            error = f"the judge could not be reached: {_one_line(exc)}"
-        except Exception as exc:  # a broken judge must not lose the debate: record why it gave no verdict
-            error = f"the judge failed: {type(exc).__name__}: {_one_line(exc)}"
-    usage = messages_usage(messages, free=free)
+    attempt = 0
+    try:
+        async with asyncio.timeout(timeout_s):
+            for attempt in range(1, retries + 2):
+                prompt = (
+                    user
+                    if error is None
+                    else f"{user}\n\nYour previous verdict was rejected: {error}. Answer again."
+                )
+                attempt_settings = ModelSettings(**settings)
+                if "seed" in settings or attempt > 1:
+                    attempt_settings["seed"] = settings.get("seed", 0) + attempt - 1
+                with capture_run_messages() as messages:
+                    try:
+                        result = await agent.run(prompt, model_settings=attempt_settings)
+                        return JudgeResult(
+                            answer=result.output,
+                            error=None,
+                            attempts=attempt,
+                            usage=usage + messages_usage(messages, free=free),
+                            latency_s=time.perf_counter() - started,
+                        )
+                    except UnexpectedModelBehavior as exc:
+                        error = _invalid_reason(exc)
+                    except (ModelAPIError, AgentRunError) as exc:
+                        error = f"the judge could not be reached: {_one_line(exc)}"
+                    except MootError as exc:
+                        error = str(exc)
+                    except Exception as exc:  # a broken judge must not lose the debate: record why
+                        error = f"{type(exc).__name__}: {_one_line(exc)}"
+                usage = usage + messages_usage(messages, free=free)
+            error = f"the judge gave no valid verdict in {retries + 1} tries; last problem: {error}"
+    except TimeoutError:
+        error = f"the judge gave no verdict within {timeout_s:g} s (limits.judge_timeout_s)"
     return JudgeResult(
-        answer=answer,
+        answer=None,
         error=error,
-        attempts=max(usage.requests, 1),
+        attempts=max(attempt, 1),
         usage=usage,
         latency_s=time.perf_counter() - started,
     )
+
+
+def _invalid_reason(exc: UnexpectedModelBehavior) -> str:
+    """The validation problem behind pydantic-ai's 'exceeded retries', in one short line."""
+    cause: BaseException | None = exc.__cause__ or exc.__context__
+    while cause is not None and (cause.__cause__ or cause.__context__) is not None and not str(cause).strip():
+        cause = cause.__cause__ or cause.__context__
+    text = _one_line(cause) if cause is not None and str(cause).strip() else _one_line(exc)
+    return text[:300]
 
 
 def _text_of(event: object) -> str:

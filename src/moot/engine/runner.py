@@ -39,10 +39,13 @@ from moot.protocols import EndRound, Finish, Judge, Speak, StartRound, get_proto
 
 ModelResolver = Callable[[ModelOptions], Model]
 
-# The embedded model has a 2048-token window: keep prompts and replies inside it.
+# The embedded model has a 2048-token window (prompt and reply together): keep both inside it.
+# ~3.5 characters a token: debaters get ~850 tokens of history + ~350 of instructions + 256 to reply;
+# the judge ~650 + ~250 + 800. Issue 4 replaces this with per-model token budgets.
 LOCAL_HISTORY_CHARS = 3000
+LOCAL_JUDGE_HISTORY_CHARS = 2300
 LOCAL_TURN_TOKENS = 256
-LOCAL_JUDGE_TOKENS = 900
+LOCAL_JUDGE_TOKENS = 800
 
 
 class EventLog(Protocol):
@@ -225,7 +228,11 @@ class _Runner:
         ids = self._event_args()
         label = str(judge.model)
         await self._emit(JudgingStarted(**ids, model=label))
-        prompt = judge_prompt(self.config, self.state, history_chars=self._history_chars(judge))
+        prompt = judge_prompt(
+            self.config,
+            self.state,
+            history_chars=LOCAL_JUDGE_HISTORY_CHARS if judge.model.provider == "local" else None,
+        )
         result = await ask_judge(
             self._model(judge),
             label=label,
