@@ -1,16 +1,4 @@
-"""moot: several LLMs argue a question out; a fair judge weighs what was said.
-
-    import asyncio
-    from moot import DebateConfig, EventStore, run_debate
-
-    async def main() -> None:
-        config = DebateConfig.model_validate({"topic": "Tabs or spaces?", "participants": [{"name": "A"}, {"name": "B"}]})
-        async with await EventStore.open("debates.db") as store:
-            async for event in run_debate(config, log=store):
-                print(event.type)
-
-    asyncio.run(main())
-"""
+"""moot: several LLMs argue a question out; a fair judge weighs what was said (see README: Python API)."""
 
 from moot.config_files import build_config, load_config
 from moot.domain import DebateConfig, DebateState, Event, JudgeConfig, Participant, Verdict, fold

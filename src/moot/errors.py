@@ -39,8 +39,7 @@ class MissingKeyError(UserError):
         self.provider = provider
         self.env_var = env_var
         super().__init__(
-            f"{provider} needs {env_var}; set it in the environment or in a .env file "
-            "(see `moot models`)",
+            f"{provider} needs {env_var}; set it in the environment or in a .env file (see `moot models`)",
             field=field,
         )
 

@@ -41,11 +41,14 @@ ModelResolver = Callable[[ModelOptions], Model]
 
 # The embedded model has a 2048-token window (prompt and reply together): keep both inside it.
 # ~3.5 characters a token: debaters get ~850 tokens of history + ~350 of instructions + 256 to reply;
-# the judge ~650 + ~250 + 800. Issue 4 replaces this with per-model token budgets.
+# the judge ~450 + ~300 + 1200 (its JSON is bounded by the schema's maxLength/maxItems). Issue 4 replaces this with per-model token budgets.
 LOCAL_HISTORY_CHARS = 3000
-LOCAL_JUDGE_HISTORY_CHARS = 2300
+LOCAL_JUDGE_HISTORY_CHARS = 1600
 LOCAL_TURN_TOKENS = 256
-LOCAL_JUDGE_TOKENS = 800
+LOCAL_JUDGE_TOKENS = 1200
+# Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
+# speaker's lines. Stopping there keeps a turn one speaker's contribution.
+LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR"]
 
 
 class EventLog(Protocol):
@@ -204,7 +207,9 @@ class _Runner:
             label=label,
             system=system,
             user=user,
-            settings=self._settings(participant, self._participant_seed(pid), LOCAL_TURN_TOKENS),
+            settings=self._settings(
+                participant, self._participant_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS
+            ),
             timeout_s=self.config.limits.turn_timeout_s,
             on_text=on_text,
             free=participant.model.is_local,
@@ -268,8 +273,12 @@ class _Runner:
                 raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
         return self._models[key]
 
-    def _settings(self, options: ModelOptions, seed: int | None, local_tokens: int) -> ModelSettings:
+    def _settings(
+        self, options: ModelOptions, seed: int | None, local_tokens: int, local_stops: list[str] | None = None
+    ) -> ModelSettings:
         settings: ModelSettings = {}
+        if options.model.provider == "local" and local_stops:
+            settings["stop_sequences"] = local_stops
         if options.temperature is not None:
             settings["temperature"] = options.temperature
         if options.max_tokens is not None:

@@ -1,0 +1,52 @@
+"""A real debate on the embedded model (SmolLM2-135M in llama.cpp): no key, no network."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from moot.export import load_json
+
+pytestmark = pytest.mark.embedded
+
+
+def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(MOOT_HOME=str(home), COLUMNS="120")
+    return subprocess.run(
+        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def test_two_local_debaters_and_a_local_judge_hold_a_one_round_debate(tmp_path: Path) -> None:
+    run = moot(
+        "run",
+        "Should cities ban private cars from their centres?",
+        "--rounds",
+        "1",
+        "--seed",
+        "7",
+        home=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Proponent" in run.stdout and "Opponent" in run.stdout and "local:smollm2" in run.stdout
+    assert "completed · 2 turns" in run.stdout
+
+    rows = json.loads(moot("list", "--json", home=tmp_path).stdout)
+    assert [r["status"] for r in rows] == ["completed"]
+    record = load_json(moot("export", rows[0]["id"], "-f", "json", home=tmp_path).stdout)
+    state = record.state
+    assert [t.participant_id for t in state.turns] == ["proponent", "opponent"]
+    for turn in state.turns:
+        assert turn.text.strip() and turn.usage.output_tokens > 0 and turn.usage.cost_usd == 0.0
+        assert turn.first_token_s is not None and turn.first_token_s <= turn.latency_s
+    # The judge ran; whatever a 135M model answered, the outcome is explicit: a verdict or its reason.
+    assert state.judged
+    assert (state.verdict is not None) != (state.verdict_error is not None)
+    if state.verdict is not None:
+        assert {s.participant_id for s in state.verdict.scores} == {"proponent", "opponent"}
