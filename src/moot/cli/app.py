@@ -224,11 +224,14 @@ def list_(
             out.print('No debates yet. Start one with: moot run "Your question"')
             return
         table = Table()
-        for col in ("id", "when", "status", "topic", "participants", "winner"):
+        # Eight characters of an id are enough to name a debate in show/export; never wrap them.
+        for col in ("id", "when", "status"):
+            table.add_column(col, no_wrap=True)
+        for col in ("topic", "participants", "winner"):
             table.add_column(col)
         for r in rows:
             table.add_row(
-                r.id[:12],
+                r.id[:8],
                 r.created_at.strftime("%Y-%m-%d %H:%M"),
                 r.status,
                 Text(r.topic[:60]),

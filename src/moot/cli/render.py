@@ -41,6 +41,8 @@ COLOURS = (
 
 
 def money(usage: Usage) -> str:
+    if usage.requests == 0:
+        return "$0"
     if usage.cost_usd is None:
         return "cost unknown"
     floor = "at least " if usage.unpriced_requests else ""
