@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,63 +19,26 @@ from types import TracebackType
 from typing import Any, Self, TypeVar, get_args
 
 import sqlalchemy as sa
-from alembic.util import CommandError
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
-from moot.domain.config import DebateConfig
 from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, VerdictGiven
 from moot.domain.state import DebateState, Status, fold
 from moot.errors import NotFoundError, StoreError, UserError
+from moot.store.connection import create_engine, first_line, make_parent, sqlite_file, translate
 from moot.store.db import debates, events, upgrade_schema
 from moot.store.location import db_url_from
+from moot.store.projection import (
+    STATUS_AFTER,
+    SUMMARY_COLUMNS,
+    DebateSummary,
+    debate_row,
+    winner_label,
+)
 
 MIN_PREFIX = 4
 WORKER_THREAD_PREFIX = "moot-store"
 STATUSES: tuple[str, ...] = get_args(Status)
-
-# The projection's status after each event type, the same as `DebateState.apply` gives.
-_STATUS_AFTER: dict[str, str] = {
-    "debate_started": "running",
-    "judging_started": "judging",
-    "verdict": "running",
-    "debate_completed": "completed",
-    "debate_failed": "failed",
-    "debate_interrupted": "interrupted",
-}
-
-
-class ParticipantSummary(BaseModel):
-    """Who took part, as listed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    model: str
-    stance: str = ""
-
-
-class DebateSummary(BaseModel):
-    """One row of `moot list`: a debate without its log."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    topic: str
-    status: Status
-    format: str
-    rounds: int
-    participants: list[ParticipantSummary]
-    created_at: datetime
-    updated_at: datetime
-    winner: str | None = None
-
-
-# Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
-_SUMMARY_COLUMNS = [debates.c[name] for name in DebateSummary.model_fields]
 
 _T = TypeVar("_T")
 
@@ -122,10 +85,10 @@ class EventStore:
         """Connect to the store at `url` (a SQLAlchemy URL or an SQLite file path) and migrate it to the
         newest schema. An async driver in the URL is swapped for its sync one."""
         parsed = make_url(db_url_from(url))
-        db_file = _sqlite_file(parsed)
+        db_file = sqlite_file(parsed)
         where = parsed.render_as_string(hide_password=True)
-        with _translate(f"open the event store at {where}"):
-            engine = _create_engine(parsed, where)
+        with translate(f"open the event store at {where}"):
+            engine = create_engine(parsed, where)
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WORKER_THREAD_PREFIX)
             store = cls(engine, url=parsed, db_file=db_file, executor=executor)
             try:
@@ -138,7 +101,7 @@ class EventStore:
 
     def _open(self) -> None:
         if self._db_file is not None:
-            _make_parent(self._db_file)
+            make_parent(self._db_file)
         with self._engine.begin() as conn:
             upgrade_schema(conn)
         self._db_identity = self._file_identity()
@@ -185,7 +148,7 @@ class EventStore:
         debate_id = event.debate_id
         async with self._write_lock:
             self._check_open()
-            with _translate(f"append {event.type} to debate {debate_id!r} in {self._where}"):
+            with translate(f"append {event.type} to debate {debate_id!r} in {self._where}"):
                 tail = self._tails.get(debate_id)
                 if tail is not None and not event.checkpoint:
                     return _queue(tail, event)  # nothing to read or write yet: no hop
@@ -209,7 +172,7 @@ class EventStore:
     def _flush_all(self) -> None:
         for debate_id, tail in list(self._tails.items()):
             if tail.pending:
-                with _translate(f"write the events of debate {debate_id!r} to {self._where}"):
+                with translate(f"write the events of debate {debate_id!r} to {self._where}"):
                     self._flush(tail)
 
     def _flush(self, tail: _Tail) -> None:
@@ -228,7 +191,7 @@ class EventStore:
         # its snapshot to a write lock, which fails at once, without waiting, if another writer got in.
         first = batch[0]
         if isinstance(first, DebateStarted):
-            conn.execute(sa.insert(debates).values(_debate_row(first)))
+            conn.execute(sa.insert(debates).values(debate_row(first)))
         conn.execute(
             sa.insert(events),
             [
@@ -244,10 +207,10 @@ class EventStore:
         )
         values: dict[str, Any] = {"updated_at": batch[-1].at}
         for e in batch:
-            if e.type in _STATUS_AFTER and not isinstance(e, DebateStarted):
-                values["status"] = _STATUS_AFTER[e.type]
+            if e.type in STATUS_AFTER and not isinstance(e, DebateStarted):
+                values["status"] = STATUS_AFTER[e.type]
             if isinstance(e, VerdictGiven):
-                values["winner"] = _winner_label(e, tail.names)
+                values["winner"] = winner_label(e, tail.names)
         if len(values) > 1 or not isinstance(batch[-1], DebateStarted):
             conn.execute(sa.update(debates).where(debates.c.id == first.debate_id).values(values))
 
@@ -276,7 +239,7 @@ class EventStore:
         """Remove a debate: its events and its row. Raises NotFoundError when there is no such debate."""
         async with self._write_lock:
             self._check_open()
-            with _translate(f"delete debate {debate_id!r} from {self._where}"):
+            with translate(f"delete debate {debate_id!r} from {self._where}"):
                 self._tails.pop(debate_id, None)
                 await _in_worker(self._executor, functools.partial(self._delete, debate_id))
 
@@ -318,7 +281,7 @@ class EventStore:
 
     def _summary_of(self, debate_id: str) -> DebateSummary:
         with self._engine.connect() as conn:
-            row = conn.execute(sa.select(*_SUMMARY_COLUMNS).where(debates.c.id == debate_id)).first()
+            row = conn.execute(sa.select(*SUMMARY_COLUMNS).where(debates.c.id == debate_id)).first()
         if row is None:
             raise _not_found(debate_id)
         return self._summary(row._mapping)
@@ -356,7 +319,7 @@ class EventStore:
     ) -> list[DebateSummary]:
         """Debates newest first. `text` is found in the topic ignoring case; `since`/`until` bound the
         creation time (inclusive; a naive datetime is taken as UTC)."""
-        query = sa.select(*_SUMMARY_COLUMNS)
+        query = sa.select(*SUMMARY_COLUMNS)
         if text:
             query = query.where(debates.c.topic.icontains(text, autoescape=True))
         if status is not None:
@@ -382,7 +345,7 @@ class EventStore:
     async def _read(self, action: str, read: Callable[[], _T]) -> _T:
         """`read` run on the worker: the one hop a read makes."""
         self._check_open()
-        with _translate(f"{action} in {self._where}"):
+        with translate(f"{action} in {self._where}"):
             return await _in_worker(self._executor, read)
 
     def _check_open(self) -> None:
@@ -395,7 +358,7 @@ class EventStore:
         except ValidationError as exc:
             raise StoreError(
                 f"event {seq} of debate {debate_id!r} in {self._where} cannot be read "
-                f"(was it written by a newer moot?): {_first_line(str(exc))}"
+                f"(was it written by a newer moot?): {first_line(str(exc))}"
             ) from None
 
     def _summary(self, row: Any) -> DebateSummary:
@@ -403,7 +366,7 @@ class EventStore:
             return DebateSummary.model_validate(dict(row))
         except ValidationError as exc:
             raise StoreError(
-                f"debate {row['id']!r} in {self._where} cannot be read: {_first_line(str(exc))}"
+                f"debate {row['id']!r} in {self._where} cannot be read: {first_line(str(exc))}"
             ) from None
 
     def _file_identity(self) -> tuple[int, int] | None:
@@ -457,114 +420,5 @@ async def _in_worker(executor: ThreadPoolExecutor, call: Callable[[], _T]) -> _T
         raise
 
 
-def _debate_row(event: DebateStarted) -> dict[str, Any]:
-    config: DebateConfig = event.config
-    return {
-        "id": event.debate_id,
-        "topic": config.topic,
-        "status": _STATUS_AFTER[event.type],
-        "format": config.format,
-        "turn_order": config.turn_order,
-        "rounds": config.rounds,
-        "participants": [
-            {"id": p.id, "name": p.name, "model": str(p.model), "stance": p.stance}
-            for p in config.participants
-        ],
-        "created_at": event.at,
-        "updated_at": event.at,
-        "winner": None,
-        "config": config.model_dump(mode="json"),
-    }
-
-
-def _winner_label(event: VerdictGiven, names: dict[str, str]) -> str | None:
-    """The winner's display name, 'tie: A, B' for a tie, None when there was no valid verdict."""
-    if event.verdict is None:
-        return None
-    winners: Sequence[str] = [names.get(pid, pid) for pid in event.verdict.winner_ids]
-    return f"tie: {', '.join(winners)}" if len(winners) > 1 else winners[0]
-
-
 def _not_found(debate_id: str) -> NotFoundError:
     return NotFoundError(f"no debate with id {debate_id!r}; `moot list` shows ids")
-
-
-@contextlib.contextmanager
-def _translate(action: str) -> Iterator[None]:
-    """Turn database and file-system failures into a one-line StoreError."""
-    try:
-        yield
-    except CommandError as exc:
-        raise StoreError(
-            f"could not {action}: {_first_line(str(exc))} (was the database written by a newer moot?)"
-        ) from exc
-    except (SQLAlchemyError, OSError) as exc:
-        reason = exc.orig if isinstance(exc, DBAPIError) else exc
-        raise StoreError(f"could not {action}: {_first_line(str(reason))}") from exc
-
-
-def _first_line(text: str, limit: int = 200) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "unknown error"
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _is_memory(url: URL) -> bool:
-    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
-
-
-def _sqlite_file(url: URL) -> Path | None:
-    """The file behind a SQLite URL; None for memory databases, URI filenames and other backends."""
-    if url.get_backend_name() != "sqlite" or _is_memory(url) or url.query.get("uri"):
-        return None
-    assert url.database is not None
-    return Path(url.database).absolute()
-
-
-def _make_parent(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-
-def _create_engine(url: URL, where: str) -> Engine:
-    """A sync engine for `url`: the store's worker thread is its only user."""
-    kwargs: dict[str, Any] = {}
-    if _is_memory(url):
-        # One connection, or each new one would be a new, empty database; the worker thread makes it.
-        kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
-    try:
-        engine = sa.create_engine(url, **kwargs)
-    except ImportError as exc:
-        raise StoreError(
-            f"could not open the event store at {where}: its database driver is not installed ({exc}); "
-            "for PostgreSQL, pip install 'psycopg[binary]'"
-        ) from exc
-    if engine.dialect.is_async:
-        raise StoreError(
-            f"could not open the event store at {where}: {url.drivername} is an async driver; "
-            "give a URL with a sync one, like sqlite:///path/moot.db or postgresql+psycopg://..."
-        )
-    if url.get_backend_name() == "sqlite":
-        _configure_sqlite(engine)
-    return engine
-
-
-def _configure_sqlite(engine: Engine) -> None:
-    """Pragmas every connection gets, and SQLAlchemy (not the sqlite3 module) in charge of BEGIN."""
-
-    @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
-        # sqlite3's legacy mode skips BEGIN before DDL and SELECT; take that job over (see _on_begin).
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        try:
-            # WAL lets `moot list` read while a debate writes; FULL syncs the WAL on every commit, so a
-            # turn that append returned survives a crash or power loss, not just a process exit.
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=FULL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=5000")
-        finally:
-            cursor.close()
-
-    @sa.event.listens_for(engine, "begin")
-    def _on_begin(conn: sa.Connection) -> None:
-        conn.exec_driver_sql("BEGIN")

@@ -1,0 +1,97 @@
+"""Opening the database: engines, SQLite pragmas, and database errors as one-line StoreErrors."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic.util import CommandError
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
+
+from moot.errors import StoreError
+
+
+@contextlib.contextmanager
+def translate(action: str) -> Iterator[None]:
+    """Turn database and file-system failures into a one-line StoreError."""
+    try:
+        yield
+    except CommandError as exc:
+        raise StoreError(
+            f"could not {action}: {first_line(str(exc))} (was the database written by a newer moot?)"
+        ) from exc
+    except (SQLAlchemyError, OSError) as exc:
+        reason = exc.orig if isinstance(exc, DBAPIError) else exc
+        raise StoreError(f"could not {action}: {first_line(str(reason))}") from exc
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "unknown error"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def is_memory(url: URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file behind a SQLite URL; None for memory databases, URI filenames and other backends."""
+    if url.get_backend_name() != "sqlite" or is_memory(url) or url.query.get("uri"):
+        return None
+    assert url.database is not None
+    return Path(url.database).absolute()
+
+
+def make_parent(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def create_engine(url: URL, where: str) -> Engine:
+    """A sync engine for `url`: the store's worker thread is its only user."""
+    kwargs: dict[str, Any] = {}
+    if is_memory(url):
+        # One connection, or each new one would be a new, empty database; the worker thread makes it.
+        kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+    try:
+        engine = sa.create_engine(url, **kwargs)
+    except ImportError as exc:
+        raise StoreError(
+            f"could not open the event store at {where}: its database driver is not installed ({exc}); "
+            "for PostgreSQL, pip install 'psycopg[binary]'"
+        ) from exc
+    if engine.dialect.is_async:
+        raise StoreError(
+            f"could not open the event store at {where}: {url.drivername} is an async driver; "
+            "give a URL with a sync one, like sqlite:///path/moot.db or postgresql+psycopg://..."
+        )
+    if url.get_backend_name() == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """Pragmas every connection gets, and SQLAlchemy (not the sqlite3 module) in charge of BEGIN."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # sqlite3's legacy mode skips BEGIN before DDL and SELECT; take that job over (see _on_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            # WAL lets `moot list` read while a debate writes; FULL syncs the WAL on every commit, so a
+            # turn that append returned survives a crash or power loss, not just a process exit.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=FULL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=5000")
+        finally:
+            cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("BEGIN")

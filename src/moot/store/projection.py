@@ -1,0 +1,83 @@
+"""The `debates` projection: one row per debate, kept current in the same transaction as each event."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from moot.domain.config import DebateConfig
+from moot.domain.events import DebateStarted, VerdictGiven
+from moot.domain.state import Status
+from moot.store.db import debates
+
+# The projection's status after each event type, the same as `DebateState.apply` gives.
+STATUS_AFTER: dict[str, str] = {
+    "debate_started": "running",
+    "judging_started": "judging",
+    "verdict": "running",
+    "debate_completed": "completed",
+    "debate_failed": "failed",
+    "debate_interrupted": "interrupted",
+}
+
+
+class ParticipantSummary(BaseModel):
+    """Who took part, as listed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    model: str
+    stance: str = ""
+
+
+class DebateSummary(BaseModel):
+    """One row of `moot list`: a debate without its log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    topic: str
+    status: Status
+    format: str
+    rounds: int
+    participants: list[ParticipantSummary]
+    created_at: datetime
+    updated_at: datetime
+    winner: str | None = None
+
+
+# Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
+SUMMARY_COLUMNS = [debates.c[name] for name in DebateSummary.model_fields]
+
+
+def debate_row(event: DebateStarted) -> dict[str, Any]:
+    config: DebateConfig = event.config
+    return {
+        "id": event.debate_id,
+        "topic": config.topic,
+        "status": STATUS_AFTER[event.type],
+        "format": config.format,
+        "turn_order": config.turn_order,
+        "rounds": config.rounds,
+        "participants": [
+            {"id": p.id, "name": p.name, "model": str(p.model), "stance": p.stance}
+            for p in config.participants
+        ],
+        "created_at": event.at,
+        "updated_at": event.at,
+        "winner": None,
+        "config": config.model_dump(mode="json"),
+    }
+
+
+def winner_label(event: VerdictGiven, names: dict[str, str]) -> str | None:
+    """The winner's display name, 'tie: A, B' for a tie, None when there was no valid verdict."""
+    if event.verdict is None:
+        return None
+    winners: Sequence[str] = [names.get(pid, pid) for pid in event.verdict.winner_ids]
+    return f"tie: {', '.join(winners)}" if len(winners) > 1 else winners[0]
