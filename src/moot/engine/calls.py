@@ -7,6 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import pydantic_ai
 from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import AgentRunError, ModelAPIError, UnexpectedModelBehavior
@@ -26,6 +27,9 @@ from moot.domain.usage import Usage
 from moot.errors import ModelCallError, MootError
 from moot.judging.schema import JudgeAnswer
 from moot.models.pricing import messages_usage, response_usage
+
+# moot owns its terminal: pydantic-ai's first-run banner would land in the middle of a live debate.
+pydantic_ai.BANNER_ENABLED = False
 
 
 @dataclass(frozen=True)
