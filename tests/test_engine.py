@@ -216,3 +216,22 @@ async def test_missing_key_is_reported_before_anything_is_written(monkeypatch: p
     with pytest.raises(MissingKeyError, match=r"participants\.0\.model: openai needs OPENAI_API_KEY"):
         await collect(config, log=log)
     assert log.events == []
+
+
+async def test_a_key_echoed_in_a_provider_error_is_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdef1234567890")
+    config = make_config(2, rounds=1)
+
+    async def leaky(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        raise RuntimeError(
+            "401: Incorrect API key provided: sk-live-abcdef1234567890 (also sk-ab***********7890)"
+        )
+        yield ""
+
+    model = FunctionModel(stream_function=leaky, model_name="leaky")
+    log = InMemoryLog()
+    await collect(config, log=log, resolve=lambda _o: model)
+    failed = log.events[-1]
+    assert failed.type == "debate_failed" and "Incorrect API key" in failed.error
+    stored = "".join(e.model_dump_json() for e in log.events)
+    assert "abcdef1234567890" not in stored and "7890" not in stored

@@ -27,6 +27,7 @@ from moot.domain.usage import Usage
 from moot.errors import ModelCallError, MootError
 from moot.judging.schema import JudgeAnswer
 from moot.models.pricing import messages_usage, response_usage
+from moot.models.providers import redact
 
 # moot owns its terminal: pydantic-ai's first-run banner would land in the middle of a live debate.
 pydantic_ai.BANNER_ENABLED = False
@@ -146,7 +147,7 @@ async def ask_judge(
                     except (ModelAPIError, AgentRunError) as exc:
                         error = f"the judge could not be reached: {_one_line(exc)}"
                     except MootError as exc:
-                        error = str(exc)
+                        error = redact(str(exc))
                     except Exception as exc:  # a broken judge must not lose the debate: record why
                         error = f"{type(exc).__name__}: {_one_line(exc)}"
                 usage = usage + messages_usage(messages, free=free)
@@ -180,7 +181,7 @@ def _text_of(event: object) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = redact(str(exc)).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
 
 

@@ -34,7 +34,7 @@ from moot.domain.state import DebateState
 from moot.engine.calls import ask_judge, stream_reply
 from moot.errors import MootError, RunError
 from moot.judging import answer_model, judge_prompt, to_verdict
-from moot.models.providers import build_model, check_available
+from moot.models.providers import build_model, check_available, redact
 from moot.protocols import EndRound, Finish, Judge, Speak, StartRound, get_protocol
 
 ModelResolver = Callable[[ModelOptions], Model]
@@ -159,10 +159,10 @@ class _Runner:
                 await asyncio.shield(self._emit(DebateInterrupted(**ids)))
             raise
         except MootError as exc:
-            await self._emit(DebateFailed(**ids, error=str(exc), error_type=type(exc).__name__))
+            await self._emit(DebateFailed(**ids, error=redact(str(exc)), error_type=type(exc).__name__))
         except Exception as exc:  # an unexpected bug must still leave a closed, readable record
             await self._emit(
-                DebateFailed(**ids, error=f"internal error: {exc!r}", error_type=type(exc).__name__)
+                DebateFailed(**ids, error=redact(f"internal error: {exc!r}"), error_type=type(exc).__name__)
             )
             raise
         finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -59,6 +60,20 @@ SPECS: dict[str, ProviderSpec] = {
         ProviderSpec("fake", (), key_required=False),
     )
 }
+
+
+# Shapes of API keys as vendors echo them in error messages, sometimes half-masked (sk-ab***yz).
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|gsk|AIza|key)[-_A-Za-z0-9*]{8,}")
+
+
+def redact(text: str) -> str:
+    """`text` with every configured key, and anything shaped like one, replaced: error messages are stored."""
+    for spec in SPECS.values():
+        for var in spec.key_vars:
+            value = os.environ.get(var)
+            if value and len(value) >= 6:
+                text = text.replace(value, "[redacted]")
+    return _KEY_LIKE.sub("[redacted]", text)
 
 
 def check_available(options: ModelOptions, *, field: str) -> None:
