@@ -223,9 +223,10 @@ async def test_a_key_echoed_in_a_provider_error_is_never_stored(monkeypatch: pyt
     config = make_config(2, rounds=1)
 
     async def leaky(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        raise RuntimeError(
-            "401: Incorrect API key provided: sk-live-abcdef1234567890 (also sk-ab***********7890)"
-        )
+        if messages:  # always: an async generator that fails before its first item, as an SDK does
+            raise RuntimeError(
+                "401: Incorrect API key provided: sk-live-abcdef1234567890 (also sk-ab***********7890)"
+            )
         yield ""
 
     model = FunctionModel(stream_function=leaky, model_name="leaky")
