@@ -13,7 +13,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from moot.domain.events import DebateInterrupted, Event, TurnCompleted
 from moot.domain.state import fold
 from moot.engine import InMemoryLog, run_debate
-from moot.errors import MissingKeyError
+from moot.errors import MissingKeyError, UserError
 from moot.store import EventStore
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -236,3 +236,15 @@ async def test_a_key_echoed_in_a_provider_error_is_never_stored(monkeypatch: pyt
     assert failed.type == "debate_failed" and "Incorrect API key" in failed.error
     stored = "".join(e.model_dump_json() for e in log.events)
     assert "abcdef1234567890" not in stored and "7890" not in stored
+
+
+async def test_a_model_the_provider_rejects_is_a_config_error_before_anything_is_written() -> None:
+    config = make_config(2, rounds=1)
+    bad = config.participants[1].model_copy(
+        update={"model": config.participants[1].model.model_validate("local:nope")}
+    )
+    config = config.model_copy(update={"participants": [config.participants[0], bad]})
+    log = InMemoryLog()
+    with pytest.raises(UserError, match=r"^participants\.1\.model: "):
+        await collect(config, log=log)
+    assert log.events == []

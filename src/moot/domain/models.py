@@ -74,6 +74,10 @@ def parse_model_ref(text: str) -> dict[str, str]:
         raise ValueError(f"unknown provider {provider!r} in {text!r}; use one of: {known}")
     if not _NAME.match(name):
         raise ValueError(f"model name {name!r} in {text!r} has characters a model name cannot have")
+    if provider == "openrouter" and "/" not in name:
+        raise ValueError(
+            f"OpenRouter names the upstream vendor: write 'openrouter:openai/{name}', not {text!r}"
+        )
     return {"provider": provider, "name": name}
 
 

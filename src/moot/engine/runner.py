@@ -32,7 +32,7 @@ from moot.domain.events import (
 )
 from moot.domain.state import DebateState
 from moot.engine.calls import ask_judge, stream_reply
-from moot.errors import MootError, RunError
+from moot.errors import ConfigError, MootError, RunError, UserError
 from moot.judging import answer_model, judge_prompt, to_verdict
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import EndRound, Finish, Judge, Speak, StartRound, get_protocol
@@ -71,12 +71,37 @@ class InMemoryLog:
         return stored
 
 
-def preflight(config: DebateConfig) -> None:
-    """Raise a UserError now, before anything is written, if any model cannot be called."""
-    for i, p in enumerate(config.participants):
-        check_available(p, field=f"participants.{i}.model")
+def model_key(options: ModelOptions) -> tuple[str, str | None]:
+    """Options that name the same model and server share one model object."""
+    return str(options.model), str(options.base_url) if options.base_url else None
+
+
+def preflight(config: DebateConfig) -> ModelResolver:
+    """Check and build every model now, before anything is written; return a resolver over them.
+
+    Raises a UserError naming the field when a package or key is missing or a provider rejects the name.
+    """
+    fields: list[tuple[str, ModelOptions]] = [
+        (f"participants.{i}.model", p) for i, p in enumerate(config.participants)
+    ]
     if config.judge is not None:
-        check_available(config.judge, field="judge.model")
+        fields.append(("judge.model", config.judge))
+    built: dict[tuple[str, str | None], Model] = {}
+    for field, options in fields:
+        check_available(options, field=field)
+        if model_key(options) not in built:
+            try:
+                built[model_key(options)] = build_model(options)
+            except UserError as exc:
+                raise (exc if exc.field else ConfigError(str(exc), field=field)) from None
+            except MootError:
+                raise
+            except Exception as exc:  # the provider's own check of the name or settings
+                line = redact(str(exc)).strip().splitlines()
+                raise ConfigError(
+                    f"{options.model}: {line[0] if line else type(exc).__name__}", field=field
+                ) from None
+    return lambda options: built[model_key(options)]
 
 
 async def run_debate(
@@ -92,8 +117,7 @@ async def run_debate(
     consumer marks the debate interrupted; finished turns stay stored.
     """
     if resolve is None:
-        preflight(config)
-        resolve = build_model
+        resolve = preflight(config)
     runner = _Runner(config, log or InMemoryLog(), resolve, debate_id or uuid.uuid4().hex)
     async for event in runner.events():
         yield event
@@ -263,7 +287,7 @@ class _Runner:
         )
 
     def _model(self, options: ModelOptions) -> Model:
-        key = (str(options.model), str(options.base_url) if options.base_url else None)
+        key = model_key(options)
         if key not in self._models:
             try:
                 self._models[key] = self.resolve(options)

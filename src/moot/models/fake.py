@@ -84,6 +84,9 @@ def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None =
     defs = defs if defs is not None else schema.get("$defs", {})
     if "$ref" in schema:
         return fill_schema(defs[schema["$ref"].split("/")[-1]], seed, defs)
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        if schema.get(combinator):
+            return fill_schema(schema[combinator][0], seed, defs)
     kind = schema.get("type")
     if kind == "object":
         props = schema.get("properties", {})
