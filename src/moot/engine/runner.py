@@ -48,7 +48,7 @@ LOCAL_TURN_TOKENS = 256
 LOCAL_JUDGE_TOKENS = 1200
 # Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
 # speaker's lines. Stopping there keeps a turn one speaker's contribution.
-LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR"]
+LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR", "\n<<<"]
 
 
 class EventLog(Protocol):

@@ -9,6 +9,19 @@ from moot.domain.config import DebateConfig
 from moot.domain.state import Turn
 
 
+FENCE_OPEN = "<<<"
+FENCE_CLOSE = ">>>"
+
+
+def fenced(text: str) -> str:
+    """Text made safe to quote between FENCE_OPEN and FENCE_CLOSE: it cannot close its fence early.
+
+    A participant's words are material for the others and the judge, never instructions to them; the
+    templates say so, and this keeps a turn from forging the end of its own quotation.
+    """
+    return text.replace(FENCE_OPEN, "‹‹‹").replace(FENCE_CLOSE, "›››")
+
+
 @dataclass(frozen=True)
 class HistoryTurn:
     round: int
@@ -35,7 +48,7 @@ def history_window(
             t.participant_id,
             names.get(t.participant_id, (t.participant_id, ""))[0],
             names.get(t.participant_id, ("", ""))[1],
-            t.text,
+            fenced(t.text),
         )
         for t in turns
     ]
