@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
+from moot.cli.formats import formats_command
 from moot.cli.render import DebateRenderer
 from moot.config_files import build_config, parse_participant_spec, read_config_file, read_context
 from moot.domain.config import DebateConfig
@@ -305,6 +306,9 @@ def models() -> None:
         table.add_row(name, PROVIDERS[name], " or ".join(spec.key_vars) or "-", key, Text(install))
     out.print(table)
     out.print(f"Default model: {DEFAULT_MODEL} (embedded, no key, no network)")
+
+
+app.command("formats")(formats_command)
 
 
 @app.command()

@@ -19,7 +19,7 @@ from pydantic import (
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
 from moot.errors import ConfigError
 
-FormatName = Literal["free-form"]
+FormatName = Literal["free-form", "structured-rounds", "round-limited"]
 TurnOrder = Literal["sequential", "simultaneous"]
 
 COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"

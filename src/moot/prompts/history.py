@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from moot.domain.config import DebateConfig
 from moot.domain.state import Turn
 
-
 FENCE_OPEN = "<<<"
 FENCE_CLOSE = ">>>"
 

@@ -22,6 +22,24 @@ class TurnPrompt:
     user: str
 
 
+@dataclass(frozen=True)
+class Phase:
+    """A stretch of rounds, first to last, in which every speaker gets the same kind of instruction."""
+
+    name: str
+    first: int
+    last: int
+    description: str
+
+    @property
+    def rounds(self) -> str:
+        """The rounds covered: '1' or '2-4'."""
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+    def covers(self, round_number: int) -> bool:
+        return self.first <= round_number <= self.last
+
+
 class DebateProtocol(ABC):
     """One debate format."""
 
@@ -35,6 +53,14 @@ class DebateProtocol(ABC):
     @abstractmethod
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
         """Format-specific guidance for a speaker in this round."""
+
+    @abstractmethod
+    def phases(self, rounds: int) -> list[Phase]:
+        """The phases of a debate of this many rounds, in order; together they cover every round once."""
+
+    def phase(self, rounds: int, round_number: int) -> Phase:
+        """The phase this round of a debate of this many rounds is in."""
+        return next(p for p in self.phases(rounds) if p.covers(round_number))
 
     def turn_prompt(
         self,

@@ -3,36 +3,25 @@
 from __future__ import annotations
 
 from moot.domain.config import DebateConfig
-from moot.domain.state import DebateState
-from moot.protocols.base import DebateProtocol
-from moot.protocols.steps import EndRound, Finish, Judge, Speak, StartRound, Step
+from moot.protocols.base import Phase
+from moot.protocols.round_robin import RoundRobin, opening_middle_closing
+
+_OPENING = ("opening", "This is the opening round: state your position and your main arguments.")
+_MIDDLE = ("discussion", "Answer the others' latest points and strengthen your case.")
+_CLOSING = (
+    "closing",
+    "This is the last round: answer what is still open and close with your strongest case.",
+)
 
 
-class FreeForm(DebateProtocol):
+class FreeForm(RoundRobin):
     name = "free-form"
     description = "Open exchange over a fixed number of rounds, then a verdict."
 
-    def next_step(self, config: DebateConfig, state: DebateState) -> Step:
-        current = state.current_round
-        if current is None or current.completed:
-            done = current.number if current else 0
-            if done < config.rounds:
-                return StartRound(done + 1)
-            if config.judge is not None and not state.judged:
-                return Judge()
-            return Finish()
-        waiting = tuple(p.id for p in config.participants if not current.spoke(p.id))
-        if not waiting:
-            return EndRound(current.number)
-        if config.turn_order == "simultaneous":
-            return Speak(current.number, waiting)
-        return Speak(current.number, waiting[:1])
+    def phases(self, rounds: int) -> list[Phase]:
+        # A single round is an opening: there is nothing yet to answer.
+        return opening_middle_closing(rounds, _OPENING, _MIDDLE, _CLOSING, single=_OPENING)
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        if round_number == 1:
-            stage = "This is the opening round: state your position and your main arguments."
-        elif round_number == config.rounds:
-            stage = "This is the last round: answer what is still open and close with your strongest case."
-        else:
-            stage = "Answer the others' latest points and strengthen your case."
+        stage = self.phase(config.rounds, round_number).description
         return f"No fixed structure: respond naturally to the discussion so far. {stage}"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from moot.errors import ConfigError
 from moot.protocols.base import DebateProtocol
 from moot.protocols.free_form import FreeForm
+from moot.protocols.round_limited import RoundLimited
+from moot.protocols.structured_rounds import StructuredRounds
 
-PROTOCOLS: dict[str, DebateProtocol] = {p.name: p for p in (FreeForm(),)}
+# The one list of format names: `FormatName` in domain/config.py must name exactly these.
+PROTOCOLS: dict[str, DebateProtocol] = {p.name: p for p in (FreeForm(), StructuredRounds(), RoundLimited())}
 
 
 def get_protocol(name: str) -> DebateProtocol:
