@@ -194,3 +194,10 @@ def test_ctrl_c_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> No
         check=True,
     )
     assert len(load_json(exported.stdout).state.turns) >= 2
+
+
+def test_errors_stay_on_one_line_in_a_narrow_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    code, _, err = moot("run", "T", "-p", "fake:a,temperature=abc", "-p", "fake:b")
+    assert code == 2
+    assert err.count("\n") == 1 and "participants.0.temperature" in err

@@ -39,7 +39,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# Errors are one line each, whatever the terminal width: scripts and people both read them as lines.
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 T = TypeVar("T")
 DbOption = Annotated[
