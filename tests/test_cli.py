@@ -201,3 +201,32 @@ def test_errors_stay_on_one_line_in_a_narrow_terminal(monkeypatch: pytest.Monkey
     code, _, err = moot("run", "T", "-p", "fake:a,temperature=abc", "-p", "fake:b")
     assert code == 2
     assert err.count("\n") == 1 and "participants.0.temperature" in err
+
+
+def test_run_stops_early_and_says_why() -> None:
+    # The fake debaters say nearly the same thing, so their turns converge at once.
+    code, out, _ = moot("run", "Ban cars?", *FAKES, "--rounds", "3", "--stop-on-convergence", "0.8")
+    assert code == 0, out
+    assert "Round 2 of 3" not in out
+    assert "Stopped after round 1: the participants' latest turns were all >=" in out
+    assert out.index("Stopped after round 1") < out.index("Scores")
+
+
+def test_run_with_assess_shows_each_assessment() -> None:
+    code, out, _ = moot("run", "Ban cars?", *FAKES, "--rounds", "2", "--assess", "--min-rounds", "2")
+    assert code == 0, out
+    assert "Round 1 assessed: quality" in out and "Round 2 assessed: quality" in out
+    assert "Stopped after round 2: all 2 planned rounds were held" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--stop-on-repetition", "1.5"], "stopping.repetition: Input should be less than or equal to 1"),
+        (["--assess", "--no-judge"], "stopping.assess_rounds needs a judge"),
+        (["--timeout", "0"], "stopping.timeout_s: Input should be greater than 0"),
+    ],
+)
+def test_bad_stopping_flags_are_one_line_errors(flags: list[str], message: str) -> None:
+    code, _, err = moot("run", "Ban cars?", *FAKES, *flags)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1

@@ -9,14 +9,17 @@ from typing import Any, cast
 
 import pytest
 
+from moot.domain.assessment import AssessmentFlags, ParticipantAssessment, RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebateStarted,
+    DebateStopping,
     Event,
     JudgingStarted,
+    RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
@@ -482,3 +485,72 @@ def test_markdown_renders_hostile_text_without_breaking_structure() -> None:
     assert page.count("<h3>Carol</h3>") == 2
     assert page.count("<h2>Round") == 2
     assert "<h2>Verdict</h2>" in page
+
+
+def assessed_events() -> list[Event]:
+    """The sample debate with round 1 assessed, round 2's assessment failed, and a judge's stop."""
+    events = debate_events()
+    at = next(e.at for e in events if isinstance(e, RoundCompleted))
+    r1 = RoundAssessed(
+        debate_id=DEBATE,
+        round=1,
+        model="openai:gpt-4o",
+        assessment=RoundAssessment(
+            should_continue=True,
+            quality=7.5,
+            participants=[
+                ParticipantAssessment(
+                    participant_id="alice", strengths=["land-use data"], weaknesses=["no costs"], score=8
+                )
+            ],
+            flags=AssessmentFlags(drifting=True),
+            reasoning="Good opening | with numbers.",
+            recommendations="Ask Bob for costs.",
+        ),
+        at=at,
+    )
+    r2 = RoundAssessed(
+        debate_id=DEBATE, round=2, model="openai:gpt-4o", assessment=None, error="timed out", at=at
+    )
+    stop = DebateStopping(
+        debate_id=DEBATE,
+        reason=StopReason(kind="judge", detail="the judge advised ending the debate (round quality 4/10)"),
+        after_round=2,
+        at=at,
+    )
+    ends = [i for i, e in enumerate(events) if isinstance(e, RoundCompleted)]
+    events = [
+        *events[: ends[0] + 1],
+        r1,
+        *events[ends[0] + 1 : ends[1] + 1],
+        r2,
+        stop,
+        *events[ends[1] + 1 :],
+    ]
+    return [e.model_copy(update={"seq": i}) for i, e in enumerate((e for e in events if e.durable), 1)]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "text", "html"])
+def test_stop_reason_and_assessments_reach_every_human_format(fmt: Any) -> None:
+    out = export(record(assessed_events()), fmt)
+    shown = visible(out) if fmt == "html" else " ".join(out.split())
+    for expected in [
+        "Stopped",
+        "after round 2: the judge advised ending the debate (round quality 4/10)",
+        "quality 7.5/10 · flags: drifting · the judge advised continuing",
+        "Good opening",
+        "land-use data",
+        "no costs",
+        "8/10",
+        "Ask Bob for costs.",
+        "assessment failed: timed out",
+    ]:
+        assert expected in shown, expected
+
+
+def test_stop_reason_and_assessments_round_trip_in_json() -> None:
+    rec = record(assessed_events())
+    back = load_json(export(rec, "json"))
+    assert back == rec and back.state == rec.state
+    assert back.state.stop_reason is not None and back.state.stop_reason.kind == "judge"
+    assert [a.assessment is not None for a in back.state.assessments] == [True, False]

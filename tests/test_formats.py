@@ -165,7 +165,13 @@ def expected_shape(config: DebateConfig) -> Shape:
         else:
             rows += [("turn_started", r, pid) for pid in ids] + [("turn_completed", r, pid) for pid in ids]
         rows.append(("round_completed", r, None))
-    return [*rows, ("judging_started", None, None), ("verdict", None, None), ("debate_completed", None, None)]
+    return [
+        *rows,
+        ("debate_stopping", None, None),
+        ("judging_started", None, None),
+        ("verdict", None, None),
+        ("debate_completed", None, None),
+    ]
 
 
 @pytest.mark.parametrize("fmt", NEW_FORMATS)

@@ -24,14 +24,17 @@ from sqlalchemy import create_engine
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
 
+from moot.domain.assessment import ParticipantAssessment, RoundAssessment, StopReason
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebateStarted,
+    DebateStopping,
     Event,
     JudgingStarted,
+    RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
@@ -161,6 +164,21 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
     originals = [
         *one_of_each("d1"),
         started("d2"),
+        RoundAssessed(
+            debate_id="d2",
+            round=1,
+            model="m:x",
+            assessment=RoundAssessment(
+                should_continue=False,
+                quality=6.5,
+                participants=[ParticipantAssessment(participant_id="ada", strengths=["clear"], score=7)],
+                reasoning="Nothing new.",
+            ),
+        ),
+        RoundAssessed(debate_id="d2", round=2, model="m:x", assessment=None, error="invalid"),
+        DebateStopping(
+            debate_id="d2", reason=StopReason(kind="judge", detail="the judge said so"), after_round=2
+        ),
         VerdictGiven(debate_id="d2", model="m:x", verdict=None, error="no valid verdict", attempts=3),
         DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),
         started("d3"),

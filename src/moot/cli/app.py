@@ -86,6 +86,7 @@ def _assemble_config(
     context: str | None,
     context_file: Path | None,
     seed: int | None,
+    stopping: dict[str, Any] | None = None,
 ) -> DebateConfig:
     data: dict[str, Any] = read_config_file(config_file) if config_file else {}
     if topic is not None:
@@ -120,6 +121,12 @@ def _assemble_config(
     ):
         # The embedded model is small: two rounds keep a first run short and inside its window.
         data["rounds"] = 2
+    # Only the flags given: a flag left out keeps the config file's value (False is --assess left out).
+    flags = {
+        key: value for key, value in (stopping or {}).items() if value is not None and value is not False
+    }
+    if flags:
+        data["stopping"] = {**(data.get("stopping") or {}), **flags}
     return build_config(data)
 
 
@@ -153,6 +160,23 @@ def run(
         Path | None, typer.Option("--context-file", help="Read the background from a file.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for models that accept one.")] = None,
+    assess: Annotated[
+        bool, typer.Option("--assess", help="The judge assesses every round and may end the debate.")
+    ] = False,
+    stop_on_repetition: Annotated[
+        float | None,
+        typer.Option("--stop-on-repetition", help="Stop when everyone repeats this share (0-1) of itself."),
+    ] = None,
+    stop_on_convergence: Annotated[
+        float | None,
+        typer.Option("--stop-on-convergence", help="Stop when the latest turns are this similar (0-1)."),
+    ] = None,
+    min_rounds: Annotated[
+        int | None, typer.Option("--min-rounds", help="No early stop before this many rounds.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Seconds of debating before no new round starts.")
+    ] = None,
     db: DbOption = None,
     json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
@@ -160,8 +184,26 @@ def run(
     """Hold a debate and stream it live."""
 
     async def go() -> int:
+        stopping = {
+            "assess_rounds": assess,
+            "repetition": stop_on_repetition,
+            "convergence": stop_on_convergence,
+            "min_rounds": min_rounds,
+            "timeout_s": timeout,
+        }
         cfg = _assemble_config(
-            topic, config, participant or [], judge, no_judge, rounds, order, fmt, context, context_file, seed
+            topic,
+            config,
+            participant or [],
+            judge,
+            no_judge,
+            rounds,
+            order,
+            fmt,
+            context,
+            context_file,
+            seed,
+            stopping,
         )
         renderer = DebateRenderer(out, quiet=quiet)
         last: Event | None = None

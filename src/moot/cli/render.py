@@ -15,8 +15,10 @@ from moot.domain.events import (
     DebateFailed,
     DebateInterrupted,
     DebateStarted,
+    DebateStopping,
     Event,
     JudgingStarted,
+    RoundAssessed,
     RoundStarted,
     TokenDelta,
     TurnCompleted,
@@ -111,6 +113,14 @@ class DebateRenderer:
                     self._refresh_live()
             case TurnCompleted():
                 self._turn_done(event)
+            case RoundAssessed():
+                self._stop_live()
+                self.assessment(event)
+            case DebateStopping():
+                self._stop_live()
+                self.console.print(
+                    Text(f"Stopped after round {event.after_round}: {event.reason.detail}", style="bold")
+                )
             case JudgingStarted():
                 self._stop_live()
                 self.console.print(Rule("Verdict", style="bold"))
@@ -199,6 +209,29 @@ class DebateRenderer:
 
     def close(self) -> None:
         self._stop_live()
+
+    # -- assessments, verdict and totals -----------------------------------------------------
+    def assessment(self, event: RoundAssessed) -> None:
+        """A round's assessment in two or three lines."""
+        a = event.assessment
+        if a is None:
+            self.console.print(Text(f"Round {event.round} assessment failed: {event.error}", style="red"))
+            return
+        flags = a.flags.raised()
+        line = Text.assemble(
+            (f"Round {event.round} assessed: ", "bold"),
+            f"quality {a.quality:g}/10",
+            f" · flags: {', '.join(flags)}" if flags else " · no flags",
+            (
+                " · continue" if a.should_continue else " · judge says stop",
+                "green" if a.should_continue else "yellow",
+            ),
+        )
+        self.console.print(line)
+        reasoning = " ".join(a.reasoning.split())
+        if reasoning:
+            self.console.print(Text(reasoning, style="dim"))
+        self.console.print()
 
     # -- verdict and totals ------------------------------------------------------------------
     def verdict(self, event: VerdictGiven) -> None:

@@ -104,6 +104,35 @@ class Limits(_Strict):
     judge_timeout_s: float = Field(default=180.0, gt=0, le=3600)
 
 
+class Stopping(_Strict):
+    """When the debating rounds may end before `rounds` are held. Everything is off by default."""
+
+    assess_rounds: bool = Field(default=False, description="The judge assesses every round")
+    judge_can_stop: bool = Field(
+        default=True, description="Stop when an assessment says not to continue (needs assess_rounds)"
+    )
+    min_rounds: int = Field(default=1, ge=1, le=MAX_ROUNDS, description="No early stop before this round")
+    repetition: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Stop when every participant's latest turn repeats at least this share of its earlier "
+        "word 3-grams",
+    )
+    convergence: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Stop when the latest turns are all pairwise at least this similar (word-count cosine)",
+    )
+    diminishing_returns: bool = Field(
+        default=False, description="Stop when round quality keeps falling (needs assess_rounds)"
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0, le=86_400, description="Wall-clock budget for the debating rounds"
+    )
+
+
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
@@ -120,6 +149,7 @@ class DebateConfig(_Strict):
     rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
     seed: int | None = None
     limits: Limits = Field(default_factory=Limits)
+    stopping: Stopping = Field(default_factory=Stopping)
 
     @field_validator("topic")
     @classmethod
@@ -148,6 +178,15 @@ class DebateConfig(_Strict):
                         f"two participants share the {attr} {getattr(p, attr)!r}; give each a unique {attr}"
                     )
                 seen.add(key)
+        return self
+
+    @model_validator(mode="after")
+    def _stopping_needs(self) -> DebateConfig:
+        stopping = self.stopping
+        if stopping.diminishing_returns and not stopping.assess_rounds:
+            raise ValueError("stopping.diminishing_returns needs stopping.assess_rounds")
+        if stopping.assess_rounds and self.judge is None:
+            raise ValueError("stopping.assess_rounds needs a judge")
         return self
 
     def participant(self, participant_id: str) -> Participant:

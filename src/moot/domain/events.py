@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
@@ -88,21 +89,43 @@ class RoundCompleted(BaseEvent):
     round: int
 
 
+class _JudgeCall(BaseEvent):
+    """What every structured answer from the judge records about the call: the answer is None on failure."""
+
+    model: str
+    error: str | None = None
+    attempts: int = 1
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+
+
+class RoundAssessed(_JudgeCall):
+    """The judge's assessment of a finished round. `assessment` is None when the judge gave no valid one;
+    such a round never stops the debate."""
+
+    type: Literal["round_assessed"] = "round_assessed"
+    round: int
+    assessment: RoundAssessment | None
+
+
+class DebateStopping(BaseEvent):
+    """No more rounds will be held; the judge (if any) rules next. Every debate that ends normally has one."""
+
+    type: Literal["debate_stopping"] = "debate_stopping"
+    reason: StopReason
+    after_round: int
+
+
 class JudgingStarted(_ProgressMarker):
     type: Literal["judging_started"] = "judging_started"
     model: str
 
 
-class VerdictGiven(BaseEvent):
+class VerdictGiven(_JudgeCall):
     """The judge's result. `verdict` is None when the judge never produced a valid one."""
 
     type: Literal["verdict"] = "verdict"
-    model: str
     verdict: Verdict | None
-    error: str | None = None
-    attempts: int = 1
-    usage: Usage = Field(default_factory=Usage)
-    latency_s: float = 0.0
 
 
 class DebateCompleted(BaseEvent):
@@ -127,6 +150,8 @@ Event = Annotated[
     | TokenDelta
     | TurnCompleted
     | RoundCompleted
+    | RoundAssessed
+    | DebateStopping
     | JudgingStarted
     | VerdictGiven
     | DebateCompleted

@@ -8,14 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebateStarted,
+    DebateStopping,
     Event,
     JudgingStarted,
+    RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
@@ -51,6 +54,15 @@ class Round(BaseModel):
         return any(t.participant_id == participant_id for t in self.turns)
 
 
+class AssessedRound(BaseModel):
+    """The judge's assessment of one round, or why there is none."""
+
+    round: int
+    model: str
+    assessment: RoundAssessment | None
+    error: str | None = None
+
+
 class DebateState(BaseModel):
     """Where a debate stands. Build it with `fold(events)`; advance it with `apply`."""
 
@@ -59,6 +71,9 @@ class DebateState(BaseModel):
     status: Status = "pending"
     rounds: list[Round] = Field(default_factory=list)
     speaking: dict[str, str] = Field(default_factory=dict, description="Text streamed so far, per speaker")
+    assessments: list[AssessedRound] = Field(default_factory=list)
+    stop_reason: StopReason | None = None
+    stopped_after: int | None = None
     judging: bool = False
     judged: bool = False
     verdict: Verdict | None = None
@@ -76,6 +91,10 @@ class DebateState(BaseModel):
     @property
     def current_round(self) -> Round | None:
         return self.rounds[-1] if self.rounds else None
+
+    def assessed(self, round_number: int) -> AssessedRound | None:
+        """This round's assessment record (None when it was not assessed)."""
+        return next((a for a in self.assessments if a.round == round_number), None)
 
     @property
     def usage(self) -> Usage:
@@ -120,6 +139,16 @@ class DebateState(BaseModel):
                 )
             case RoundCompleted():
                 self._round(event.round).completed = True
+            case RoundAssessed():
+                self.assessments.append(
+                    AssessedRound(
+                        round=event.round, model=event.model, assessment=event.assessment, error=event.error
+                    )
+                )
+                self.judge_usage = self.judge_usage + event.usage
+            case DebateStopping():
+                self.stop_reason = event.reason
+                self.stopped_after = event.after_round
             case JudgingStarted():
                 self.status = "judging"
                 self.judging = True

@@ -6,8 +6,10 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import pydantic_ai
+from pydantic import BaseModel
 from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import AgentRunError, ModelAPIError, UnexpectedModelBehavior
@@ -25,7 +27,6 @@ from pydantic_ai.settings import ModelSettings
 
 from moot.domain.usage import Usage
 from moot.errors import ModelCallError, MootError
-from moot.judging.schema import JudgeAnswer
 from moot.models.pricing import messages_usage, response_usage
 from moot.models.providers import redact
 
@@ -89,9 +90,12 @@ async def stream_reply(
     )
 
 
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
+
+
 @dataclass(frozen=True)
-class JudgeResult:
-    answer: JudgeAnswer | None
+class JudgeResult(Generic[AnswerT]):
+    answer: AnswerT | None
     error: str | None
     attempts: int
     usage: Usage
@@ -102,15 +106,17 @@ async def ask_judge(
     model: Model,
     *,
     label: str,
-    answer_type: type[JudgeAnswer],
+    answer_type: type[AnswerT],
     system: str,
     user: str,
     settings: ModelSettings,
     retries: int,
     timeout_s: float,
     free: bool = False,
-) -> JudgeResult:
-    """Ask for a structured verdict; an invalid answer is retried; a failure is reported, not raised.
+    what: str = "verdict",
+) -> JudgeResult[AnswerT]:
+    """Ask for a structured answer (a verdict, an assessment: `what`); an invalid answer is retried; a
+    failure is reported, not raised.
 
     Each attempt is a fresh conversation that names the last attempt's error, rather than one that
     carries the invalid answer along: a small judge's window cannot hold its own failed 900-token answer,
@@ -127,7 +133,7 @@ async def ask_judge(
                 prompt = (
                     user
                     if error is None
-                    else f"{user}\n\nYour previous verdict was rejected: {error}. Answer again."
+                    else f"{user}\n\nYour previous {what} was rejected: {error}. Answer again."
                 )
                 attempt_settings = ModelSettings(**settings)
                 if "seed" in settings or attempt > 1:
@@ -151,9 +157,9 @@ async def ask_judge(
                     except Exception as exc:  # a broken judge must not lose the debate: record why
                         error = f"{type(exc).__name__}: {_one_line(exc)}"
                 usage = usage + messages_usage(messages, free=free)
-            error = f"the judge gave no valid verdict in {retries + 1} tries; last problem: {error}"
+            error = f"the judge gave no valid {what} in {retries + 1} tries; last problem: {error}"
     except TimeoutError:
-        error = f"the judge gave no verdict within {timeout_s:g} s (limits.judge_timeout_s)"
+        error = f"the judge gave no {what} within {timeout_s:g} s (limits.judge_timeout_s)"
     return JudgeResult(
         answer=None,
         error=error,

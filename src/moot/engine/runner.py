@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
@@ -15,14 +16,17 @@ from typing import Protocol
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
+from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebateStarted,
+    DebateStopping,
     Event,
     JudgingStarted,
+    RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
@@ -31,11 +35,12 @@ from moot.domain.events import (
     VerdictGiven,
 )
 from moot.domain.state import DebateState
-from moot.engine.calls import ask_judge, stream_reply
+from moot.engine.calls import AnswerT, JudgeResult, ask_judge, stream_reply
 from moot.errors import ConfigError, MootError, RunError, UserError
-from moot.judging import answer_model, judge_prompt, to_verdict
+from moot.judging import JudgePrompt, answer_model, judge_prompt, to_verdict
+from moot.judging.assessment import assessment_model, assessment_prompt, to_round_assessment
 from moot.models.providers import build_model, check_available, redact
-from moot.protocols import EndRound, Finish, Judge, Speak, StartRound, get_protocol
+from moot.protocols import Assess, EndRound, Finish, Judge, Speak, StartRound, Stop, get_protocol
 
 ModelResolver = Callable[[ModelOptions], Model]
 
@@ -134,6 +139,7 @@ class _Runner:
         self._models: dict[tuple[str, str | None], Model] = {}
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
+        self._started = time.monotonic()
 
     async def events(self) -> AsyncIterator[Event]:
         task = asyncio.create_task(self._drive())
@@ -162,17 +168,28 @@ class _Runner:
 
     async def _drive(self) -> None:
         ids = self._event_args()
+        self._started = time.monotonic()
         try:
             await self._emit(DebateStarted(**ids, config=self.config))
             while True:
                 step = self.protocol.next_step(self.config, self.state)
                 match step:
                     case StartRound(number=n):
-                        await self._emit(RoundStarted(**ids, round=n))
+                        if n > 1 and (reason := self._out_of_time()) is not None:
+                            await self._emit(DebateStopping(**ids, reason=reason, after_round=n - 1))
+                        else:
+                            await self._emit(RoundStarted(**ids, round=n))
                     case Speak(round=n, participant_ids=speakers):
                         await self._speak(n, speakers)
                     case EndRound(number=n):
                         await self._emit(RoundCompleted(**ids, round=n))
+                    case Assess(round=n):
+                        await self._assess(n)
+                    case Stop(reason=reason):
+                        done = self.state.current_round
+                        await self._emit(
+                            DebateStopping(**ids, reason=reason, after_round=done.number if done else 0)
+                        )
                     case Judge():
                         await self._judge()
                     case Finish():
@@ -251,28 +268,72 @@ class _Runner:
             )
         )
 
-    async def _judge(self) -> None:
+    def _out_of_time(self) -> StopReason | None:
+        """The timeout, when the rounds so far have used up `stopping.timeout_s` of wall-clock time.
+
+        Not a protocol rule: the wall clock is not in the events, so the engine records it as it happens.
+        """
+        budget = self.config.stopping.timeout_s
+        elapsed = time.monotonic() - self._started
+        if budget is None or elapsed < budget:
+            return None
+        return StopReason(
+            kind="timeout",
+            detail=f"the rounds took {elapsed:.1f} s of the {budget:g} s budget (stopping.timeout_s)",
+        )
+
+    def _judge_history_chars(self) -> int | None:
+        judge = self.config.judge
+        return LOCAL_JUDGE_HISTORY_CHARS if judge is not None and judge.model.provider == "local" else None
+
+    async def _ask_judge(
+        self, answer_type: type[AnswerT], prompt: JudgePrompt, what: str
+    ) -> JudgeResult[AnswerT]:
         judge = self.config.judge
         assert judge is not None
-        ids = self._event_args()
-        label = str(judge.model)
-        await self._emit(JudgingStarted(**ids, model=label))
-        prompt = judge_prompt(
-            self.config,
-            self.state,
-            history_chars=LOCAL_JUDGE_HISTORY_CHARS if judge.model.provider == "local" else None,
-        )
-        result = await ask_judge(
+        return await ask_judge(
             self._model(judge),
-            label=label,
-            answer_type=answer_model(self.config),
+            label=str(judge.model),
+            answer_type=answer_type,
             system=prompt.system,
             user=prompt.user,
             settings=self._settings(judge, self.config.seed, LOCAL_JUDGE_TOKENS),
             retries=judge.retries,
             timeout_s=self.config.limits.judge_timeout_s,
             free=judge.model.is_local,
+            what=what,
         )
+
+    async def _assess(self, round_number: int) -> None:
+        judge = self.config.judge
+        assert judge is not None
+        prompt = assessment_prompt(
+            self.config, self.state, round_number, history_chars=self._judge_history_chars()
+        )
+        result = await self._ask_judge(assessment_model(self.config), prompt, "assessment")
+        await self._emit(
+            RoundAssessed(
+                **self._event_args(),
+                round=round_number,
+                model=str(judge.model),
+                assessment=to_round_assessment(result.answer, self.config)
+                if result.answer is not None
+                else None,
+                error=result.error,
+                attempts=result.attempts,
+                usage=result.usage,
+                latency_s=result.latency_s,
+            )
+        )
+
+    async def _judge(self) -> None:
+        judge = self.config.judge
+        assert judge is not None
+        ids = self._event_args()
+        label = str(judge.model)
+        await self._emit(JudgingStarted(**ids, model=label))
+        prompt = judge_prompt(self.config, self.state, history_chars=self._judge_history_chars())
+        result = await self._ask_judge(answer_model(self.config), prompt, "verdict")
         verdict = to_verdict(result.answer, self.config) if result.answer is not None else None
         await self._emit(
             VerdictGiven(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from moot.export.record import DebateRecord, DebateView, UsageView, build_view
+from moot.export.record import AssessmentView, DebateRecord, DebateView, UsageView, build_view
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
@@ -70,6 +70,7 @@ def _header(v: DebateView) -> list[str]:
         f"- **Status:** {inline(v.status_text)}",
         f"- **Format:** {v.format} · **Turn order:** {v.turn_order} · **Rounds:** {v.rounds_text}",
         f"- **Judge:** {inline(v.judge)}",
+        *([f"- **Stopped:** {inline(v.stopped)}"] if v.stopped else []),
         f"- **Wall time:** {v.wall_time}",
         f"- **Cost:** {v.total.cost} · **Tokens:** {v.total.input_tokens:,} in / "
         f"{v.total.output_tokens:,} out · **Requests:** {v.total.requests:,}",
@@ -105,6 +106,26 @@ def _rounds(v: DebateView) -> list[str]:
                 quote(t.text),
                 "",
             ]
+        if r.assessment is not None:
+            out += _assessment(r.assessment)
+    return out
+
+
+def _assessment(a: AssessmentView) -> list[str]:
+    out = ["### Assessment", "", f"*{inline(a.model)}: {inline(a.summary)}*", ""]
+    if a.error:
+        return out
+    if a.reasoning:
+        out += [quote(a.reasoning), ""]
+    if a.reviews:
+        out += [_row("Participant", "Score", "Strengths", "Weaknesses"), _row("---", "---:", "---", "---")]
+        for r in a.reviews:
+            strengths = "<br>".join(f"• {cell(x)}" for x in r.strengths) or " "
+            weaknesses = "<br>".join(f"• {cell(x)}" for x in r.weaknesses) or " "
+            out.append(_row(cell(r.name), r.score_text, strengths, weaknesses))
+        out.append("")
+    if a.recommendations:
+        out += [f"**Recommendations:** {inline(a.recommendations)}", ""]
     return out
 
 

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.domain.events import DebateFailed, Event, VerdictGiven, utc_now
-from moot.domain.state import DebateState, fold
+from moot.domain.state import AssessedRound, DebateState, fold
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
 from moot.errors import UserError
@@ -146,10 +146,43 @@ class TurnView:
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewView:
+    """One participant's showing in one assessed round."""
+
+    name: str
+    score_text: str
+    strengths: tuple[str, ...]
+    weaknesses: tuple[str, ...]
+    colour: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssessmentView:
+    """The judge's assessment of a round; `error` is set (and the rest empty) when it failed."""
+
+    model: str
+    error: str
+    quality: str
+    flags: str
+    advice: str
+    reasoning: str
+    recommendations: str
+    reviews: tuple[ReviewView, ...]
+
+    @property
+    def summary(self) -> str:
+        """One line: `quality 7/10 · flags: repetitive · the judge advised continuing`."""
+        if self.error:
+            return f"assessment failed: {self.error}"
+        return f"quality {self.quality} · flags: {self.flags} · {self.advice}"
+
+
+@dataclass(frozen=True, slots=True)
 class RoundView:
     number: int
     turns: tuple[TurnView, ...]
     completed: bool
+    assessment: AssessmentView | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +247,7 @@ class DebateView:
     ended: str
     wall_time: str
     exported: str
+    stopped: str = ""
 
     @property
     def topic_line(self) -> str:
@@ -264,6 +298,7 @@ def build_view(record: DebateRecord) -> DebateView:
                 )
                 for t in r.turns
             ),
+            assessment=_assessment_view(state.assessed(r.number), name_of, colour_of),
         )
         for r in state.rounds
     )
@@ -290,6 +325,41 @@ def build_view(record: DebateRecord) -> DebateView:
         ended=when(state.ended_at),
         wall_time=_wall_time(state),
         exported=when(record.exported_at),
+        stopped=(
+            f"after round {state.stopped_after}: {one_line(state.stop_reason.detail)}"
+            if state.stop_reason
+            else ""
+        ),
+    )
+
+
+def _assessment_view(
+    record: AssessedRound | None, name_of: Callable[[str], str], colour_of: Callable[[str], str]
+) -> AssessmentView | None:
+    if record is None:
+        return None
+    a = record.assessment
+    if a is None:
+        error = one_line(record.error or "the judge gave no valid assessment")
+        return AssessmentView(record.model, error, "", "", "", "", "", ())
+    return AssessmentView(
+        model=record.model,
+        error="",
+        quality=score_text(a.quality),
+        flags=", ".join(a.flags.raised()) or "none",
+        advice="the judge advised continuing" if a.should_continue else "the judge advised stopping",
+        reasoning=clean(a.reasoning).strip(),
+        recommendations=clean(a.recommendations).strip(),
+        reviews=tuple(
+            ReviewView(
+                name=name_of(p.participant_id),
+                score_text=score_text(p.score),
+                strengths=tuple(one_line(x) for x in p.strengths),
+                weaknesses=tuple(one_line(x) for x in p.weaknesses),
+                colour=colour_of(p.participant_id),
+            )
+            for p in a.participants
+        ),
     )
 
 

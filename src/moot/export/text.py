@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from moot.export.record import DebateRecord, DebateView, build_view
+from moot.export.record import AssessmentView, DebateRecord, DebateView, build_view
 
 WIDTH = 88
 _BULLET = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
@@ -54,6 +54,8 @@ def _header(v: DebateView) -> list[str]:
     out += _field("Status", v.status_text)
     out += _field("Format", f"{v.format}, {v.turn_order} turns, {v.rounds_text} rounds")
     out += _field("Judge", v.judge)
+    if v.stopped:
+        out += _field("Stopped", v.stopped)
     out += _field("Wall time", v.wall_time)
     t = v.total
     out += _field(
@@ -83,6 +85,21 @@ def _rounds(v: DebateView) -> list[str]:
         for t in r.turns:
             out += ["", *wrap(f"{t.speaker} · {t.model} · {t.tokens} · {t.latency}"), ""]
             out += wrap(t.text, "    ")
+        if r.assessment is not None:
+            out += _assessment(r.assessment)
+    return out
+
+
+def _assessment(a: AssessmentView) -> list[str]:
+    out = ["", *wrap(f"Assessment ({a.model}): {a.summary}")]
+    if a.reasoning:
+        out += wrap(a.reasoning, "    ")
+    for r in a.reviews:
+        out += wrap(f"{r.name}: {r.score_text}", "    ")
+        out += [line for x in r.strengths for line in wrap(f"+ {x}", "      ")]
+        out += [line for x in r.weaknesses for line in wrap(f"- {x}", "      ")]
+    if a.recommendations:
+        out += _field("Next", a.recommendations, "    ")
     return out
 
 

@@ -11,7 +11,14 @@ from typing import Any
 import jinja2
 import platformdirs
 
-TEMPLATE_NAMES = ("debater_system.j2", "debater_turn.j2", "judge_system.j2", "judge_request.j2")
+TEMPLATE_NAMES = (
+    "debater_system.j2",
+    "debater_turn.j2",
+    "judge_system.j2",
+    "judge_request.j2",
+    "round_assessment_system.j2",
+    "round_assessment.j2",
+)
 
 
 def user_prompt_dir() -> Path:

@@ -2,10 +2,11 @@
 
 from moot.protocols.base import DebateProtocol, TurnPrompt
 from moot.protocols.registry import PROTOCOLS, get_protocol
-from moot.protocols.steps import EndRound, Finish, Judge, Speak, StartRound, Step
+from moot.protocols.steps import Assess, EndRound, Finish, Judge, Speak, StartRound, Step, Stop
 
 __all__ = [
     "PROTOCOLS",
+    "Assess",
     "DebateProtocol",
     "EndRound",
     "Finish",
@@ -13,6 +14,7 @@ __all__ = [
     "Speak",
     "StartRound",
     "Step",
+    "Stop",
     "TurnPrompt",
     "get_protocol",
 ]

@@ -1,7 +1,8 @@
 """The schedule the round-based formats share: everyone speaks once per round, then the judge.
 
-Speakers take turns in the configured order (sequential), or all speak at once (simultaneous). After
-`config.rounds` rounds the judge rules, if there is one. A format built on this differs only in what its
+Speakers take turns in the configured order (sequential), or all speak at once (simultaneous). After each
+round the judge may assess it (`stopping.assess_rounds`); then `stopping.stop_reason` decides whether another
+round is held. Once the rounds stop (one `Stop` step, with its reason), the judge rules, if there is one. A format built on this differs only in what its
 speakers are told, round by round: its phases and its instructions.
 """
 
@@ -10,20 +11,26 @@ from __future__ import annotations
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
 from moot.protocols.base import DebateProtocol, Phase
-from moot.protocols.steps import EndRound, Finish, Judge, Speak, StartRound, Step
+from moot.protocols.steps import Assess, EndRound, Finish, Judge, Speak, StartRound, Step, Stop
+from moot.protocols.stopping import stop_reason
 
 # A phase before its rounds are known: (name, description).
 PhaseText = tuple[str, str]
 
 
 class RoundRobin(DebateProtocol):
-    """A fixed number of rounds in which every participant speaks once; then a verdict."""
+    """Rounds in which every participant speaks once, until the stopping rules end them; then a verdict."""
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
         if current is None or current.completed:
             done = current.number if current else 0
-            if done < config.rounds:
+            if state.stop_reason is None:
+                if done and config.stopping.assess_rounds and state.assessed(done) is None:
+                    return Assess(done)
+                reason = stop_reason(config, state)
+                if reason is not None:
+                    return Stop(reason)
                 return StartRound(done + 1)
             if config.judge is not None and not state.judged:
                 return Judge()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from moot.domain.assessment import StopReason
+
 
 @dataclass(frozen=True)
 class StartRound:
@@ -24,6 +26,20 @@ class EndRound:
 
 
 @dataclass(frozen=True)
+class Assess:
+    """The judge assesses this finished round."""
+
+    round: int
+
+
+@dataclass(frozen=True)
+class Stop:
+    """No more rounds: record why."""
+
+    reason: StopReason
+
+
+@dataclass(frozen=True)
 class Judge:
     pass
 
@@ -33,4 +49,4 @@ class Finish:
     pass
 
 
-Step = StartRound | Speak | EndRound | Judge | Finish
+Step = StartRound | Speak | EndRound | Assess | Stop | Judge | Finish

@@ -1,0 +1,49 @@
+"""The judge's view of one round, and why a debate stopped."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+StopKind = Literal["max_rounds", "judge", "repetition", "convergence", "diminishing_returns", "timeout"]
+
+
+class ParticipantAssessment(BaseModel):
+    """How one participant did in one round."""
+
+    participant_id: str
+    strengths: list[str] = Field(default_factory=list)
+    weaknesses: list[str] = Field(default_factory=list)
+    score: float = Field(ge=0, le=10)
+
+
+class AssessmentFlags(BaseModel):
+    """What the judge noticed about the round."""
+
+    repetitive: bool = False
+    drifting: bool = False
+    diminishing_returns: bool = False
+    convergence_reached: bool = False
+
+    def raised(self) -> list[str]:
+        """The names of the flags that are set, e.g. ['repetitive', 'diminishing returns']."""
+        return [name.replace("_", " ") for name, value in self.model_dump().items() if value]
+
+
+class RoundAssessment(BaseModel):
+    """The judge's assessment of one round (seed 000 §2.2): its quality, each participant, and whether to go on."""
+
+    should_continue: bool
+    quality: float = Field(ge=0, le=10, description="The round's overall quality, 0-10")
+    participants: list[ParticipantAssessment] = Field(default_factory=list)
+    flags: AssessmentFlags = Field(default_factory=AssessmentFlags)
+    reasoning: str = ""
+    recommendations: str = ""
+
+
+class StopReason(BaseModel):
+    """Why the debating rounds ended: which rule, and a sentence with its numbers."""
+
+    kind: StopKind
+    detail: str

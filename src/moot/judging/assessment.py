@@ -1,0 +1,100 @@
+"""The judge's assessment of one round: its answer schema (built per debate, like the verdict's), its
+prompt, and turning an answer into the stored `RoundAssessment`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from moot.domain.assessment import AssessmentFlags, ParticipantAssessment, RoundAssessment
+from moot.domain.config import DebateConfig
+from moot.domain.state import DebateState
+from moot.judging.prompt import JudgePrompt, judge_templates
+from moot.judging.schema import bounded_items, bounded_text, each_participant, per_participant
+
+
+class ParticipantReview(BaseModel):
+    """One participant's showing in the round."""
+
+    score: float = Field(ge=0, le=10, description="0 (no case made) to 10 (outstanding) for this round")
+    strengths: list[str] = Field(description="Specific strengths", json_schema_extra=bounded_items(2))
+    weaknesses: list[str] = Field(description="Specific weaknesses", json_schema_extra=bounded_items(2))
+
+
+class Flags(BaseModel):
+    repetitive: bool = Field(description="Are arguments being repeated without new substance?")
+    drifting: bool = Field(description="Is the discussion drifting off the topic?")
+    diminishing_returns: bool = Field(description="Is each round adding less than the one before?")
+    convergence_reached: bool = Field(description="Have the participants come to agree?")
+
+
+class AssessmentAnswer(BaseModel):
+    """What every per-debate assessment model has; `assessment_model` adds the fields in generation order."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    if TYPE_CHECKING:
+        quality: float
+        should_continue: bool
+        flags: Flags
+        reasoning: str
+        recommendations: str
+
+
+def assessment_model(config: DebateConfig) -> type[AssessmentAnswer]:
+    """An AssessmentAnswer whose `participants` object has one required field per participant id.
+
+    The decision comes first (quality, should_continue): a model that runs out of tokens has made it.
+    """
+    reviews = per_participant("ParticipantReviews", config, ParticipantReview)
+    answer: type[AssessmentAnswer] = create_model(
+        "RoundAssessment",
+        __base__=AssessmentAnswer,
+        quality=(float, Field(ge=0, le=10, description="Overall quality of this round, 0-10")),
+        should_continue=(bool, Field(description="Would another round add something worthwhile?")),
+        flags=(Flags, ...),
+        participants=(reviews, ...),
+        reasoning=(
+            str,
+            Field(description="Why, in one or two sentences", json_schema_extra=bounded_text(200)),
+        ),
+        recommendations=(
+            str,
+            Field(description="What should happen next", json_schema_extra=bounded_text(160)),
+        ),
+    )
+    return answer
+
+
+def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> RoundAssessment:
+    """The stored RoundAssessment, with the per-participant reviews listed by participant id."""
+    participants = [
+        ParticipantAssessment(
+            participant_id=pid, strengths=list(r.strengths), weaknesses=list(r.weaknesses), score=r.score
+        )
+        for pid, r in each_participant(config, answer.participants)  # type: ignore[attr-defined]
+    ]
+    return RoundAssessment(
+        should_continue=answer.should_continue,
+        quality=answer.quality,
+        participants=participants,
+        flags=AssessmentFlags(**answer.flags.model_dump()),
+        reasoning=answer.reasoning,
+        recommendations=answer.recommendations,
+    )
+
+
+def assessment_prompt(
+    config: DebateConfig, state: DebateState, round_number: int, *, history_chars: int | None = None
+) -> JudgePrompt:
+    """What the judge is told when asked to assess round `round_number`."""
+    return judge_templates(
+        config,
+        state,
+        "round_assessment_system.j2",
+        "round_assessment.j2",
+        history_chars=history_chars,
+        round=round_number,
+        rounds=config.rounds,
+    )

@@ -1,0 +1,199 @@
+"""When the debating rounds end: pure rules over (config, state), applied after each finished round.
+
+Similarity is measured on words: lowercase runs of letters, digits and apostrophes.
+
+- Repetition of one participant: the share of the distinct word 3-grams of its latest turn that already
+  occur in its own earlier turns, |G(latest) ∩ G(earlier)| / |G(latest)|. A text of fewer than three words
+  counts as one gram (its whole word sequence); a text with no words has no grams and scores 0.
+- Convergence of two turns: the cosine of their word-count vectors, a·b / (|a| |b|); 0 when either has no
+  words. It is symmetric, and 1 exactly when the texts use the same words in the same proportions.
+
+`stop_reason` applies the rules in a fixed order and the first that holds wins:
+
+1. max_rounds: the configured rounds are all held (whatever else holds, the debate ran its course);
+2. nothing else before `stopping.min_rounds` rounds are held;
+3. judge: the latest round's assessment says not to continue (assess_rounds and judge_can_stop);
+4. repetition: every participant's repetition score is at least `stopping.repetition`;
+5. convergence: every pair of the latest round's turns is at least `stopping.convergence` similar;
+6. diminishing_returns: the last three assessed rounds fell in quality each time, or the judge flagged
+   the last two assessed rounds as repetitive or of diminishing returns (seed 000 §4.3, without the
+   novelty score the assessment does not have).
+
+The timeout is not here: it depends on the wall clock, so the engine checks it and records it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from moot.domain.assessment import RoundAssessment, StopKind, StopReason
+from moot.domain.config import DebateConfig
+from moot.domain.state import DebateState, Round
+
+NGRAM = 3
+_WORD = re.compile(r"[\w']+")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
+    """The distinct word n-grams of a text; a shorter text is one gram, an empty one none."""
+    w = words(text)
+    if not w:
+        return set()
+    if len(w) < n:
+        return {tuple(w)}
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
+
+
+def overlap(latest: str, earlier: Iterable[str]) -> float:
+    """The share of `latest`'s word 3-grams that occur in `earlier` texts, 0 to 1."""
+    grams = ngrams(latest)
+    if not grams:
+        return 0.0
+    seen: set[tuple[str, ...]] = set()
+    for text in earlier:
+        seen |= ngrams(text)
+    return len(grams & seen) / len(grams)
+
+
+def similarity(a: str, b: str) -> float:
+    """Cosine similarity of two texts' word-count vectors, 0 to 1."""
+    ca, cb = Counter(words(a)), Counter(words(b))
+    if not ca or not cb:
+        return 0.0
+    dot = sum(count * cb[word] for word, count in ca.items())
+    norms = sum(c * c for c in ca.values()) * sum(c * c for c in cb.values())
+    return min(1.0, dot / math.sqrt(norms))
+
+
+def last_completed(state: DebateState) -> Round | None:
+    return next((r for r in reversed(state.rounds) if r.completed), None)
+
+
+def repetition_scores(state: DebateState) -> dict[str, float]:
+    """Per participant who spoke in the latest completed round: how much that turn repeats its earlier ones."""
+    latest = last_completed(state)
+    if latest is None:
+        return {}
+    return {
+        turn.participant_id: overlap(
+            turn.text,
+            (
+                t.text
+                for t in state.turns
+                if t.participant_id == turn.participant_id and t.round < latest.number
+            ),
+        )
+        for turn in latest.turns
+    }
+
+
+def convergence_score(state: DebateState) -> float | None:
+    """The least similarity between two turns of the latest completed round; None with fewer than two."""
+    latest = last_completed(state)
+    if latest is None or len(latest.turns) < 2:
+        return None
+    return min(similarity(a.text, b.text) for a, b in itertools.combinations(latest.turns, 2))
+
+
+def _percent(value: float) -> str:
+    # Floor, so the detail never claims more than was measured: 0.599 is '59%', not '60%'.
+    return f"{math.floor(value * 100 + 1e-9)}%"
+
+
+def stop_reason(config: DebateConfig, state: DebateState) -> StopReason | None:
+    """Why the rounds should end after the latest completed round, or None to hold another."""
+    latest = last_completed(state)
+    done = latest.number if latest else 0
+    if done >= config.rounds:
+        held = (
+            "the one planned round was held"
+            if config.rounds == 1
+            else f"all {config.rounds} planned rounds were held"
+        )
+        return StopReason(kind="max_rounds", detail=held)
+    rules = config.stopping
+    if latest is None or done < rules.min_rounds:
+        return None
+    for rule in (_judge, _repetition, _convergence, _diminishing_returns):
+        reason = rule(config, state)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _judge(config: DebateConfig, state: DebateState) -> StopReason | None:
+    rules = config.stopping
+    latest = last_completed(state)
+    if not (rules.assess_rounds and rules.judge_can_stop) or latest is None:
+        return None
+    record = state.assessed(latest.number)
+    if record is None or record.assessment is None or record.assessment.should_continue:
+        return None
+    a = record.assessment
+    why = " ".join(a.reasoning.split())
+    why = why if len(why) <= 200 else why[:199] + "…"
+    return StopReason(
+        kind="judge",
+        detail=f"the judge advised ending the debate (round quality {a.quality:g}/10)"
+        + (f": {why}" if why else ""),
+    )
+
+
+def _repetition(config: DebateConfig, state: DebateState) -> StopReason | None:
+    scores = repetition_scores(state)
+    return _at_least(
+        "repetition",
+        min(scores.values()) if scores else None,
+        config.stopping.repetition,
+        f"every participant repeated >= {{}} of its earlier {NGRAM}-grams",
+    )
+
+
+def _convergence(config: DebateConfig, state: DebateState) -> StopReason | None:
+    return _at_least(
+        "convergence",
+        convergence_score(state),
+        config.stopping.convergence,
+        "the participants' latest turns were all >= {} alike",
+    )
+
+
+def _at_least(
+    kind: StopKind, score: float | None, threshold: float | None, finding: str
+) -> StopReason | None:
+    """A stop when a measured score reaches its threshold; `finding` says what was measured, `{}` the score."""
+    if threshold is None or score is None or score < threshold:
+        return None
+    return StopReason(
+        kind=kind, detail=f"{finding.format(_percent(score))} (threshold {_percent(threshold)})"
+    )
+
+
+def _diminishing_returns(config: DebateConfig, state: DebateState) -> StopReason | None:
+    if not config.stopping.diminishing_returns:
+        return None
+    assessed: list[tuple[int, RoundAssessment]] = [
+        (a.round, a.assessment) for a in state.assessments if a.assessment is not None
+    ]
+    last3 = [a.quality for _, a in assessed[-3:]]
+    if len(last3) == 3 and last3[0] > last3[1] > last3[2]:
+        trend = " → ".join(f"{q:g}" for q in last3)
+        return StopReason(
+            kind="diminishing_returns", detail=f"round quality fell three rounds running ({trend} out of 10)"
+        )
+    last2 = assessed[-2:]
+    if len(last2) == 2 and all(a.flags.repetitive or a.flags.diminishing_returns for _, a in last2):
+        return StopReason(
+            kind="diminishing_returns",
+            detail=f"the judge flagged rounds {last2[0][0]} and {last2[1][0]} as repetitive or of "
+            "diminishing returns",
+        )
+    return None
