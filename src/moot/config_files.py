@@ -12,7 +12,7 @@ import yaml
 
 from moot.domain.config import DebateConfig, validate_config
 from moot.domain.models import DEFAULT_MODEL
-from moot.errors import ConfigError
+from moot.errors import ConfigError, one_line
 
 SPEC_KEYS = ("name", "id", "stance", "persona", "temperature", "max_tokens", "base_url", "system_prompt")
 # Split on commas that start a `key=` pair, so values (a stance, a persona) may contain commas.
@@ -39,7 +39,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         else:
             raise ConfigError(f"{path.name}: use a .yaml, .yml, .toml or .json file", field="--config")
     except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = one_line(exc)
         raise ConfigError(
             f"{path.name} is not valid {path.suffix[1:].upper()}: {first}", field="--config"
         ) from None

@@ -16,6 +16,15 @@ Every error carries a one-line message that names the field and the fix.
 from __future__ import annotations
 
 
+def one_line(error: BaseException | str, limit: int = 300) -> str:
+    """The first line of an error's message, cut to `limit` characters; the type's name if it says nothing."""
+    text = str(error).strip()
+    if not text:
+        return type(error).__name__ if isinstance(error, BaseException) else "unknown error"
+    line = text.splitlines()[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class MootError(Exception):
     """Base of every error moot raises on purpose."""
 

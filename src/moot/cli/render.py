@@ -27,6 +27,7 @@ from moot.domain.events import (
 )
 from moot.domain.state import DebateState
 from moot.domain.usage import Usage
+from moot.export.record import cost_text
 
 COLOURS = (
     "cyan",
@@ -42,13 +43,9 @@ COLOURS = (
 )
 
 
-def money(usage: Usage) -> str:
-    if usage.requests == 0:
-        return "$0"
-    if usage.cost_usd is None:
-        return "cost unknown"
-    floor = "at least " if usage.unpriced_requests else ""
-    return f"{floor}${usage.cost_usd:.4f}"
+def spent(usage: Usage) -> str:
+    """The export's cost wording; a debate that made no call yet cost nothing."""
+    return "$0" if usage.requests == 0 else cost_text(usage).replace("unknown", "cost unknown")
 
 
 class DebateRenderer:
@@ -273,7 +270,7 @@ class DebateRenderer:
         line = Text.assemble(
             (s.status, f"bold {status_style}"),
             f" · {len(s.turns)} turns · {usage.input_tokens} in / {usage.output_tokens} out tokens · ",
-            money(usage),
+            spent(usage),
             f" · {wall:.1f} s · id {s.debate_id}",
         )
         self.console.print(line)

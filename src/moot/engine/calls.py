@@ -26,7 +26,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from moot.domain.usage import Usage
-from moot.errors import ModelCallError, MootError
+from moot.errors import ModelCallError, MootError, one_line
 from moot.models.pricing import messages_usage, response_usage
 from moot.models.providers import redact
 
@@ -187,8 +187,7 @@ def _text_of(event: object) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = redact(str(exc)).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+    return one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
 
 
 def _retryable(exc: ModelAPIError) -> bool:

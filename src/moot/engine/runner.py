@@ -36,7 +36,7 @@ from moot.domain.events import (
 )
 from moot.domain.state import DebateState
 from moot.engine.calls import AnswerT, JudgeResult, ask_judge, stream_reply
-from moot.errors import ConfigError, MootError, RunError, UserError
+from moot.errors import ConfigError, MootError, RunError, UserError, one_line
 from moot.judging import JudgePrompt, answer_model, judge_prompt, to_verdict
 from moot.judging.assessment import assessment_model, assessment_prompt, to_round_assessment
 from moot.models.providers import build_model, check_available, redact
@@ -102,10 +102,8 @@ def preflight(config: DebateConfig) -> ModelResolver:
             except MootError:
                 raise
             except Exception as exc:  # the provider's own check of the name or settings
-                line = redact(str(exc)).strip().splitlines()
-                raise ConfigError(
-                    f"{options.model}: {line[0] if line else type(exc).__name__}", field=field
-                ) from None
+                reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
+                raise ConfigError(f"{options.model}: {reason}", field=field) from None
     return lambda options: built[model_key(options)]
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
-from moot.errors import StoreError
+from moot.errors import StoreError, one_line
 
 
 @contextlib.contextmanager
@@ -23,16 +23,11 @@ def translate(action: str) -> Iterator[None]:
         yield
     except CommandError as exc:
         raise StoreError(
-            f"could not {action}: {first_line(str(exc))} (was the database written by a newer moot?)"
+            f"could not {action}: {one_line(str(exc), 200)} (was the database written by a newer moot?)"
         ) from exc
     except (SQLAlchemyError, OSError) as exc:
         reason = exc.orig if isinstance(exc, DBAPIError) else exc
-        raise StoreError(f"could not {action}: {first_line(str(reason))}") from exc
-
-
-def first_line(text: str, limit: int = 200) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "unknown error"
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+        raise StoreError(f"could not {action}: {one_line(str(reason), 200)}") from exc
 
 
 def is_memory(url: URL) -> bool:

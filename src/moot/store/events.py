@@ -24,8 +24,8 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 
 from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, VerdictGiven
 from moot.domain.state import DebateState, Status, fold
-from moot.errors import NotFoundError, StoreError, UserError
-from moot.store.connection import create_engine, first_line, make_parent, sqlite_file, translate
+from moot.errors import NotFoundError, StoreError, UserError, one_line
+from moot.store.connection import create_engine, make_parent, sqlite_file, translate
 from moot.store.db import debates, events, upgrade_schema
 from moot.store.location import db_url_from
 from moot.store.projection import (
@@ -358,7 +358,7 @@ class EventStore:
         except ValidationError as exc:
             raise StoreError(
                 f"event {seq} of debate {debate_id!r} in {self._where} cannot be read "
-                f"(was it written by a newer moot?): {first_line(str(exc))}"
+                f"(was it written by a newer moot?): {one_line(str(exc), 200)}"
             ) from None
 
     def _summary(self, row: Any) -> DebateSummary:
@@ -366,7 +366,7 @@ class EventStore:
             return DebateSummary.model_validate(dict(row))
         except ValidationError as exc:
             raise StoreError(
-                f"debate {row['id']!r} in {self._where} cannot be read: {first_line(str(exc))}"
+                f"debate {row['id']!r} in {self._where} cannot be read: {one_line(str(exc), 200)}"
             ) from None
 
     def _file_identity(self) -> tuple[int, int] | None:

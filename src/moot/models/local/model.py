@@ -26,7 +26,7 @@ from pydantic_ai.profiles import ModelProfile, ModelProfileSpec
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from moot.errors import ModelCallError, UserError
+from moot.errors import ModelCallError, UserError, one_line
 from moot.models.local.chat import (
     _chat_messages,
     _finish_reason,
@@ -205,7 +205,7 @@ class LlamaCppModel(Model):
                 self._llama = self._open_llama()
             except Exception as exc:
                 raise ModelCallError(
-                    f"cannot load {self._path.name}: {_one_line(exc)}", model=self.label
+                    f"cannot load {self._path.name}: {one_line(exc)}", model=self.label
                 ) from exc
             self._formatter = self._chat_formatter(self._llama)
             _loaded_models.add(self)
@@ -261,7 +261,7 @@ class LlamaCppModel(Model):
     def _call_error(self, exc: BaseException) -> BaseException:
         if isinstance(exc, ModelCallError | UserError):
             return exc
-        return ModelCallError(f"llama.cpp failed: {_one_line(exc)}", model=self.label)
+        return ModelCallError(f"llama.cpp failed: {one_line(exc)}", model=self.label)
 
     # requests
 
@@ -439,8 +439,3 @@ def _close_loaded_models() -> None:
     # (Worker threads are joined before atexit handlers run, so no generation is in flight.)
     for model in list(_loaded_models):
         model.close()
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:300] if lines else type(exc).__name__
