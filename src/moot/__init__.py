@@ -1,13 +1,35 @@
 """moot: several LLMs argue a question out; a fair judge weighs what was said (see README: Python API)."""
 
-from moot.config_files import build_config, load_config
-from moot.domain import DebateConfig, DebateState, Event, JudgeConfig, Participant, Verdict, fold
-from moot.engine import InMemoryLog, run_debate
-from moot.errors import MootError, RunError, UserError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Imported now, not on first use: the subpackage `moot.export` would otherwise shadow the function `export`.
 from moot.export import DebateRecord, export
-from moot.store import EventStore
 
 __version__ = "0.1.0"
+
+
+# Names are imported on first use: `moot --version` or `moot list` should not pay for loading every
+# provider SDK that the engine pulls in.
+_EXPORTS = {
+    "build_config": "moot.config_files",
+    "load_config": "moot.config_files",
+    "DebateConfig": "moot.domain",
+    "DebateState": "moot.domain",
+    "Event": "moot.domain",
+    "JudgeConfig": "moot.domain",
+    "Participant": "moot.domain",
+    "Verdict": "moot.domain",
+    "fold": "moot.domain",
+    "InMemoryLog": "moot.engine",
+    "run_debate": "moot.engine",
+    "MootError": "moot.errors",
+    "RunError": "moot.errors",
+    "UserError": "moot.errors",
+    "EventStore": "moot.store",
+}
 
 __all__ = [
     "DebateConfig",
@@ -28,3 +50,16 @@ __all__ = [
     "load_config",
     "run_debate",
 ]
+
+if TYPE_CHECKING:
+    from moot.config_files import build_config, load_config
+    from moot.domain import DebateConfig, DebateState, Event, JudgeConfig, Participant, Verdict, fold
+    from moot.engine import InMemoryLog, run_debate
+    from moot.errors import MootError, RunError, UserError
+    from moot.store import EventStore
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'moot' has no attribute {name!r}")

@@ -24,7 +24,6 @@ from moot.config_files import build_config, parse_participant_spec, read_config_
 from moot.domain.config import DebateConfig
 from moot.domain.events import DebateFailed, DebateInterrupted, Event
 from moot.domain.models import DEFAULT_MODEL, PROVIDERS
-from moot.engine import run_debate
 from moot.errors import ConfigError, MootError, UserError
 from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
 from moot.models.providers import SPECS
@@ -184,6 +183,8 @@ def run(
     """Hold a debate and stream it live."""
 
     async def go() -> int:
+        from moot.engine import run_debate  # only `run` needs the engine and its provider SDKs
+
         stopping = {
             "assess_rounds": assess,
             "repetition": stop_on_repetition,

@@ -7,10 +7,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from pydantic_ai.models import Model
+from typing import TYPE_CHECKING
 
 from moot.domain.config import COMPAT_KEY_VAR, ModelOptions
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 from moot.domain.models import PROVIDERS
 from moot.errors import MissingKeyError, ProviderNotInstalledError
 
