@@ -74,7 +74,6 @@ class DebateState(BaseModel):
     assessments: list[AssessedRound] = Field(default_factory=list)
     stop_reason: StopReason | None = None
     stopped_after: int | None = None
-    judging: bool = False
     judged: bool = False
     verdict: Verdict | None = None
     verdict_error: str | None = None
@@ -151,9 +150,7 @@ class DebateState(BaseModel):
                 self.stopped_after = event.after_round
             case JudgingStarted():
                 self.status = "judging"
-                self.judging = True
             case VerdictGiven():
-                self.judging = False
                 self.judged = True
                 self.verdict = event.verdict
                 self.verdict_error = event.error
