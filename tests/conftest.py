@@ -52,7 +52,10 @@ class Recorder:
 
     delay: float = 0.0
     fail_on_call: int | None = None
+    # Structured asks (votes, rankings): given the model's name, prompt and schema, the answer's arguments.
+    answer: Callable[[str, list[ModelMessage], AgentInfo], dict[str, Any]] | None = None
     calls: list[tuple[str, str]] = field(default_factory=list)
+    asks: list[tuple[str, str]] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -75,6 +78,11 @@ class Recorder:
                 self.in_flight -= 1
 
         async def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            if info.output_tools and self.answer is not None:
+                self.asks.append(prompt_text(messages))
+                return ModelResponse(
+                    parts=[ToolCallPart(info.output_tools[0].name, self.answer(name, messages, info))]
+                )
             return ModelResponse(parts=[TextPart(f"{name} speaks.")])
 
         return FunctionModel(whole, stream_function=stream, model_name=f"rec-{name}")

@@ -14,7 +14,7 @@ from moot.domain.config import MAX_ROUNDS, DebateConfig, FormatName
 from moot.domain.events import EVENT_ADAPTER, Event
 from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
-from moot.protocols import PROTOCOLS, get_protocol
+from moot.protocols import PROTOCOLS, TurnSpec, get_protocol
 from moot.protocols.round_robin import RoundRobin
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -54,7 +54,11 @@ ROUND_LIMITED_FINAL = "This is the last round"
 
 def system_prompt(fmt: str, rounds: int, round_number: int) -> str:
     config = make_config(3, rounds=rounds, format=fmt)
-    return get_protocol(fmt).turn_prompt(config, DebateState(), config.participants[1], round_number).system
+    return (
+        get_protocol(fmt)
+        .turn_prompt(config, DebateState(), TurnSpec(config.participants[1].id), round_number)
+        .system
+    )
 
 
 # --- the registry -----------------------------------------------------------------------------------

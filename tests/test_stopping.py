@@ -214,7 +214,9 @@ def test_schedule_assesses_each_round_then_stops_once_then_judges(fmt: str) -> N
     protocol = get_protocol(config.format)
     texts = [["a b c", "d e f"]]
     assert protocol.next_step(config, state_of(config, texts)) == Assess(1)
-    assert protocol.next_step(config, state_of(config, texts, [None])) == StartRound(2)
+    assert protocol.next_step(config, state_of(config, texts, [None])) == StartRound(
+        2, protocol.phase(config.rounds, 2).name
+    )
     stop = protocol.next_step(config, state_of(config, texts, [assessment(go_on=False)]))
     assert isinstance(stop, Stop) and stop.reason.kind == "judge"
     stopped = state_of(config, texts, [assessment(go_on=False)])

@@ -32,8 +32,10 @@ from moot.domain.events import (
     DebateInterrupted,
     DebateStarted,
     DebateStopping,
+    DecisionGiven,
     Event,
     JudgingStarted,
+    OutcomeGiven,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
@@ -42,6 +44,7 @@ from moot.domain.events import (
     TurnStarted,
     VerdictGiven,
 )
+from moot.domain.outcome import Outcome
 from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, Verdict
 from moot.errors import NotFoundError, StoreError, UserError
@@ -176,8 +179,18 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             ),
         ),
         RoundAssessed(debate_id="d2", round=2, model="m:x", assessment=None, error="invalid"),
+        DecisionGiven(
+            debate_id="d2", round=2, kind="vote", by="judge", model="m:x", answer={"side": "for", "n": 2}
+        ),
+        DecisionGiven(debate_id="d2", round=2, kind="rank", by="ada", subject="x", model="m", answer=None),
         DebateStopping(
             debate_id="d2", reason=StopReason(kind="judge", detail="the judge said so"), after_round=2
+        ),
+        OutcomeGiven(
+            debate_id="d2",
+            outcome=Outcome(
+                summary="For won by 2", winner_ids=["ada"], ranking=["ada"], details={"swing": 2}
+            ),
         ),
         VerdictGiven(debate_id="d2", model="m:x", verdict=None, error="no valid verdict", attempts=3),
         DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),

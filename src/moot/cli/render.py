@@ -16,8 +16,10 @@ from moot.domain.events import (
     DebateInterrupted,
     DebateStarted,
     DebateStopping,
+    DecisionGiven,
     Event,
     JudgingStarted,
+    OutcomeGiven,
     RoundAssessed,
     RoundStarted,
     TokenDelta,
@@ -25,9 +27,10 @@ from moot.domain.events import (
     TurnStarted,
     VerdictGiven,
 )
-from moot.domain.state import DebateState
+from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
 from moot.export.record import cost_text
+from moot.protocols import get_protocol
 
 COLOURS = (
     "cyan",
@@ -69,19 +72,24 @@ class DebateRenderer:
     def _participant(self, pid: str) -> Participant:
         return self.config.participant(pid)
 
+    def _name(self, pid: str) -> str:
+        return self.config.speaker_name(pid)
+
     def _colour(self, pid: str) -> str:
         ids = [p.id for p in self.config.participants]
         return COLOURS[ids.index(pid) % len(COLOURS)] if pid in ids else "white"
 
-    def _header(self, pid: str) -> Text:
-        p = self._participant(pid)
-        text = Text.assemble((p.name, f"bold {self._colour(pid)}"), ("  " + str(p.model), "dim"))
-        if p.stance:
-            text.append(f"  · {p.stance}", style="italic")
+    def _header(self, pid: str, target: str | None = None) -> Text:
+        options = self.config.speaker_options(pid)
+        text = Text((self._name(pid)), style=f"bold {self._colour(pid)}")
+        if target is not None:
+            text.append(" → ")
+            text.append(self._name(target), style=f"bold {self._colour(target)}")
+        text.append("  " + str(options.model), style="dim")
+        stance = getattr(options, "stance", "")
+        if stance:
+            text.append(f"  · {stance}", style="italic")
         return text
-
-    def _simultaneous(self) -> bool:
-        return self.state.config is not None and self.config.turn_order == "simultaneous"
 
     # -- event handling ----------------------------------------------------------------------
     def handle(self, event: Event) -> None:
@@ -94,16 +102,17 @@ class DebateRenderer:
             case DebateStarted():
                 self._started(event)
             case RoundStarted():
-                self.console.print(Rule(f"Round {event.round} of {self.config.rounds}", style="bold"))
+                phase = f" · {event.phase}" if event.phase else ""
+                self.console.print(Rule(f"Round {event.round} of {self.config.rounds}{phase}", style="bold"))
             case TurnStarted():
-                if not self._simultaneous():
-                    self.console.print(self._header(event.participant_id))
-                    self._inline = event.participant_id
+                if event.together == 1:
+                    self.console.print(self._header(event.participant_id, event.target))
+                    self._inline = turn_key(event.participant_id, event.target)
                     self._streamed = False
                 else:
                     self._refresh_live()
             case TokenDelta():
-                if self._inline == event.participant_id:
+                if self._inline == turn_key(event.participant_id, event.target):
                     self._streamed = True
                     self.console.print(event.text, end="", highlight=False, markup=False)
                 else:
@@ -123,6 +132,12 @@ class DebateRenderer:
                 self.console.print(Rule("Verdict", style="bold"))
                 judge = self.config.judge.name if self.config.judge else "Judge"
                 self.console.print(Text(f"{judge} ({event.model}) is weighing the debate…", style="dim"))
+            case DecisionGiven():
+                self._stop_live()
+                self.decision(event)
+            case OutcomeGiven():
+                self._stop_live()
+                self.outcome(event)
             case VerdictGiven():
                 self.verdict(event)
             case DebateCompleted() | DebateFailed() | DebateInterrupted():
@@ -155,7 +170,7 @@ class DebateRenderer:
             f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
             + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else "")
         )
-        if self._inline == event.participant_id:
+        if self._inline == turn_key(event.participant_id, event.target):
             self._inline = None
             if not self._streamed:  # a replay from the store, or a model that did not stream
                 self.console.print(event.text, highlight=False, markup=False, end="")
@@ -166,7 +181,7 @@ class DebateRenderer:
         self._print_above_live(
             Panel(
                 Text(event.text),
-                title=self._header(event.participant_id),
+                title=self._header(event.participant_id, event.target),
                 subtitle=footer,
                 title_align="left",
                 border_style=self._colour(event.participant_id),
@@ -177,10 +192,16 @@ class DebateRenderer:
     # -- simultaneous speakers: one live panel each -----------------------------------------
     def _live_view(self) -> Group:
         panels = []
-        for pid, text in self.state.speaking.items():
+        for key, text in self.state.speaking.items():
+            pid, target = split_turn_key(key)
             tail = "\n".join(text.splitlines()[-8:]) or "…"
             panels.append(
-                Panel(Text(tail), title=self._header(pid), title_align="left", border_style=self._colour(pid))
+                Panel(
+                    Text(tail),
+                    title=self._header(pid, target),
+                    title_align="left",
+                    border_style=self._colour(pid),
+                )
             )
         return Group(*panels)
 
@@ -229,6 +250,28 @@ class DebateRenderer:
         if reasoning:
             self.console.print(Text(reasoning, style="dim"))
         self.console.print()
+
+    def decision(self, event: DecisionGiven) -> None:
+        record = self.state.decisions[-1]
+        text = get_protocol(self.config.format).decision_text(self.config, record)
+        about = f" of {self._name(event.subject)}" if event.subject else ""
+        self.console.print(
+            Text.assemble(
+                (f"{self._name(event.by)}, {event.kind}{about}: ", f"bold {self._colour(event.by)}"),
+                (" ".join(text.split()), "red" if event.answer is None else ""),
+            )
+        )
+
+    def outcome(self, event: OutcomeGiven) -> None:
+        o = event.outcome
+        lines = [Text(o.summary)]
+        if o.winner_ids:
+            lines.append(
+                Text(f"Winner: {', '.join(self._name(w) for w in o.winner_ids)}", style="bold green")
+            )
+        if o.ranking:
+            lines.append(Text(f"Ranking: {' > '.join(self._name(r) for r in o.ranking)}"))
+        self.console.print(Panel(Group(*lines), title="Result", title_align="left"))
 
     # -- verdict and totals ------------------------------------------------------------------
     def verdict(self, event: VerdictGiven) -> None:

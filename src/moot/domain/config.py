@@ -29,6 +29,15 @@ MAX_ROUNDS = 50
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
+# Speakers that are not participants: formats give them turns (a roundtable's moderator, a council's chair,
+# critical review's orchestrator). Their ids are reserved, so a transcript never confuses them with a debater.
+VOICES: dict[str, str] = {
+    "moderator": "Moderator",
+    "chair": "Chair",
+    "orchestrator": "Orchestrator",
+    "judge": "Judge",
+}
+
 
 def slugify(name: str) -> str:
     """A participant id made from a display name: 'Dr. Ada L.' -> 'dr-ada-l'."""
@@ -84,6 +93,8 @@ class Participant(ModelOptions):
             self.id = slugify(self.name)
         if not _ID.match(self.id):
             raise ValueError(f"id {self.id!r} must be lowercase letters, digits, '-' or '_' (at most 40)")
+        if self.id in VOICES:
+            raise ValueError(f"id {self.id!r} is reserved for the format's {self.id}; choose another id")
         return self
 
 
@@ -145,6 +156,14 @@ class DebateConfig(_Strict):
         default=None, description="Left out: the first participant's model judges. null: no judge."
     )
     format: FormatName = "free-form"
+    format_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Settings of the chosen format (`moot formats` lists them), checked before the debate starts",
+    )
+    moderator: ModelOptions | None = Field(
+        default=None,
+        description="Model for the format's own voices (moderator, chair, orchestrator); left out: the judge's",
+    )
     turn_order: TurnOrder = "sequential"
     rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
     seed: int | None = None
@@ -189,6 +208,20 @@ class DebateConfig(_Strict):
             raise ValueError("stopping.assess_rounds needs a judge")
         return self
 
+    def voice_options(self) -> ModelOptions:
+        """The model that speaks for the format's voices: the moderator, else the judge, else the first debater."""
+        return self.moderator or self.judge or self.participants[0]
+
+    def speaker_options(self, speaker_id: str) -> ModelOptions:
+        """The model behind a speaker id: a participant's own, or the voices' model."""
+        return self.voice_options() if speaker_id in VOICES else self.participant(speaker_id)
+
+    def speaker_name(self, speaker_id: str) -> str:
+        """A speaker's display name: a participant's name or a voice's title."""
+        if speaker_id in VOICES:
+            return VOICES[speaker_id]
+        return next((p.name for p in self.participants if p.id == speaker_id), speaker_id)
+
     def participant(self, participant_id: str) -> Participant:
         for p in self.participants:
             if p.id == participant_id:
@@ -204,10 +237,10 @@ def validate_config(data: Any) -> DebateConfig:
         raise config_error(exc) from None
 
 
-def config_error(exc: ValidationError) -> ConfigError:
-    """The first problem of a ValidationError as `field.path: what is wrong`."""
+def config_error(exc: ValidationError, *, within: str = "") -> ConfigError:
+    """The first problem of a ValidationError as `field.path: what is wrong` (paths under `within`, if given)."""
     err = exc.errors(include_url=False)[0]
-    loc = ".".join(str(part) for part in err["loc"]) or "config"
+    loc = ".".join([within] * bool(within) + [str(part) for part in err["loc"]]) or "config"
     msg = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         msg = msg.removeprefix(prefix)

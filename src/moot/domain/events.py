@@ -8,12 +8,13 @@ it is never stored, because a completed turn carries its whole text.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
+from moot.domain.outcome import Outcome
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
 
@@ -53,19 +54,25 @@ class DebateStarted(BaseEvent):
 class RoundStarted(_ProgressMarker):
     type: Literal["round_started"] = "round_started"
     round: int
+    phase: str | None = Field(default=None, description="The format's phase this round belongs to")
 
 
-class TurnStarted(_ProgressMarker):
+class _TurnEvent(BaseEvent):
+    """About one turn. `participant_id` is the speaker: a participant, or a voice such as 'moderator'."""
+
+    round: int
+    participant_id: str
+    target: str | None = Field(default=None, description="Whom the turn addresses, when one speaker is")
+
+
+class TurnStarted(_TurnEvent, _ProgressMarker):
     type: Literal["turn_started"] = "turn_started"
-    round: int
-    participant_id: str
     model: str
+    together: int = Field(default=1, description="How many turns, this one included, are taken at once")
 
 
-class TokenDelta(BaseEvent):
+class TokenDelta(_TurnEvent):
     type: Literal["token_delta"] = "token_delta"
-    round: int
-    participant_id: str
     text: str
 
     @property
@@ -73,10 +80,8 @@ class TokenDelta(BaseEvent):
         return False
 
 
-class TurnCompleted(BaseEvent):
+class TurnCompleted(_TurnEvent):
     type: Literal["turn_completed"] = "turn_completed"
-    round: int
-    participant_id: str
     model: str
     text: str
     usage: Usage
@@ -108,12 +113,31 @@ class RoundAssessed(_JudgeCall):
     assessment: RoundAssessment | None
 
 
+class DecisionGiven(_JudgeCall):
+    """A structured answer a format asked for (a vote, a ranking, a match result). `answer` is the JSON of
+    the format's own answer type, None when no valid one came; the format reads it back."""
+
+    type: Literal["decision"] = "decision"
+    round: int
+    kind: str
+    by: str
+    subject: str | None = None
+    answer: dict[str, Any] | None
+
+
 class DebateStopping(BaseEvent):
     """No more rounds will be held; the judge (if any) rules next. Every debate that ends normally has one."""
 
     type: Literal["debate_stopping"] = "debate_stopping"
     reason: StopReason
     after_round: int
+
+
+class OutcomeGiven(BaseEvent):
+    """The format's own result, from its rules (see `Outcome`)."""
+
+    type: Literal["outcome"] = "outcome"
+    outcome: Outcome
 
 
 class JudgingStarted(_ProgressMarker):
@@ -151,7 +175,9 @@ Event = Annotated[
     | TurnCompleted
     | RoundCompleted
     | RoundAssessed
+    | DecisionGiven
     | DebateStopping
+    | OutcomeGiven
     | JudgingStarted
     | VerdictGiven
     | DebateCompleted

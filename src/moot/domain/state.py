@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -16,8 +16,10 @@ from moot.domain.events import (
     DebateInterrupted,
     DebateStarted,
     DebateStopping,
+    DecisionGiven,
     Event,
     JudgingStarted,
+    OutcomeGiven,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
@@ -26,8 +28,20 @@ from moot.domain.events import (
     TurnStarted,
     VerdictGiven,
 )
+from moot.domain.outcome import Outcome
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
+
+
+def turn_key(speaker: str, target: str | None) -> str:
+    """Names a turn under way: 'ada', or 'ada>bob' for Ada's turn addressed to Bob (ids hold no '>')."""
+    return speaker if target is None else f"{speaker}>{target}"
+
+
+def split_turn_key(key: str) -> tuple[str, str | None]:
+    speaker, _, target = key.partition(">")
+    return speaker, target or None
+
 
 Status = Literal["pending", "running", "judging", "completed", "failed", "interrupted"]
 
@@ -43,15 +57,31 @@ class Turn(BaseModel):
     latency_s: float
     first_token_s: float | None = None
     at: datetime
+    target: str | None = None
+    phase: str | None = None
 
 
 class Round(BaseModel):
     number: int
+    phase: str | None = None
     turns: list[Turn] = Field(default_factory=list)
     completed: bool = False
 
-    def spoke(self, participant_id: str) -> bool:
-        return any(t.participant_id == participant_id for t in self.turns)
+    def spoke(self, participant_id: str, target: str | None = None) -> bool:
+        """Whether this speaker has taken its turn (addressed to `target`) in this round."""
+        return any(t.participant_id == participant_id and t.target == target for t in self.turns)
+
+
+class Decision(BaseModel):
+    """A structured answer a format asked for; `answer` is None when none valid came (see `error`)."""
+
+    round: int
+    kind: str
+    by: str
+    subject: str | None
+    model: str
+    answer: dict[str, Any] | None
+    error: str | None = None
 
 
 class AssessedRound(BaseModel):
@@ -70,14 +100,21 @@ class DebateState(BaseModel):
     config: DebateConfig | None = None
     status: Status = "pending"
     rounds: list[Round] = Field(default_factory=list)
-    speaking: dict[str, str] = Field(default_factory=dict, description="Text streamed so far, per speaker")
+    speaking: dict[str, str] = Field(
+        default_factory=dict, description="Text streamed so far, per turn under way (see `turn_key`)"
+    )
     assessments: list[AssessedRound] = Field(default_factory=list)
+    decisions: list[Decision] = Field(default_factory=list)
+    outcome: Outcome | None = None
     stop_reason: StopReason | None = None
     stopped_after: int | None = None
     judged: bool = False
     verdict: Verdict | None = None
     verdict_error: str | None = None
     judge_usage: Usage = Field(default_factory=Usage)
+    decision_usage: Usage = Field(
+        default_factory=Usage, description="Structured answers a format asked for (votes, rankings)"
+    )
     error: str | None = None
     started_at: datetime | None = None
     ended_at: datetime | None = None
@@ -91,13 +128,24 @@ class DebateState(BaseModel):
     def current_round(self) -> Round | None:
         return self.rounds[-1] if self.rounds else None
 
+    def decided(self, kind: str, by: str | None = None, subject: str | None = None) -> list[Decision]:
+        """The decisions of this kind, optionally only by one answerer or about one subject, in order."""
+        return [
+            d
+            for d in self.decisions
+            if d.kind == kind and (by is None or d.by == by) and (subject is None or d.subject == subject)
+        ]
+
+    def round(self, number: int) -> Round | None:
+        return next((r for r in self.rounds if r.number == number), None)
+
     def assessed(self, round_number: int) -> AssessedRound | None:
         """This round's assessment record (None when it was not assessed)."""
         return next((a for a in self.assessments if a.round == round_number), None)
 
     @property
     def usage(self) -> Usage:
-        total = self.judge_usage
+        total = self.judge_usage + self.decision_usage
         for turn in self.turns:
             total = total + turn.usage
         return total
@@ -117,14 +165,16 @@ class DebateState(BaseModel):
                 self.status = "running"
                 self.started_at = event.at
             case RoundStarted():
-                self.rounds.append(Round(number=event.round))
+                self.rounds.append(Round(number=event.round, phase=event.phase))
             case TurnStarted():
-                self.speaking[event.participant_id] = ""
+                self.speaking[turn_key(event.participant_id, event.target)] = ""
             case TokenDelta():
-                self.speaking[event.participant_id] = self.speaking.get(event.participant_id, "") + event.text
+                key = turn_key(event.participant_id, event.target)
+                self.speaking[key] = self.speaking.get(key, "") + event.text
             case TurnCompleted():
-                self.speaking.pop(event.participant_id, None)
-                self._round(event.round).turns.append(
+                self.speaking.pop(turn_key(event.participant_id, event.target), None)
+                turn_round = self._round(event.round)
+                turn_round.turns.append(
                     Turn(
                         round=event.round,
                         participant_id=event.participant_id,
@@ -134,6 +184,8 @@ class DebateState(BaseModel):
                         latency_s=event.latency_s,
                         first_token_s=event.first_token_s,
                         at=event.at,
+                        target=event.target,
+                        phase=turn_round.phase,
                     )
                 )
             case RoundCompleted():
@@ -145,6 +197,21 @@ class DebateState(BaseModel):
                     )
                 )
                 self.judge_usage = self.judge_usage + event.usage
+            case DecisionGiven():
+                self.decisions.append(
+                    Decision(
+                        round=event.round,
+                        kind=event.kind,
+                        by=event.by,
+                        subject=event.subject,
+                        model=event.model,
+                        answer=event.answer,
+                        error=event.error,
+                    )
+                )
+                self.decision_usage = self.decision_usage + event.usage
+            case OutcomeGiven():
+                self.outcome = event.outcome
             case DebateStopping():
                 self.stop_reason = event.reason
                 self.stopped_after = event.after_round

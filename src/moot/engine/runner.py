@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, Protocol
 
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
@@ -24,8 +24,10 @@ from moot.domain.events import (
     DebateInterrupted,
     DebateStarted,
     DebateStopping,
+    DecisionGiven,
     Event,
     JudgingStarted,
+    OutcomeGiven,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
@@ -40,7 +42,21 @@ from moot.errors import ConfigError, MootError, RunError, UserError, one_line
 from moot.judging import JudgePrompt, answer_model, judge_prompt, to_verdict
 from moot.judging.assessment import assessment_model, assessment_prompt, to_round_assessment
 from moot.models.providers import build_model, check_available, redact
-from moot.protocols import Assess, EndRound, Finish, Judge, Speak, StartRound, Stop, get_protocol
+from moot.protocols import (
+    Ask,
+    AskSpec,
+    Assess,
+    Conclude,
+    EndRound,
+    Finish,
+    Judge,
+    Speak,
+    StartRound,
+    Stop,
+    TurnPrompt,
+    TurnSpec,
+    get_protocol,
+)
 
 ModelResolver = Callable[[ModelOptions], Model]
 
@@ -91,6 +107,8 @@ def preflight(config: DebateConfig) -> ModelResolver:
     ]
     if config.judge is not None:
         fields.append(("judge.model", config.judge))
+    if config.moderator is not None:
+        fields.append(("moderator.model", config.moderator))
     built: dict[tuple[str, str | None], Model] = {}
     for field, options in fields:
         check_available(options, field=field)
@@ -119,6 +137,7 @@ async def run_debate(
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
     consumer marks the debate interrupted; finished turns stay stored.
     """
+    get_protocol(config.format).check(config)
     if resolve is None:
         resolve = preflight(config)
     runner = _Runner(config, log or InMemoryLog(), resolve, debate_id or uuid.uuid4().hex)
@@ -172,13 +191,17 @@ class _Runner:
             while True:
                 step = self.protocol.next_step(self.config, self.state)
                 match step:
-                    case StartRound(number=n):
+                    case StartRound(number=n, phase=phase):
                         if n > 1 and (reason := self._out_of_time()) is not None:
                             await self._emit(DebateStopping(**ids, reason=reason, after_round=n - 1))
                         else:
-                            await self._emit(RoundStarted(**ids, round=n))
-                    case Speak(round=n, participant_ids=speakers):
-                        await self._speak(n, speakers)
+                            await self._emit(RoundStarted(**ids, round=n, phase=phase))
+                    case Speak(round=n, turns=turns):
+                        await self._speak(n, turns)
+                    case Ask(round=n, asks=asks):
+                        await self._together([self._ask(n, spec) for spec in asks])
+                    case Conclude():
+                        await self._conclude()
                     case EndRound(number=n):
                         await self._emit(RoundCompleted(**ids, round=n))
                     case Assess(round=n):
@@ -207,57 +230,70 @@ class _Runner:
         finally:
             self._queue.put_nowait(None)
 
-    async def _speak(self, round_number: int, speakers: tuple[str, ...]) -> None:
+    async def _speak(self, round_number: int, turns: tuple[TurnSpec, ...]) -> None:
         # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
-        prompts = {
-            pid: self.protocol.turn_prompt(
-                self.config,
-                self.state,
-                self.config.participant(pid),
-                round_number,
-                history_chars=self._history_chars(self.config.participant(pid)),
+        prompts = [
+            (
+                spec,
+                self.protocol.turn_prompt(
+                    self.config,
+                    self.state,
+                    spec,
+                    round_number,
+                    history_chars=self._history_chars(self.config.speaker_options(spec.speaker)),
+                ),
             )
-            for pid in speakers
-        }
-        if len(speakers) == 1:
-            await self._turn(
-                round_number, speakers[0], prompts[speakers[0]].system, prompts[speakers[0]].user
-            )
+            for spec in turns
+        ]
+        together = len(prompts)
+        await self._together([self._turn(round_number, spec, prompt, together) for spec, prompt in prompts])
+
+    async def _together(self, calls: list[Coroutine[Any, Any, None]]) -> None:
+        """Run these calls at the same time (one directly); the first failure cancels the rest and is raised."""
+        if len(calls) == 1:
+            await calls[0]
             return
         try:
             async with asyncio.TaskGroup() as group:
-                for pid in speakers:
-                    group.create_task(self._turn(round_number, pid, prompts[pid].system, prompts[pid].user))
+                for call in calls:
+                    group.create_task(call)
         except BaseExceptionGroup as group:
             # One speaker failing cancels the others; report the failure itself, not the group.
             raise _first_leaf(group) from None
 
-    async def _turn(self, round_number: int, pid: str, system: str, user: str) -> None:
-        participant = self.config.participant(pid)
+    async def _turn(self, round_number: int, spec: TurnSpec, prompt: TurnPrompt, together: int) -> None:
+        pid = spec.speaker
+        options = self.config.speaker_options(pid)
         ids = self._event_args()
-        label = str(participant.model)
-        await self._emit(TurnStarted(**ids, round=round_number, participant_id=pid, model=label))
+        label = str(options.model)
+        target = spec.target
+        await self._emit(
+            TurnStarted(
+                **ids, round=round_number, participant_id=pid, target=target, model=label, together=together
+            )
+        )
 
         async def on_text(text: str) -> None:
-            await self._emit(TokenDelta(**ids, round=round_number, participant_id=pid, text=text))
+            await self._emit(
+                TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text)
+            )
 
         reply = await stream_reply(
-            self._model(participant),
+            self._model(options),
             label=label,
-            system=system,
-            user=user,
-            settings=self._settings(
-                participant, self._participant_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS
-            ),
+            system=prompt.system,
+            user=prompt.user,
+            settings=self._settings(options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS),
             timeout_s=self.config.limits.turn_timeout_s,
             on_text=on_text,
-            free=participant.model.is_local,
+            free=options.model.is_local,
         )
         await self._emit(
             TurnCompleted(
                 **ids,
                 round=round_number,
                 participant_id=pid,
+                target=target,
                 model=label,
                 text=reply.text,
                 usage=reply.usage,
@@ -265,6 +301,51 @@ class _Runner:
                 first_token_s=reply.first_token_s,
             )
         )
+
+    async def _ask(self, round_number: int, spec: AskSpec) -> None:
+        """One structured answer the format asked for, from a participant, the judge or a voice."""
+        options = self.config.speaker_options(spec.by)
+        request = self.protocol.ask_request(
+            self.config,
+            self.state,
+            spec,
+            round_number,
+            history_chars=LOCAL_JUDGE_HISTORY_CHARS if options.model.provider == "local" else None,
+        )
+        label = str(options.model)
+        result = await ask_judge(
+            self._model(options),
+            label=label,
+            answer_type=request.answer_type,
+            system=request.system,
+            user=request.user,
+            settings=self._settings(options, self._speaker_seed(spec.by), LOCAL_JUDGE_TOKENS),
+            retries=self.config.judge.retries if self.config.judge is not None else 2,
+            timeout_s=self.config.limits.judge_timeout_s,
+            free=options.model.is_local,
+            what=spec.kind,
+        )
+        await self._emit(
+            DecisionGiven(
+                **self._event_args(),
+                round=round_number,
+                kind=spec.kind,
+                by=spec.by,
+                subject=spec.subject,
+                model=label,
+                answer=result.answer.model_dump(mode="json") if result.answer is not None else None,
+                error=result.error,
+                attempts=result.attempts,
+                usage=result.usage,
+                latency_s=result.latency_s,
+            )
+        )
+
+    async def _conclude(self) -> None:
+        outcome = self.protocol.outcome(self.config, self.state)
+        if outcome is None:
+            raise RunError(f"the {self.config.format} format concluded without a result")
+        await self._emit(OutcomeGiven(**self._event_args(), outcome=outcome))
 
     def _out_of_time(self) -> StopReason | None:
         """The timeout, when the rounds so far have used up `stopping.timeout_s` of wall-clock time.
@@ -372,11 +453,12 @@ class _Runner:
             settings["seed"] = seed
         return settings
 
-    def _participant_seed(self, pid: str) -> int | None:
+    def _speaker_seed(self, speaker: str) -> int | None:
+        """Each participant its own seed; the format's voices share the debate's seed."""
         if self.config.seed is None:
             return None
-        index = [p.id for p in self.config.participants].index(pid)
-        return self.config.seed + index
+        ids = [p.id for p in self.config.participants]
+        return self.config.seed + (ids.index(speaker) if speaker in ids else 0)
 
     def _history_chars(self, options: ModelOptions) -> int | None:
         return LOCAL_HISTORY_CHARS if options.model.provider == "local" else None

@@ -94,7 +94,7 @@ def _header(v: DebateView) -> list[str]:
 def _rounds(v: DebateView) -> list[str]:
     out: list[str] = []
     for r in v.rounds:
-        out += [f"## Round {r.number}" + ("" if r.completed else " (not completed)"), ""]
+        out += [f"## {inline(r.title)}" + ("" if r.completed else " (not completed)"), ""]
         if not r.turns:
             out += ["*No turns.*", ""]
         for t in r.turns:
@@ -106,8 +106,31 @@ def _rounds(v: DebateView) -> list[str]:
                 quote(t.text),
                 "",
             ]
+        if r.decisions:
+            out += ["### Decisions", ""]
+            out += [f"- **{inline(d.label)}** ({inline(d.model)}): {inline(d.text)}" for d in r.decisions]
+            out.append("")
         if r.assessment is not None:
             out += _assessment(r.assessment)
+    return out
+
+
+def _outcome(v: DebateView) -> list[str]:
+    o = v.outcome
+    if o is None:
+        return []
+    out = ["## Result", "", quote(o.summary), ""]
+    if o.winners:
+        out += [f"**Winner:** {inline(', '.join(o.winners))}", ""]
+    if o.ranking:
+        out += [f"**Ranking:** {inline(' > '.join(o.ranking))}", ""]
+    if o.details:
+        out += [
+            _row("Figure", "Value"),
+            _row("---", "---"),
+            *(_row(cell(k), cell(x)) for k, x in o.details),
+            "",
+        ]
     return out
 
 
@@ -166,4 +189,4 @@ def _usage(v: DebateView) -> list[str]:
 def render(record: DebateRecord) -> str:
     """The debate as a GitHub-flavoured Markdown document."""
     v = build_view(record)
-    return "\n".join([*_header(v), *_rounds(v), *_verdict(v), *_usage(v)]) + "\n"
+    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_usage(v)]) + "\n"

@@ -7,12 +7,13 @@ the same things in the same words and each renderer only decides layout.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,7 @@ from moot.domain.state import AssessedRound, DebateState, fold
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
 from moot.errors import UserError
+from moot.protocols import PROTOCOLS, DebateProtocol
 
 
 class DebateRecord(BaseModel):
@@ -178,11 +180,44 @@ class AssessmentView:
 
 
 @dataclass(frozen=True, slots=True)
+class DecisionView:
+    """A structured answer a format asked for: `by` answered the `kind` question (about `subject`)."""
+
+    by: str
+    kind: str
+    subject: str
+    model: str
+    text: str
+    failed: bool
+
+    @property
+    def label(self) -> str:
+        """`Judge, vote` or `Ada, ranking of Bob`."""
+        about = f" of {self.subject}" if self.subject else ""
+        return f"{self.by}, {self.kind}{about}"
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeView:
+    summary: str
+    winners: tuple[str, ...]
+    ranking: tuple[str, ...]
+    details: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RoundView:
     number: int
     turns: tuple[TurnView, ...]
     completed: bool
     assessment: AssessmentView | None = None
+    phase: str = ""
+    decisions: tuple[DecisionView, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """`Round 2 · rebuttal`."""
+        return f"Round {self.number}" + (f" · {self.phase}" if self.phase else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +283,7 @@ class DebateView:
     wall_time: str
     exported: str
     stopped: str = ""
+    outcome: OutcomeView | None = None
 
     @property
     def topic_line(self) -> str:
@@ -276,7 +312,11 @@ def build_view(record: DebateRecord) -> DebateView:
     by_id = {p.id: p for p in participants}
 
     def name_of(pid: str) -> str:
-        return by_id[pid].name if pid in by_id else pid
+        if pid in by_id:
+            return by_id[pid].name
+        return clean(config.speaker_name(pid)) if config else pid
+
+    protocol = _protocol(config.format) if config else None
 
     def colour_of(pid: str) -> str:
         return by_id[pid].colour if pid in by_id else PALETTE[-1]
@@ -288,7 +328,7 @@ def build_view(record: DebateRecord) -> DebateView:
             turns=tuple(
                 TurnView(
                     participant_id=t.participant_id,
-                    speaker=name_of(t.participant_id),
+                    speaker=name_of(t.participant_id) + (f" → {name_of(t.target)}" if t.target else ""),
                     model=t.model,
                     text=clean(t.text).strip(),
                     input_tokens=t.usage.input_tokens,
@@ -299,6 +339,19 @@ def build_view(record: DebateRecord) -> DebateView:
                 for t in r.turns
             ),
             assessment=_assessment_view(state.assessed(r.number), name_of, colour_of),
+            phase=r.phase or "",
+            decisions=tuple(
+                DecisionView(
+                    by=name_of(d.by),
+                    kind=d.kind,
+                    subject=name_of(d.subject) if d.subject else "",
+                    model=d.model,
+                    text=one_line(protocol.decision_text(config, d)) if protocol and config else "",
+                    failed=d.answer is None,
+                )
+                for d in state.decisions
+                if d.round == r.number
+            ),
         )
         for r in state.rounds
     )
@@ -330,7 +383,28 @@ def build_view(record: DebateRecord) -> DebateView:
             if state.stop_reason
             else ""
         ),
+        outcome=(
+            OutcomeView(
+                summary=clean(state.outcome.summary).strip(),
+                winners=tuple(name_of(w) for w in state.outcome.winner_ids),
+                ranking=tuple(name_of(r) for r in state.outcome.ranking),
+                details=tuple(
+                    (
+                        one_line(str(k)),
+                        one_line(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)),
+                    )
+                    for k, v in state.outcome.details.items()
+                ),
+            )
+            if state.outcome
+            else None
+        ),
     )
+
+
+def _protocol(name: str) -> DebateProtocol[Any] | None:
+    # A record from a newer moot may name a format this one lacks: show its decisions without the format's words.
+    return PROTOCOLS.get(name)
 
 
 def _assessment_view(
@@ -429,7 +503,10 @@ def _usage_rows(state: DebateState) -> tuple[UsageView, ...]:
     debaters = Usage()
     for turn in state.turns:
         debaters = debaters + turn.usage
-    rows = [("Debaters", debaters), ("Judge", state.judge_usage), ("Total", state.usage)]
+    rows = [("Debaters", debaters), ("Judge", state.judge_usage)]
+    if state.decision_usage.requests:
+        rows.append(("Votes and rankings", state.decision_usage))
+    rows.append(("Total", state.usage))
     return tuple(
         UsageView(
             label=label,

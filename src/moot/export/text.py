@@ -79,14 +79,31 @@ def _header(v: DebateView) -> list[str]:
 def _rounds(v: DebateView) -> list[str]:
     out: list[str] = []
     for r in v.rounds:
-        out += _title(f"Round {r.number}" + ("" if r.completed else " (not completed)"))
+        out += _title(r.title + ("" if r.completed else " (not completed)"))
         if not r.turns:
             out += ["", "  No turns."]
         for t in r.turns:
             out += ["", *wrap(f"{t.speaker} · {t.model} · {t.tokens} · {t.latency}"), ""]
             out += wrap(t.text, "    ")
+        if r.decisions:
+            out += ["", "  Decisions:"]
+            out += [line for d in r.decisions for line in wrap(f"{d.label} ({d.model}): {d.text}", "    ")]
         if r.assessment is not None:
             out += _assessment(r.assessment)
+    return out
+
+
+def _outcome(v: DebateView) -> list[str]:
+    o = v.outcome
+    if o is None:
+        return []
+    out = [*_title("Result"), "", *wrap(o.summary, "  ")]
+    if o.winners:
+        out += _field("Winner", ", ".join(o.winners), "  ")
+    if o.ranking:
+        out += _field("Ranking", " > ".join(o.ranking), "  ")
+    for key, value in o.details:
+        out += _field(key, value, "  ")
     return out
 
 
@@ -136,4 +153,4 @@ def _usage(v: DebateView) -> list[str]:
 def render(record: DebateRecord) -> str:
     """The debate as plain text, wrapped at about 88 columns."""
     v = build_view(record)
-    return "\n".join([*_header(v), *_rounds(v), *_verdict(v), *_usage(v)]) + "\n"
+    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_usage(v)]) + "\n"

@@ -6,20 +6,35 @@ next and how each speaker is prompted. Resume after a crash is then just fold + 
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from moot.domain.config import DebateConfig, Participant
-from moot.domain.state import DebateState, Turn
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from moot.domain.config import DebateConfig, config_error
+from moot.domain.outcome import Outcome
+from moot.domain.state import DebateState, Decision, Turn
+from moot.errors import ConfigError
 from moot.prompts.history import HistoryWindow, history_window
 from moot.prompts.render import render
-from moot.protocols.steps import Step
+from moot.protocols.steps import AskSpec, Step, TurnSpec
 
 
 @dataclass(frozen=True)
 class TurnPrompt:
     system: str
     user: str
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    """A structured question: the prompt and the pydantic type the answer must validate against."""
+
+    system: str
+    user: str
+    answer_type: type[BaseModel]
 
 
 @dataclass(frozen=True)
@@ -40,19 +55,28 @@ class Phase:
         return self.first <= round_number <= self.last
 
 
-class DebateProtocol(ABC):
+class NoOptions(BaseModel):
+    """A format without settings of its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+class DebateProtocol(ABC, Generic[OptionsT]):
     """One debate format."""
 
     name: str
     description: str
+    # The format's own settings (`format_options` in a config), validated before any model is called.
+    options_type: type[BaseModel] = NoOptions
+    min_participants: int = 2
+    max_participants: int = 10
 
     @abstractmethod
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         """The next thing to do, decided from the config and the state alone."""
-
-    @abstractmethod
-    def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        """Format-specific guidance for a speaker in this round."""
 
     @abstractmethod
     def phases(self, rounds: int) -> list[Phase]:
@@ -62,16 +86,42 @@ class DebateProtocol(ABC):
         """The phase this round of a debate of this many rounds is in."""
         return next(p for p in self.phases(rounds) if p.covers(round_number))
 
+    def options(self, config: DebateConfig) -> OptionsT:
+        """This debate's format settings, parsed (checked already by `check`)."""
+        return self.options_type.model_validate(config.format_options)  # type: ignore[return-value]
+
+    def check(self, config: DebateConfig) -> None:
+        """Raise a ConfigError naming the field when the config does not suit this format."""
+        count = len(config.participants)
+        if not self.min_participants <= count <= self.max_participants:
+            need = (
+                f"exactly {self.min_participants}"
+                if self.min_participants == self.max_participants
+                else f"{self.min_participants} to {self.max_participants}"
+            )
+            raise ConfigError(
+                f"the {self.name} format needs {need} participants, not {count}", field="participants"
+            )
+        try:
+            self.options_type.model_validate(config.format_options)
+        except ValidationError as exc:
+            raise config_error(exc, within="format_options") from None
+
+    def format_instructions(self, config: DebateConfig, round_number: int) -> str:
+        """Format-specific guidance for a debater in this round (the default debater prompt shows it)."""
+        return ""
+
     def turn_prompt(
         self,
         config: DebateConfig,
         state: DebateState,
-        participant: Participant,
+        spec: TurnSpec,
         round_number: int,
         *,
         history_chars: int | None = None,
     ) -> TurnPrompt:
         """The prompt a speaker gets, showing what it may see of the debate so far."""
+        participant = config.participant(spec.speaker)
         visible = self.visible_turns(config, state, round_number)
         window: HistoryWindow = history_window(config, visible, max_chars=history_chars)
         others = [p for p in config.participants if p.id != participant.id]
@@ -95,6 +145,28 @@ class DebateProtocol(ABC):
             rounds=config.rounds,
         )
         return TurnPrompt(system=system, user=user)
+
+    def ask_request(
+        self,
+        config: DebateConfig,
+        state: DebateState,
+        spec: AskSpec,
+        round_number: int,
+        *,
+        history_chars: int | None = None,
+    ) -> AskRequest:
+        """The prompt and answer type of a structured question this format asks (see `Ask` steps)."""
+        raise NotImplementedError(f"the {self.name} format asks no {spec.kind!r} question")
+
+    def decision_text(self, config: DebateConfig, decision: Decision) -> str:
+        """One line saying what a decision was, for the CLI and exports."""
+        if decision.answer is None:
+            return f"no valid answer: {decision.error or 'unknown error'}"
+        return json.dumps(decision.answer, ensure_ascii=False, separators=(", ", ": "))
+
+    def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
+        """The format's own result (for formats that `Conclude`); None when it has nothing to state."""
+        return None
 
     def visible_turns(self, config: DebateConfig, state: DebateState, round_number: int) -> list[Turn]:
         """Sequential speakers see everything said so far; simultaneous ones only earlier rounds."""

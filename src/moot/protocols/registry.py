@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from moot.errors import ConfigError
 from moot.protocols.base import DebateProtocol
 from moot.protocols.free_form import FreeForm
@@ -9,10 +11,12 @@ from moot.protocols.round_limited import RoundLimited
 from moot.protocols.structured_rounds import StructuredRounds
 
 # The one list of format names: `FormatName` in domain/config.py must name exactly these.
-PROTOCOLS: dict[str, DebateProtocol] = {p.name: p for p in (FreeForm(), StructuredRounds(), RoundLimited())}
+PROTOCOLS: dict[str, DebateProtocol[Any]] = {
+    p.name: p for p in (FreeForm(), StructuredRounds(), RoundLimited())
+}
 
 
-def get_protocol(name: str) -> DebateProtocol:
+def get_protocol(name: str) -> DebateProtocol[Any]:
     try:
         return PROTOCOLS[name]
     except KeyError:

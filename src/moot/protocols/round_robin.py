@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
-from moot.protocols.base import DebateProtocol, Phase
+from moot.protocols.base import DebateProtocol, NoOptions, Phase
 from moot.protocols.steps import Assess, EndRound, Finish, Judge, Speak, StartRound, Step, Stop
 from moot.protocols.stopping import stop_reason
 
@@ -18,7 +18,7 @@ from moot.protocols.stopping import stop_reason
 PhaseText = tuple[str, str]
 
 
-class RoundRobin(DebateProtocol):
+class RoundRobin(DebateProtocol[NoOptions]):
     """Rounds in which every participant speaks once, until the stopping rules end them; then a verdict."""
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
@@ -31,7 +31,7 @@ class RoundRobin(DebateProtocol):
                 reason = stop_reason(config, state)
                 if reason is not None:
                     return Stop(reason)
-                return StartRound(done + 1)
+                return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
             if config.judge is not None and not state.judged:
                 return Judge()
             return Finish()
@@ -39,8 +39,8 @@ class RoundRobin(DebateProtocol):
         if not waiting:
             return EndRound(current.number)
         if config.turn_order == "simultaneous":
-            return Speak(current.number, waiting)
-        return Speak(current.number, waiting[:1])
+            return Speak.by(current.number, *waiting)
+        return Speak.by(current.number, waiting[0])
 
 
 def opening_middle_closing(

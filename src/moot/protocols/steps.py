@@ -10,14 +10,49 @@ from moot.domain.assessment import StopReason
 @dataclass(frozen=True)
 class StartRound:
     number: int
+    phase: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnSpec:
+    """One text turn: who speaks (a participant id or a voice such as 'moderator'), and to whom, if anyone."""
+
+    speaker: str
+    target: str | None = None
 
 
 @dataclass(frozen=True)
 class Speak:
-    """These participants speak now; more than one means they speak at the same time."""
+    """These turns are taken now; more than one means they are taken at the same time."""
 
     round: int
-    participant_ids: tuple[str, ...]
+    turns: tuple[TurnSpec, ...]
+
+    @classmethod
+    def by(cls, round_number: int, *speakers: str) -> Speak:
+        return cls(round_number, tuple(TurnSpec(s) for s in speakers))
+
+    @property
+    def participant_ids(self) -> tuple[str, ...]:
+        return tuple(t.speaker for t in self.turns)
+
+
+@dataclass(frozen=True)
+class AskSpec:
+    """One structured answer a format needs: `kind` names the question, `by` who answers it
+    (a participant id, 'judge', or a voice), `subject` what it is about (a match, a participant)."""
+
+    kind: str
+    by: str
+    subject: str | None = None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """These structured answers are asked for now, at the same time."""
+
+    round: int
+    asks: tuple[AskSpec, ...]
 
 
 @dataclass(frozen=True)
@@ -40,6 +75,11 @@ class Stop:
 
 
 @dataclass(frozen=True)
+class Conclude:
+    """The format states its own result (a vote swing, a bracket, a majority answer) from the state."""
+
+
+@dataclass(frozen=True)
 class Judge:
     pass
 
@@ -49,4 +89,4 @@ class Finish:
     pass
 
 
-Step = StartRound | Speak | EndRound | Assess | Stop | Judge | Finish
+Step = StartRound | Speak | Ask | EndRound | Assess | Stop | Conclude | Judge | Finish
