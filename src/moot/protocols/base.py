@@ -73,6 +73,9 @@ class DebateProtocol(ABC, Generic[OptionsT]):
     options_type: type[BaseModel] = NoOptions
     min_participants: int = 2
     max_participants: int = 10
+    # Consensus formats (critical review, council, design review, society of minds) seek one answer
+    # together: their verdict weighs the contributions but names no winner.
+    names_winner: bool = True
 
     @abstractmethod
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
