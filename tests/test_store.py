@@ -36,6 +36,7 @@ from moot.domain.events import (
     Event,
     JudgingStarted,
     OutcomeGiven,
+    PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
@@ -45,6 +46,7 @@ from moot.domain.events import (
     VerdictGiven,
 )
 from moot.domain.outcome import Outcome
+from moot.domain.personas import ProposedPersona
 from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, Verdict
 from moot.errors import NotFoundError, StoreError, UserError
@@ -177,6 +179,12 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
                 participants=[ParticipantAssessment(participant_id="ada", strengths=["clear"], score=7)],
                 reasoning="Nothing new.",
             ),
+        ),
+        PersonasAssigned(
+            debate_id="d2",
+            model="m:x",
+            personas={"ada": ProposedPersona(position="For", persona="Nurse", key_arguments=["care"])},
+            reasoning="tension",
         ),
         RoundAssessed(debate_id="d2", round=2, model="m:x", assessment=None, error="invalid"),
         DecisionGiven(

@@ -12,6 +12,7 @@ import yaml
 
 from moot.domain.config import DebateConfig, validate_config
 from moot.domain.models import DEFAULT_MODEL
+from moot.domain.personas import AUTO
 from moot.errors import ConfigError, one_line
 
 SPEC_KEYS = ("name", "id", "stance", "persona", "temperature", "max_tokens", "base_url", "system_prompt")
@@ -79,6 +80,25 @@ def parse_participant_spec(spec: str, *, index: int) -> dict[str, Any]:
     return out
 
 
+def parse_options(specs: list[str], *, field: str = "--option") -> dict[str, Any]:
+    """`KEY=VALUE` settings, each value read as YAML (`3`, `true`, `[rebuttal]`), else kept as text."""
+    options: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{spec!r} is not KEY=VALUE; write e.g. {field} mode=weak", field=field)
+        try:
+            options[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            options[key.strip()] = value
+    return options
+
+
+def mark_auto_personas(participants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every participant without a persona of its own gets an 'auto' one (`--auto-personas`)."""
+    return [p if str(p.get("persona") or "").strip() else {**p, "persona": AUTO} for p in participants]
+
+
 def fill_defaults(participants: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give unnamed participants names and, in a two-sided debate, opposite stances."""
     filled = []
@@ -87,7 +107,8 @@ def fill_defaults(participants: list[dict[str, Any]]) -> list[dict[str, Any]]:
         p = dict(p)
         if not p.get("name"):
             p["name"] = ("Proponent", "Opponent")[i] if two_sided else f"Speaker {i + 1}"
-        if "stance" not in p and two_sided:
+        # An 'auto' persona brings its own position: a default stance would pre-empt it.
+        if "stance" not in p and two_sided and str(p.get("persona", "")).strip().lower() != AUTO:
             p["stance"] = DEFAULT_STANCES[i]
         filled.append(p)
     return filled

@@ -19,8 +19,16 @@ from rich.text import Text
 
 from moot import __version__
 from moot.cli.formats import formats_command
+from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
-from moot.config_files import build_config, parse_participant_spec, read_config_file, read_context
+from moot.config_files import (
+    build_config,
+    mark_auto_personas,
+    parse_options,
+    parse_participant_spec,
+    read_config_file,
+    read_context,
+)
 from moot.domain.config import DebateConfig
 from moot.domain.events import DebateFailed, DebateInterrupted, Event
 from moot.domain.models import DEFAULT_MODEL, PROVIDERS
@@ -45,6 +53,11 @@ T = TypeVar("T")
 DbOption = Annotated[
     str | None, typer.Option("--db", help="Database file or SQLAlchemy URL [default: $MOOT_HOME/moot.db]")
 ]
+
+
+def _is_terminal() -> bool:
+    """Whether a person can answer questions on stdin."""
+    return sys.stdin.isatty()
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -86,6 +99,10 @@ def _assemble_config(
     context_file: Path | None,
     seed: int | None,
     stopping: dict[str, Any] | None = None,
+    *,
+    format_options: dict[str, Any] | None = None,
+    diversity: str | None = None,
+    auto_personas: bool = False,
 ) -> DebateConfig:
     data: dict[str, Any] = read_config_file(config_file) if config_file else {}
     if topic is not None:
@@ -110,6 +127,7 @@ def _assemble_config(
         ("format", fmt),
         ("context", context),
         ("seed", seed),
+        ("persona_diversity", diversity),
     ):
         if value is not None:
             data[key] = value
@@ -126,6 +144,10 @@ def _assemble_config(
     }
     if flags:
         data["stopping"] = {**(data.get("stopping") or {}), **flags}
+    if format_options:
+        data["format_options"] = {**(data.get("format_options") or {}), **format_options}
+    if auto_personas:
+        data["participants"] = mark_auto_personas(data["participants"])
     return build_config(data)
 
 
@@ -176,6 +198,18 @@ def run(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Seconds of debating before no new round starts.")
     ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="A format setting KEY=VALUE (see `moot formats`); repeat it."),
+    ] = None,
+    auto_personas: Annotated[
+        bool,
+        typer.Option("--auto-personas", help="A model proposes personas; you accept or edit them first."),
+    ] = False,
+    diversity: Annotated[
+        str | None,
+        typer.Option("--diversity", help="For --auto-personas: binary, spectrum or multi-perspective."),
+    ] = None,
     db: DbOption = None,
     json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
@@ -205,7 +239,12 @@ def run(
             context_file,
             seed,
             stopping,
+            format_options=parse_options(option or []),
+            diversity=diversity,
+            auto_personas=auto_personas,
         )
+        if auto_personas:
+            cfg = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
         renderer = DebateRenderer(out, quiet=quiet)
         last: Event | None = None
         async with await EventStore.open(db_url_from(db)) as store:

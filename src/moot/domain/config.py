@@ -21,6 +21,7 @@ from moot.errors import ConfigError
 
 FormatName = Literal["free-form", "structured-rounds", "round-limited"]
 TurnOrder = Literal["sequential", "simultaneous"]
+Diversity = Literal["binary", "spectrum", "multi-perspective"]
 
 COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 MIN_PARTICIPANTS = 2
@@ -79,7 +80,11 @@ class Participant(ModelOptions):
 
     id: str = Field(default="", description="Short unique id; made from the name when left out")
     name: str = Field(min_length=1, max_length=80)
-    persona: str = Field(default="", max_length=4000, description="Who this debater is and how it argues")
+    persona: str = Field(
+        default="",
+        max_length=4000,
+        description="Who this debater is and how it argues; 'auto': a model proposes it when the debate starts",
+    )
     stance: str = Field(
         default="", max_length=1000, description="The position it argues, e.g. 'for the motion'"
     )
@@ -159,6 +164,9 @@ class DebateConfig(_Strict):
     format_options: dict[str, Any] = Field(
         default_factory=dict,
         description="Settings of the chosen format (`moot formats` lists them), checked before the debate starts",
+    )
+    persona_diversity: Diversity = Field(
+        default="multi-perspective", description="How far apart proposed ('auto') personas should stand"
     )
     moderator: ModelOptions | None = Field(
         default=None,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
+from moot.domain.personas import ProposedPersona
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
 
@@ -113,6 +114,15 @@ class RoundAssessed(_JudgeCall):
     assessment: RoundAssessment | None
 
 
+class PersonasAssigned(_JudgeCall):
+    """A model proposed personas for the participants whose persona was 'auto'; the debate uses them from
+    here on. `personas` is empty when no valid proposal came (those participants then have none)."""
+
+    type: Literal["personas_assigned"] = "personas_assigned"
+    personas: dict[str, ProposedPersona]
+    reasoning: str = ""
+
+
 class DecisionGiven(_JudgeCall):
     """A structured answer a format asked for (a vote, a ranking, a match result). `answer` is the JSON of
     the format's own answer type, None when no valid one came; the format reads it back."""
@@ -174,6 +184,7 @@ Event = Annotated[
     | TokenDelta
     | TurnCompleted
     | RoundCompleted
+    | PersonasAssigned
     | RoundAssessed
     | DecisionGiven
     | DebateStopping

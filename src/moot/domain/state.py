@@ -20,6 +20,7 @@ from moot.domain.events import (
     Event,
     JudgingStarted,
     OutcomeGiven,
+    PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
@@ -29,6 +30,7 @@ from moot.domain.events import (
     VerdictGiven,
 )
 from moot.domain.outcome import Outcome
+from moot.domain.personas import with_personas
 from moot.domain.usage import Usage
 from moot.domain.verdict import Verdict
 
@@ -164,6 +166,10 @@ class DebateState(BaseModel):
                 self.config = event.config
                 self.status = "running"
                 self.started_at = event.at
+            case PersonasAssigned():
+                if self.config is not None:
+                    self.config = with_personas(self.config, event.personas)
+                self.decision_usage = self.decision_usage + event.usage
             case RoundStarted():
                 self.rounds.append(Round(number=event.round, phase=event.phase))
             case TurnStarted():

@@ -28,6 +28,7 @@ from moot.domain.events import (
     Event,
     JudgingStarted,
     OutcomeGiven,
+    PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
@@ -36,8 +37,10 @@ from moot.domain.events import (
     TurnStarted,
     VerdictGiven,
 )
+from moot.domain.personas import auto_persona_ids
 from moot.domain.state import DebateState
 from moot.engine.calls import AnswerT, JudgeResult, ask_judge, stream_reply
+from moot.engine.personas import propose_personas
 from moot.errors import ConfigError, MootError, RunError, UserError, one_line
 from moot.judging import JudgePrompt, answer_model, judge_prompt, to_verdict
 from moot.judging.assessment import assessment_model, assessment_prompt, to_round_assessment
@@ -188,6 +191,8 @@ class _Runner:
         self._started = time.monotonic()
         try:
             await self._emit(DebateStarted(**ids, config=self.config))
+            if auto_persona_ids(self.config):
+                await self._assign_personas()
             while True:
                 step = self.protocol.next_step(self.config, self.state)
                 match step:
@@ -229,6 +234,33 @@ class _Runner:
             raise
         finally:
             self._queue.put_nowait(None)
+
+    async def _assign_personas(self) -> None:
+        """Fill the 'auto' personas with a model's proposal; the recorded event carries them for replays."""
+        options = self.config.voice_options()
+        label = str(options.model)
+        proposals, result = await propose_personas(
+            self.config,
+            self._model(options),
+            label=label,
+            ids=auto_persona_ids(self.config),
+            settings=self._settings(options, self.config.seed, LOCAL_JUDGE_TOKENS),
+            free=options.model.is_local,
+        )
+        await self._emit(
+            PersonasAssigned(
+                **self._event_args(),
+                model=label,
+                personas=proposals,
+                reasoning=result.answer.reasoning if result.answer is not None else "",
+                error=result.error,
+                attempts=result.attempts,
+                usage=result.usage,
+                latency_s=result.latency_s,
+            )
+        )
+        assert self.state.config is not None
+        self.config = self.state.config
 
     async def _speak(self, round_number: int, turns: tuple[TurnSpec, ...]) -> None:
         # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
@@ -440,18 +472,7 @@ class _Runner:
     def _settings(
         self, options: ModelOptions, seed: int | None, local_tokens: int, local_stops: list[str] | None = None
     ) -> ModelSettings:
-        settings: ModelSettings = {}
-        if options.model.provider == "local" and local_stops:
-            settings["stop_sequences"] = local_stops
-        if options.temperature is not None:
-            settings["temperature"] = options.temperature
-        if options.max_tokens is not None:
-            settings["max_tokens"] = options.max_tokens
-        elif options.model.provider == "local":
-            settings["max_tokens"] = local_tokens
-        if seed is not None:
-            settings["seed"] = seed
-        return settings
+        return model_settings(options, seed, local_tokens, local_stops)
 
     def _speaker_seed(self, speaker: str) -> int | None:
         """Each participant its own seed; the format's voices share the debate's seed."""
@@ -462,6 +483,24 @@ class _Runner:
 
     def _history_chars(self, options: ModelOptions) -> int | None:
         return LOCAL_HISTORY_CHARS if options.model.provider == "local" else None
+
+
+def model_settings(
+    options: ModelOptions, seed: int | None, local_tokens: int, local_stops: list[str] | None = None
+) -> ModelSettings:
+    """The settings of one call: the user's temperature and token cap, and the embedded model's budgets."""
+    settings: ModelSettings = {}
+    if options.model.provider == "local" and local_stops:
+        settings["stop_sequences"] = local_stops
+    if options.temperature is not None:
+        settings["temperature"] = options.temperature
+    if options.max_tokens is not None:
+        settings["max_tokens"] = options.max_tokens
+    elif options.model.provider == "local":
+        settings["max_tokens"] = local_tokens
+    if seed is not None:
+        settings["seed"] = seed
+    return settings
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -92,7 +92,8 @@ def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None =
         props = schema.get("properties", {})
         return {k: fill_schema(v, seed + i * 7919, defs) for i, (k, v) in enumerate(props.items())}
     if kind == "array":
-        return [fill_schema(schema.get("items", {}), seed + 1, defs)]
+        count = max(1, schema.get("minItems", 1))
+        return [fill_schema(schema.get("items", {}), seed + 1 + i, defs) for i in range(count)]
     if kind in ("number", "integer"):
         lo = schema.get("minimum", 0)
         hi = schema.get("maximum", 10)

@@ -4,6 +4,7 @@ their prompts folder ($MOOT_PROMPTS, else `<moot home>/prompts`)."""
 from __future__ import annotations
 
 import os
+from importlib import resources
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -11,13 +12,13 @@ from typing import Any
 import jinja2
 import platformdirs
 
-TEMPLATE_NAMES = (
-    "debater_system.j2",
-    "debater_turn.j2",
-    "judge_system.j2",
-    "judge_request.j2",
-    "round_assessment_system.j2",
-    "round_assessment.j2",
+# Every packaged template, so `moot prompts` lists each format's templates as soon as it ships one.
+TEMPLATE_NAMES = tuple(
+    sorted(
+        t.name
+        for t in resources.files("moot.prompts").joinpath("templates").iterdir()
+        if t.name.endswith(".j2")
+    )
 )
 
 

@@ -1,0 +1,73 @@
+"""`moot run --auto-personas`: a model proposes personas; the user sees them and accepts, edits or declines."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from moot.domain.config import DebateConfig
+from moot.domain.personas import ProposedPersona, auto_persona_ids, with_personas
+from moot.errors import RunError
+
+
+async def review_personas(config: DebateConfig, console: Console, *, interactive: bool) -> DebateConfig:
+    """Propose personas now and let the user accept or edit them; non-interactive runs leave 'auto' to the engine,
+    which proposes and records them when the debate starts."""
+    ids = auto_persona_ids(config)
+    if not ids or not interactive:
+        return config
+    from moot.engine.personas import propose_personas
+    from moot.engine.runner import LOCAL_JUDGE_TOKENS, model_settings, preflight
+
+    resolve = preflight(config)
+    options = config.voice_options()
+    console.print(
+        Text(f"Asking {options.model} for {len(ids)} personas ({config.persona_diversity})…", style="dim")
+    )
+    proposals, result = await propose_personas(
+        config,
+        resolve(options),
+        label=str(options.model),
+        ids=ids,
+        settings=model_settings(options, config.seed, LOCAL_JUDGE_TOKENS),
+        free=options.model.is_local,
+    )
+    if result.answer is None:
+        raise RunError(f"no personas: {result.error}")
+    _show(config, proposals, result.answer.reasoning, console)
+    choice = typer.prompt("Use these personas? [y]es, [e]dit, [n]o", default="y").strip().lower()
+    if choice.startswith("n"):
+        raise typer.Exit(0)
+    if choice.startswith("e"):
+        proposals = {pid: _edit(config.speaker_name(pid), p) for pid, p in proposals.items()}
+    return with_personas(config, proposals)
+
+
+def _show(
+    config: DebateConfig, proposals: dict[str, ProposedPersona], reasoning: str, console: Console
+) -> None:
+    table = Table(title="Proposed personas", show_lines=True)
+    for column in ("Participant", "Position", "Persona", "Key arguments"):
+        table.add_column(column)
+    for pid, p in proposals.items():
+        table.add_row(
+            config.speaker_name(pid), p.position, p.persona, "\n".join(f"• {a}" for a in p.key_arguments)
+        )
+    console.print(table)
+    if reasoning.strip():
+        console.print(Text(reasoning.strip(), style="dim"))
+
+
+def _edit(name: str, proposal: ProposedPersona) -> ProposedPersona:
+    position = typer.prompt(f"{name}: position", default=proposal.position)
+    persona = typer.prompt(f"{name}: persona", default=proposal.persona)
+    arguments = typer.prompt(
+        f"{name}: key arguments (separate with ;)", default="; ".join(proposal.key_arguments)
+    )
+    return ProposedPersona(
+        position=position.strip(),
+        persona=persona.strip(),
+        key_arguments=[a.strip() for a in arguments.split(";") if a.strip()],
+    )
