@@ -1,0 +1,64 @@
+"""`moot templates`: the problem templates `--template` accepts, their variables and suggestions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from moot.errors import UserError
+from moot.problem_templates import ProblemTemplate, get_template, templates
+
+
+def _variables(template: ProblemTemplate) -> str:
+    """'rate (required), time_period=second, ...'."""
+    return ", ".join(
+        f"{key}={v.default}" if v.default is not None else f"{key} (required)"
+        for key, v in template.variables.items()
+    )
+
+
+def templates_command(
+    name: Annotated[str | None, typer.Argument(help="A template to show in full.")] = None,
+) -> None:
+    """The problem templates: a design problem with variables to fill, e.g. --template rate-limiting."""
+    out = Console(highlight=False)
+    if name is not None:
+        try:
+            template = get_template(name)
+        except UserError as exc:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"[bold red]error:[/bold red] {escape(str(exc))}"
+            )
+            raise typer.Exit(2) from None
+        out.print(Text(f"{template.name}: {template.title}. {template.description}", style="bold"))
+        out.print(Text(template.topic))
+        table = Table()
+        for col in ("variable", "meaning", "default"):
+            table.add_column(col)
+        for key, v in template.variables.items():
+            table.add_row(
+                key, Text(v.description), Text(v.default if v.default is not None else "(required)")
+            )
+        out.print(table)
+        out.print(f"Suggested: --format {template.format}; roles {', '.join(template.roles) or 'none'}")
+        return
+    table = Table()
+    table.add_column("template", no_wrap=True)
+    for col in ("description", "variables", "roles"):
+        table.add_column(col)
+    for template in templates().values():
+        table.add_row(
+            template.name,
+            Text(template.description),
+            Text(_variables(template)),
+            Text(", ".join(template.roles)),
+        )
+    out.print(table)
+    out.print(
+        "Use one with: moot run --template NAME --var VARIABLE=VALUE ... (moot templates NAME shows one)"
+    )

@@ -1,0 +1,145 @@
+"""Problem templates (seed 003): common design problems whose topic has `{variables}` to fill.
+
+The templates are the YAML files of this package. A config names one with `template:` and fills it with
+`vars:` (the CLI: `--template NAME --var NAME=VALUE`); `apply_template` turns that into a topic before the
+config is validated, so an unknown template or variable, or a variable left without a value, is a ConfigError
+before any model is called. A template also suggests a format and role presets: they are used only where the
+config names no format, or no participants (then one default-model participant per suggested role).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from moot.domain.config import FormatName, RoleName
+from moot.domain.models import DEFAULT_MODEL
+from moot.errors import ConfigError
+
+_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+
+
+class Variable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(min_length=1)
+    default: str | None = None
+
+
+class ProblemTemplate(BaseModel):
+    """One design problem: its topic text with `{name}` placeholders and what each placeholder means."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str
+    description: str
+    topic: str
+    variables: dict[str, Variable]
+    format: FormatName = "design-review"
+    roles: list[RoleName] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _placeholders_are_declared(self) -> ProblemTemplate:
+        used = set(_PLACEHOLDER.findall(self.topic))
+        if used != set(self.variables):
+            raise ValueError(
+                f"topic placeholders {sorted(used)} and variables {sorted(self.variables)} must match"
+            )
+        return self
+
+    def fill(self, values: Mapping[str, object]) -> str:
+        """The topic with every placeholder replaced: the given value, else the variable's default."""
+        for key in values:
+            if key not in self.variables:
+                raise ConfigError(
+                    f"the {self.name} template has no variable {key!r}; its variables: "
+                    f"{', '.join(self.variables)}",
+                    field=f"vars.{key}",
+                )
+        filled: dict[str, str] = {}
+        for key, variable in self.variables.items():
+            value = str(values[key]).strip() if key in values and values[key] is not None else ""
+            if not value and variable.default is None:
+                raise ConfigError(
+                    f"the {self.name} template needs {key} ({variable.description}); give "
+                    f"--var {key}=VALUE (or {key}: under vars: in a config file)",
+                    field=f"vars.{key}",
+                )
+            filled[key] = value or str(variable.default)
+        return _PLACEHOLDER.sub(lambda m: filled[m.group(1)], self.topic)
+
+
+@cache
+def templates() -> dict[str, ProblemTemplate]:
+    """The packaged templates by name, in name order."""
+    found: dict[str, ProblemTemplate] = {}
+    for entry in sorted(files(__package__).iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            template = ProblemTemplate.model_validate(yaml.safe_load(entry.read_text(encoding="utf-8")))
+            found[template.name] = template
+    return found
+
+
+def get_template(name: str) -> ProblemTemplate:
+    try:
+        return templates()[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown template {name!r}; use one of: {', '.join(templates())} (`moot templates` describes them)",
+            field="template",
+        ) from None
+
+
+def parse_var(spec: str) -> tuple[str, str]:
+    """`NAME=VALUE` from the command line."""
+    key, sep, value = spec.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"{spec!r} is not NAME=VALUE; e.g. --var rate=100", field="--var")
+    return key.strip(), value.strip()
+
+
+def with_cli_template(data: dict[str, Any], template: str | None, var_specs: Sequence[str]) -> dict[str, Any]:
+    """A raw config with the command line's `--template` and `--var NAME=VALUE`s (over the file's) applied."""
+    data = dict(data)
+    if template is not None:
+        data["template"] = template
+    if var_specs:
+        data["vars"] = {**_vars(data.get("vars")), **dict(parse_var(spec) for spec in var_specs)}
+    return apply_template(data)
+
+
+def _vars(values: object) -> Mapping[str, object]:
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise ConfigError("give vars as a mapping of variable: value", field="vars")
+    return values
+
+
+def apply_template(data: dict[str, Any]) -> dict[str, Any]:
+    """A raw config with its `template` and `vars` replaced by the filled topic (and suggestions); else as given."""
+    if "template" not in data:
+        if "vars" in data:
+            raise ConfigError(
+                "vars fill a template's variables; name one with --template NAME (template: in a config file)",
+                field="vars",
+            )
+        return data
+    data = dict(data)
+    name = data.pop("template")
+    values = _vars(data.pop("vars", None))
+    if data.get("topic"):
+        raise ConfigError("give either a topic or a template, not both", field="template")
+    template = get_template(str(name))
+    data["topic"] = template.fill(values)
+    data.setdefault("format", template.format)
+    if "participants" not in data and template.roles:
+        data["participants"] = [{"model": DEFAULT_MODEL, "role": role} for role in template.roles]
+    return data
