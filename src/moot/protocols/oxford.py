@@ -1,0 +1,316 @@
+"""Oxford-style debate (seed 001): two teams argue a motion (the topic), for and against; the judge votes on
+the motion before and after, and the side that gains most wins.
+
+Every round, each speaker speaks once, for and against in turn (the first for-speaker, the first against-
+speaker, the second for-speaker, ...). Round 1 holds the opening speeches, the last round the closing
+speeches and the rounds between the rebuttals; a one-round debate has one combined speech each.
+
+The judge votes twice, with the same question: at the start of round 1, seeing only the motion, and after
+the last round, seeing the motion and the transcript (not its first vote, so the second is not anchored on
+it; the background material neither time, so the swing measures the debate alone). A vote splits 100
+points between for, against and undecided (a split that misses 100 counts as proportions of its total).
+Each side's swing is its share after minus its share before; the larger swing wins, equal swings tie. The
+judge's usual verdict follows: it scores the speakers but names no winner, since the vote decides.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from moot.domain.config import DebateConfig
+from moot.domain.outcome import Outcome
+from moot.domain.state import DebateState, Decision
+from moot.errors import ConfigError
+from moot.judging.schema import bounded_text
+from moot.prompts.render import render
+from moot.protocols.base import AskRequest, DebateProtocol, Phase, TurnPrompt, labelled_history
+from moot.protocols.round_robin import opening_middle_closing
+from moot.protocols.steps import (
+    Ask,
+    AskSpec,
+    Assess,
+    Conclude,
+    EndRound,
+    Finish,
+    Judge,
+    Speak,
+    StartRound,
+    Step,
+    Stop,
+    TurnSpec,
+)
+from moot.protocols.stopping import stop_reason
+
+Side = Literal["for", "against"]
+When = Literal["before", "after"]
+SIDES: tuple[Side, Side] = ("for", "against")
+VOTE = "vote"
+
+_OPENING = ("opening", "The judge votes on the motion; then opening speeches, for and against in turn")
+_REBUTTAL = ("rebuttal", "Rebuttals: each speaker answers the other side, for and against in turn")
+_CLOSING = ("closing", "Closing speeches, for and against in turn; then the judge votes again")
+_SINGLE = (
+    "opening-closing",
+    "The judge votes; one speech each, for and against in turn; the judge votes again",
+)
+
+# What a speaker is asked to do in each phase.
+_TASKS = {
+    "opening": "Opening speech: set out your side's case and your main arguments.",
+    "rebuttal": "Rebuttal: answer the other side's strongest points and defend your side's case.",
+    "closing": "Closing speech: sum up why the motion should be {verdict}; bring no new arguments.",
+    "opening-closing": "Your one speech: set out your side's case, answer the other side if it has spoken, "
+    "and close on why the motion should be {verdict}.",
+}
+
+
+class OxfordOptions(BaseModel):
+    """`format_options` of the Oxford format."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sides: dict[str, Side] | None = Field(
+        default=None,
+        description="Participant id -> 'for' or 'against'; left out, participants alternate, the first for",
+    )
+
+
+class Vote(BaseModel):
+    """The judge's vote on the motion: 100 points split between for, against and undecided.
+
+    A split that does not add up to 100 is read as proportions of its total (60/60/0 is 50/50/0): a small
+    model often misses the sum, and proportions keep the swing defined without discarding its vote.
+    """
+
+    for_motion: int = Field(ge=0, le=100, description="Percent for the motion")
+    against_motion: int = Field(ge=0, le=100, description="Percent against the motion")
+    undecided: int = Field(ge=0, le=100, description="Percent undecided")
+    reason: str = Field(description="Why, in one sentence", json_schema_extra=bounded_text(200))
+
+    @model_validator(mode="after")
+    def _something_to_share(self) -> Vote:
+        if self.total == 0:
+            raise ValueError(
+                "for_motion, against_motion and undecided are all 0; split 100 points between them"
+            )
+        return self
+
+    @property
+    def total(self) -> int:
+        return self.for_motion + self.against_motion + self.undecided
+
+    def share(self, side: Side | Literal["undecided"]) -> float:
+        """This side's share of the vote, in percent to one decimal."""
+        points = {"for": self.for_motion, "against": self.against_motion, "undecided": self.undecided}[side]
+        return round(100 * points / self.total, 1)
+
+
+def speaking_order(sides: dict[str, Side]) -> list[str]:
+    """For and against in turn, each side in config order; the larger side's extra speakers come last."""
+    teams = [[pid for pid, side in sides.items() if side == s] for s in SIDES]
+    longest = max(len(t) for t in teams)
+    return [team[i] for i in range(longest) for team in teams if i < len(team)]
+
+
+class Oxford(DebateProtocol[OxfordOptions]):
+    name = "oxford"
+    description = (
+        "Two teams argue a motion, for and against: openings, rebuttals, closings; the judge votes before and "
+        "after, and the side that gains most wins."
+    )
+    options_type = OxfordOptions
+    # The vote names the winning side; the verdict only scores the speakers.
+    names_winner = False
+
+    def phases(self, rounds: int) -> list[Phase]:
+        return opening_middle_closing(rounds, _OPENING, _REBUTTAL, _CLOSING, single=_SINGLE)
+
+    def check(self, config: DebateConfig) -> None:
+        super().check(config)
+        if config.judge is None:
+            raise ConfigError(
+                "the oxford format needs a judge to vote on the motion before and after the debate; "
+                "configure a judge (or drop --no-judge)",
+                field="judge",
+            )
+        chosen = self.options(config).sides
+        if chosen is None:
+            return
+        ids = [p.id for p in config.participants]
+        for pid in chosen:
+            if pid not in ids:
+                raise ConfigError(
+                    f"no participant has the id {pid!r}; use one of: {', '.join(ids)}",
+                    field=f"format_options.sides.{pid}",
+                )
+        missing = [pid for pid in ids if pid not in chosen]
+        if missing:
+            raise ConfigError(
+                f"give every participant a side ('for' or 'against'); missing: {', '.join(missing)}",
+                field="format_options.sides",
+            )
+        for side in SIDES:
+            if side not in chosen.values():
+                raise ConfigError(
+                    f"the {side} side has no speaker; make at least one participant {side!r}",
+                    field="format_options.sides",
+                )
+
+    def sides(self, config: DebateConfig) -> dict[str, Side]:
+        """Each participant's side, in config order."""
+        chosen = self.options(config).sides
+        if chosen is not None:
+            return {p.id: chosen[p.id] for p in config.participants}
+        return {p.id: SIDES[i % 2] for i, p in enumerate(config.participants)}
+
+    def next_step(self, config: DebateConfig, state: DebateState) -> Step:
+        current = state.current_round
+        if current is None:
+            return StartRound(1, self.phase(config.rounds, 1).name)
+        if not current.completed:
+            if not state.decided(VOTE, "judge", "before"):
+                return Ask(current.number, (AskSpec(VOTE, "judge", "before"),))
+            waiting = tuple(pid for pid in speaking_order(self.sides(config)) if not current.spoke(pid))
+            if not waiting:
+                return EndRound(current.number)
+            if config.turn_order == "simultaneous":
+                return Speak.by(current.number, *waiting)
+            return Speak.by(current.number, waiting[0])
+        done = current.number
+        if state.stop_reason is None:
+            if self.assesses_rounds(config) and state.assessed(done) is None:
+                return Assess(done)
+            reason = stop_reason(config, state)
+            if reason is not None:
+                return Stop(reason)
+            return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
+        if not state.decided(VOTE, "judge", "after"):
+            return Ask(done, (AskSpec(VOTE, "judge", "after"),))
+        if state.outcome is None:
+            return Conclude()
+        if config.judge is not None and not state.judged:
+            return Judge()
+        return Finish()
+
+    def turn_prompt(
+        self,
+        config: DebateConfig,
+        state: DebateState,
+        spec: TurnSpec,
+        round_number: int,
+        *,
+        history_chars: int | None = None,
+    ) -> TurnPrompt:
+        participant = config.participant(spec.speaker)
+        sides = self.sides(config)
+        side = sides[participant.id]
+        window = labelled_history(
+            config, self.visible_turns(config, state, round_number), max_chars=history_chars, stances=sides
+        )
+        phase = self.phase(config.rounds, round_number).name
+        task = _TASKS[phase].format(verdict="carried" if side == "for" else "defeated")
+        system = render(
+            "oxford_system.j2",
+            participant=participant,
+            side=side,
+            team=[
+                config.speaker_name(pid) for pid, s in sides.items() if s == side and pid != participant.id
+            ],
+            opponents=[config.speaker_name(pid) for pid, s in sides.items() if s != side],
+            motion=config.topic,
+            context=config.context,
+            task=task,
+        )
+        user = render(
+            "oxford_turn.j2",
+            participant=participant,
+            side=side,
+            history=window.turns,
+            omitted=window.omitted,
+            round=round_number,
+            rounds=config.rounds,
+            phase=phase,
+        )
+        return TurnPrompt(system=system, user=user)
+
+    def ask_request(
+        self,
+        config: DebateConfig,
+        state: DebateState,
+        spec: AskSpec,
+        round_number: int,
+        *,
+        history_chars: int | None = None,
+    ) -> AskRequest:
+        if spec.kind != VOTE or spec.subject not in ("before", "after"):
+            return super().ask_request(config, state, spec, round_number, history_chars=history_chars)
+        after = spec.subject == "after"
+        window = labelled_history(config, state.turns, max_chars=history_chars, stances=self.sides(config))
+        judge = config.judge
+        system = render(
+            "oxford_vote_system.j2",
+            judge_name=judge.name if judge is not None else "the judge",
+            instructions=judge.instructions if judge is not None else None,
+            after=after,
+        )
+        user = render(
+            "oxford_vote.j2",
+            motion=config.topic,
+            after=after,
+            history=window.turns if after else [],
+            omitted=window.omitted if after else 0,
+        )
+        return AskRequest(system=system, user=user, answer_type=Vote)
+
+    def decision_text(self, config: DebateConfig, decision: Decision) -> str:
+        if decision.kind != VOTE or decision.answer is None:
+            return super().decision_text(config, decision)
+        vote = Vote.model_validate(decision.answer)
+        when = "before the debate" if decision.subject == "before" else "after the debate"
+        shares = ", ".join(f"{side} {vote.share(side):g}%" for side in (*SIDES, "undecided"))
+        read = "" if vote.total == 100 else f" (of {vote.total} points given)"
+        return f"{when}: {shares}{read} ({' '.join(vote.reason.split())})"
+
+    def outcome(self, config: DebateConfig, state: DebateState) -> Outcome:
+        sides = self.sides(config)
+        before, after = _vote(state, "before"), _vote(state, "after")
+        speakers = {s: [config.speaker_name(pid) for pid, side in sides.items() if side == s] for s in SIDES}
+        if before is None or after is None:
+            missing = " and ".join(w for w, v in (("before", before), ("after", after)) if v is None)
+            return Outcome(
+                summary=f"No result: the judge gave no valid vote {missing} the debate.",
+                details={s: {"speakers": speakers[s]} for s in SIDES},
+            )
+        swing = {s: round(after.share(s) - before.share(s), 1) for s in SIDES}
+        details: dict[str, object] = {
+            s: {
+                "before": before.share(s),
+                "after": after.share(s),
+                "swing": swing[s],
+                "speakers": speakers[s],
+            }
+            for s in SIDES
+        }
+        details["undecided"] = {
+            "before": before.share("undecided"),
+            "after": after.share("undecided"),
+            "swing": round(after.share("undecided") - before.share("undecided"), 1),
+        }
+        moves = "; ".join(f"{s} {before.share(s):g}% → {after.share(s):g}% ({swing[s]:+g})" for s in SIDES)
+        if swing["for"] == swing["against"]:
+            return Outcome(
+                summary=f"A tie: both sides swung {swing['for']:+g} points ({moves}).", details=details
+            )
+        won: Side = "for" if swing["for"] > swing["against"] else "against"
+        return Outcome(
+            summary=f"The {won} side wins on the swing ({moves}).",
+            winner_ids=[pid for pid, side in sides.items() if side == won],
+            details=details,
+        )
+
+
+def _vote(state: DebateState, when: When) -> Vote | None:
+    votes = [d for d in state.decided(VOTE, "judge", when) if d.answer is not None]
+    return Vote.model_validate(votes[-1].answer) if votes else None
