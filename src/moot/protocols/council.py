@@ -1,0 +1,302 @@
+"""Council (after karpathy/llm-council): everyone answers alone, everyone ranks the others' answers
+unseen by name, and the chair writes the council's answer.
+
+Three fixed rounds:
+
+1. answers: every participant answers the question at once, seeing no one else's answer.
+2. rankings: every participant ranks the others' answers (Ask kind "ranking", by the participant), shown
+   as "Response A", "Response B", ... in an order shuffled per ranker. The shuffle is seeded by
+   `seed` and the ranker's id, so a replay shows every ranker the same order. A ranking must list every
+   letter shown exactly once, best first; anything else is invalid (and retried like any structured
+   answer). A ranker never sees its own answer or anyone's name.
+3. synthesis: the chair (a voice: the moderator's model, else the judge's) writes the final answer from
+   the answers and the aggregate ranking.
+
+The aggregate ranking orders participants by their mean position in the valid rankings (see
+`voting.aggregate_rankings` for ties). The council's answer is the chair's synthesis: the format names
+no winner and asks the judge for no verdict; the ranking is reported in the outcome.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import string
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from moot.domain.assessment import StopReason
+from moot.domain.config import DebateConfig
+from moot.domain.outcome import Outcome
+from moot.domain.state import DebateState, Decision
+from moot.judging.schema import bounded_text
+from moot.prompts.render import render
+from moot.protocols.base import AskRequest, DebateProtocol, NoOptions, Phase, TurnPrompt
+from moot.protocols.checks import no_early_stopping, require_rounds
+from moot.protocols.excerpts import excerpts
+from moot.protocols.steps import (
+    Ask,
+    AskSpec,
+    Conclude,
+    EndRound,
+    Finish,
+    Speak,
+    StartRound,
+    Step,
+    Stop,
+    TurnSpec,
+)
+from moot.protocols.voting import RankAggregate, aggregate_rankings
+
+RANKING = "ranking"
+CHAIR = "chair"
+ROUNDS = 3
+
+
+class RankingAnswer(BaseModel):
+    """A ranker's order of the responses it was shown, best first, and why."""
+
+    labels: ClassVar[tuple[str, ...]] = ()
+
+    ranking: list[str]
+    reasons: str = Field(
+        description="Why this order, in one or two sentences", json_schema_extra=bounded_text(240)
+    )
+
+    @field_validator("ranking", mode="before")
+    @classmethod
+    def _letters(cls, value: Any) -> Any:
+        # "Response B", "b" and "B." all name response B.
+        if isinstance(value, list):
+            return [
+                v.strip().removeprefix("Response").strip().rstrip(".").upper() if isinstance(v, str) else v
+                for v in value
+            ]
+        return value
+
+    @model_validator(mode="after")
+    def _permutation(self) -> RankingAnswer:
+        if sorted(self.ranking) != sorted(self.labels):
+            raise ValueError(
+                f"ranking must list each of {', '.join(self.labels)} exactly once, best first; "
+                f"got {', '.join(self.ranking) or 'none'}"
+            )
+        return self
+
+
+@lru_cache(maxsize=16)
+def ranking_answer(shown: tuple[str, ...]) -> type[RankingAnswer]:
+    """The answer type for a ranker shown these letters: exactly these, each once, best first."""
+
+    class Ranking(RankingAnswer):
+        labels: ClassVar[tuple[str, ...]] = shown
+
+        ranking: list[str] = Field(
+            description="The letters of the responses, best first",
+            # In the schema only, for grammar-constrained models: the permutation check says what is wrong.
+            json_schema_extra={
+                "items": {"type": "string", "enum": list(shown)},
+                "minItems": len(shown),
+                "maxItems": len(shown),
+            },
+        )
+
+    return Ranking
+
+
+def shown_order(config: DebateConfig, ranker: str) -> list[str]:
+    """The other participants' ids in the order this ranker sees their answers (A, B, ... in turn)."""
+    others = [p.id for p in config.participants if p.id != ranker]
+    # sha256, not hash(): the order must be the same in every process, so replays agree.
+    digest = hashlib.sha256(f"{config.seed}:{ranker}".encode()).digest()
+    random.Random(int.from_bytes(digest[:8], "big")).shuffle(others)
+    return others
+
+
+def labels_for(count: int) -> list[str]:
+    return list(string.ascii_uppercase[:count])
+
+
+class Council(DebateProtocol[NoOptions]):
+    name = "council"
+    description = (
+        "Everyone answers alone, then ranks the others' anonymised answers; the chair synthesises the "
+        "final answer. 3 fixed rounds; the aggregate ranking is reported."
+    )
+    min_participants = 3
+    names_winner = False
+    fixed_rounds = ROUNDS
+    gives_verdict = False  # the chair's synthesis is the result
+
+    def phases(self, rounds: int) -> list[Phase]:
+        # The structure is fixed: `rounds` does not change it (and is checked in `check`).
+        return [
+            Phase("answers", 1, 1, "Everyone answers the question without seeing the others"),
+            Phase("rankings", 2, 2, "Everyone ranks the others' answers, shown anonymised"),
+            Phase("synthesis", 3, 3, "The chair writes the final answer from the answers and rankings"),
+        ]
+
+    def check(self, config: DebateConfig) -> None:
+        super().check(config)
+        require_rounds(config, ROUNDS, "answers, rankings, synthesis")
+        no_early_stopping(config)
+
+    def next_step(self, config: DebateConfig, state: DebateState) -> Step:
+        current = state.current_round
+        if current is None:
+            return StartRound(1, "answers")
+        if not current.completed:
+            if current.number == 1:
+                waiting = [p.id for p in config.participants if not current.spoke(p.id)]
+                return Speak.by(1, *waiting) if waiting else EndRound(1)
+            if current.number == 2:
+                asks = tuple(
+                    AskSpec(RANKING, p.id) for p in config.participants if not state.decided(RANKING, p.id)
+                )
+                return Ask(2, asks) if asks else EndRound(2)
+            return Speak.by(current.number, CHAIR) if not current.spoke(CHAIR) else EndRound(current.number)
+        if state.stop_reason is None:
+            if current.number >= ROUNDS:
+                return Stop(StopReason(kind="max_rounds", detail="the council's 3 rounds were held"))
+            return StartRound(current.number + 1, self.phase(ROUNDS, current.number + 1).name)
+        if state.outcome is None:
+            return Conclude()
+        return Finish()
+
+    # --- prompts -----------------------------------------------------------------------------------
+
+    def turn_prompt(
+        self,
+        config: DebateConfig,
+        state: DebateState,
+        spec: TurnSpec,
+        round_number: int,
+        *,
+        history_chars: int | None = None,
+    ) -> TurnPrompt:
+        if spec.speaker == CHAIR:
+            return self._chair_prompt(config, state, history_chars)
+        system = render(
+            "council_answer_system.j2",
+            participant=config.participant(spec.speaker),
+            topic=config.topic,
+            context=config.context,
+        )
+        return TurnPrompt(system=system, user=render("council_answer.j2", topic=config.topic))
+
+    def _chair_prompt(
+        self, config: DebateConfig, state: DebateState, history_chars: int | None
+    ) -> TurnPrompt:
+        aggregate = self.aggregate(config, state)
+        answers = _answers(state)
+        ordered = [pid for pid in aggregate.order if pid in answers]
+        quoted = excerpts([answers[pid] for pid in ordered], history_chars)
+        system = render("council_chair_system.j2", topic=config.topic, context=config.context)
+        user = render(
+            "council_chair.j2",
+            topic=config.topic,
+            answers=[
+                {"name": config.speaker_name(pid), "mean_rank": aggregate.mean_rank[pid], "text": text}
+                for pid, text in zip(ordered, quoted, strict=True)
+            ],
+            rankings=aggregate.rankings,
+        )
+        return TurnPrompt(system=system, user=user)
+
+    def ask_request(
+        self,
+        config: DebateConfig,
+        state: DebateState,
+        spec: AskSpec,
+        round_number: int,
+        *,
+        history_chars: int | None = None,
+    ) -> AskRequest:
+        if spec.kind != RANKING:
+            return super().ask_request(config, state, spec, round_number, history_chars=history_chars)
+        order = shown_order(config, spec.by)
+        labels = labels_for(len(order))
+        answers = _answers(state)
+        quoted = excerpts([answers.get(pid, "") for pid in order], history_chars)
+        system = render("council_ranking_system.j2")
+        user = render(
+            "council_ranking.j2",
+            topic=config.topic,
+            responses=[{"label": label, "text": text} for label, text in zip(labels, quoted, strict=True)],
+            example=", ".join(f'"{label}"' for label in reversed(labels)),
+        )
+        return AskRequest(system=system, user=user, answer_type=ranking_answer(tuple(labels)))
+
+    def decision_text(self, config: DebateConfig, decision: Decision) -> str:
+        ranked = self.ranked_ids(config, decision)
+        if decision.kind != RANKING or ranked is None or decision.answer is None:
+            return super().decision_text(config, decision)
+        order = " > ".join(config.speaker_name(pid) for pid in ranked)
+        return f"{order}: {decision.answer.get('reasons', '')}".rstrip(": ")
+
+    # --- the result --------------------------------------------------------------------------------
+
+    def ranked_ids(self, config: DebateConfig, decision: Decision) -> list[str] | None:
+        """A valid ranking decision as participant ids, best first; None when it is not valid."""
+        if decision.answer is None:
+            return None
+        order = shown_order(config, decision.by)
+        by_label = dict(zip(labels_for(len(order)), order, strict=True))
+        try:
+            answer = ranking_answer(tuple(by_label)).model_validate(decision.answer)
+        except ValidationError:
+            return None
+        return [by_label[label] for label in answer.ranking]
+
+    def aggregate(self, config: DebateConfig, state: DebateState) -> RankAggregate:
+        rankings = [
+            ranked
+            for d in state.decided(RANKING)
+            if d.by in {p.id for p in config.participants}
+            and (ranked := self.ranked_ids(config, d)) is not None
+        ]
+        return aggregate_rankings([p.id for p in config.participants], rankings)
+
+    def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
+        aggregate = self.aggregate(config, state)
+        asked = state.decided(RANKING)
+        invalid = [d.by for d in asked if self.ranked_ids(config, d) is None]
+        name = config.speaker_name
+        ranked = [pid for pid in aggregate.order if aggregate.mean_rank[pid] is not None]
+        synthesised = any(t.participant_id == CHAIR for t in state.turns)
+        if ranked:
+            order = " > ".join(f"{name(pid)} ({aggregate.mean_rank[pid]:.2f})" for pid in ranked)
+            summary = (
+                f"Peer ranking by mean rank: {order}, from {aggregate.rankings} "
+                f"ranking{'s' if aggregate.rankings != 1 else ''}."
+            )
+        else:
+            summary = "No valid peer ranking was given."
+        summary += (
+            " The chair's synthesis is the council's answer."
+            if synthesised
+            else " The council stopped before the chair's synthesis."
+        )
+        return Outcome(
+            summary=summary,
+            ranking=ranked,
+            details={
+                "mean_rank": aggregate.mean_rank,
+                "positions": aggregate.positions,
+                "rankings": aggregate.rankings,
+                "invalid_rankings": invalid,
+                "shown": {
+                    d.by: dict(zip(labels_for(len(o)), o, strict=True))
+                    for d in asked
+                    if (o := shown_order(config, d.by))
+                },
+            },
+        )
+
+
+def _answers(state: DebateState) -> dict[str, str]:
+    """Each participant's stage-1 answer, by id."""
+    first = state.round(1)
+    return {t.participant_id: t.text for t in first.turns} if first else {}
