@@ -22,6 +22,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
 from moot.domain.config import DebateConfig, ModelOptions, Participant
+from moot.domain.verdict import CRITERIA
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -89,13 +90,20 @@ class Recorder:
 
 
 def judge_answer(config: DebateConfig, scores: dict[str, float] | None = None) -> dict[str, Any]:
+    """A verdict whose every rubric criterion for a participant is `scores[id]`, so its overall score is that."""
     scores = scores or {p.id: 5.0 + i for i, p in enumerate(config.participants)}
     return {
         "summary": "A close debate.",
         "areas_of_agreement": ["cities matter"],
         "areas_of_disagreement": ["cost"],
+        "quality": 70,
+        "insights": ["parking is the crux"],
         "scores": {
-            pid: {"score": s, "reasoning": f"{pid} argued well", "key_arguments": [f"{pid}'s point"]}
+            pid: {
+                "criteria": dict.fromkeys(CRITERIA, s),
+                "reasoning": f"{pid} argued well",
+                "key_arguments": [f"{pid}'s point"],
+            }
             for pid, s in scores.items()
         },
     }
@@ -117,6 +125,8 @@ def judge_model(answers: list[dict[str, Any] | str]) -> tuple[FunctionModel, lis
 def make_config(n: int = 2, *, rounds: int = 2, order: str = "sequential", **extra: Any) -> DebateConfig:
     names = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jo"]
     extra.setdefault("judge", {"model": "fake:judge"})
+    # Free-form's judge assesses every round unless told otherwise; most tests are about something else.
+    extra.setdefault("stopping", {"assess_rounds": False})
     return DebateConfig(
         topic="Should cities ban cars?",
         participants=[

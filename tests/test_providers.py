@@ -29,6 +29,7 @@ async def test_a_debate_through_an_openai_compatible_server(monkeypatch: pytest.
             {
                 "topic": "Tabs or spaces?",
                 "rounds": 2,
+                "stopping": {"assess_rounds": False},  # the requests below are the turns and the verdict
                 "participants": [
                     {"name": "Tabs", "model": "openai-compatible:house-model", "base_url": url},
                     {"name": "Spaces", "model": "compat:house-model", "base_url": url},

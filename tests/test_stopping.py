@@ -408,17 +408,38 @@ async def test_resume_by_replay_takes_the_same_decision() -> None:
 # -- configuration --------------------------------------------------------------------------------
 
 
-def test_stopping_is_off_by_default() -> None:
-    rules = make_config().stopping
-    assert not rules.assess_rounds and rules.repetition is None and rules.convergence is None
+def test_stopping_rules_are_off_by_default_and_assessment_is_the_formats_call() -> None:
+    rules = DebateConfig(topic="t", participants=[{"name": "A"}, {"name": "B"}]).stopping
+    assert rules.assess_rounds is None and rules.repetition is None and rules.convergence is None
     assert not rules.diminishing_returns and rules.timeout_s is None and rules.min_rounds == 1
+    judged = make_config(stopping={})
+    # Free-form's judge decides when to stop (seed 000); the structured formats run their rounds.
+    assert get_protocol("free-form").assesses_rounds(judged)
+    assert not get_protocol("structured-rounds").assesses_rounds(judged)
+    assert not get_protocol("free-form").assesses_rounds(make_config(stopping={}, judge=None))
+    assert not get_protocol("free-form").assesses_rounds(make_config(stopping={"assess_rounds": False}))
+
+
+def test_diminishing_returns_in_a_format_that_does_not_assess_is_refused() -> None:
+    config = make_config(format="structured-rounds", stopping={"diminishing_returns": True})
+    with pytest.raises(ConfigError, match=r"^stopping.diminishing_returns: needs stopping.assess_rounds"):
+        get_protocol("structured-rounds").check(config)
+    get_protocol("free-form").check(make_config(stopping={"diminishing_returns": True}))
+
+
+async def test_free_form_by_default_lets_the_judge_stop_the_debate() -> None:
+    config = make_config(2, rounds=4, stopping={})
+    judge, calls = assessing_judge(config, [answer(config, go_on=False)])
+    state = await run(config, resolver(Recorder(), judge))
+    assert len(state.rounds) == 1 and state.stop_reason is not None and state.stop_reason.kind == "judge"
+    assert state.verdict is not None and calls[0] == 1
 
 
 @pytest.mark.parametrize(
     ("rules", "judge", "message"),
     [
         (
-            {"diminishing_returns": True},
+            {"diminishing_returns": True, "assess_rounds": False},
             {"model": "fake:j"},
             "stopping.diminishing_returns needs stopping.assess_rounds",
         ),

@@ -34,13 +34,16 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    JudgeVerdictGiven,
     JudgingStarted,
+    Notice,
     OutcomeGiven,
     PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
+    ToolCalled,
     TurnCompleted,
     TurnStarted,
     VerdictGiven,
@@ -48,7 +51,7 @@ from moot.domain.events import (
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
 from moot.domain.usage import Usage
-from moot.domain.verdict import ParticipantScore, Verdict
+from moot.domain.verdict import FailedTry, PanelResult, ParticipantScore, Verdict
 from moot.errors import NotFoundError, StoreError, UserError
 from moot.store import DebateSummary, EventStore, db_url_from, default_db_url
 from moot.store.db import metadata
@@ -180,6 +183,16 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
                 reasoning="Nothing new.",
             ),
         ),
+        Notice(debate_id="d2", source="critical-review", message="skill 'x' skipped: no such file"),
+        ToolCalled(
+            debate_id="d2",
+            round=2,
+            participant_id="ada",
+            tool="word_count",
+            args='{"text": "a b"}',
+            result="2",
+        ),
+        ToolCalled(debate_id="d2", round=2, participant_id="bob", tool="boom", error="ValueError: no luck"),
         PersonasAssigned(
             debate_id="d2",
             model="m:x",
@@ -200,7 +213,24 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
                 summary="For won by 2", winner_ids=["ada"], ranking=["ada"], details={"swing": 2}
             ),
         ),
-        VerdictGiven(debate_id="d2", model="m:x", verdict=None, error="no valid verdict", attempts=3),
+        JudgeVerdictGiven(
+            debate_id="d2",
+            judge=1,
+            name="Judge 2",
+            model="m:y",
+            labels={"A": "bob", "B": "ada"},
+            verdict=None,
+            error="no valid verdict",
+            failed=[FailedTry(model="m:x", error="timed out")],
+        ),
+        VerdictGiven(
+            debate_id="d2",
+            model="m:x",
+            verdict=None,
+            error="no valid verdict",
+            attempts=3,
+            panel=PanelResult(seated=["Judge 2"], valid=[], dropped=["Judge 2"], agreement="none"),
+        ),
         DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),
         started("d3"),
         DebateInterrupted(debate_id="d3"),

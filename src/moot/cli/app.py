@@ -21,6 +21,7 @@ from moot import __version__
 from moot.cli.formats import formats_command
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
+from moot.cli.templates import templates_command
 from moot.config_files import (
     build_config,
     mark_auto_personas,
@@ -35,6 +36,7 @@ from moot.domain.models import DEFAULT_MODEL, PROVIDERS
 from moot.errors import ConfigError, MootError, UserError
 from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
 from moot.models.providers import SPECS
+from moot.problem_templates import with_cli_template
 from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
 from moot.store import EventStore, db_url_from
 
@@ -53,6 +55,16 @@ T = TypeVar("T")
 DbOption = Annotated[
     str | None, typer.Option("--db", help="Database file or SQLAlchemy URL [default: $MOOT_HOME/moot.db]")
 ]
+
+
+def _fixed_structure(fmt: object) -> bool:
+    """Whether `rounds` means something other than plain rounds of speeches in this format (a fixed structure,
+    cycles of critique), so the short default for local models must not be imposed on it."""
+    from moot.protocols import PROTOCOLS
+    from moot.protocols.round_robin import RoundRobin
+
+    protocol = PROTOCOLS.get(str(fmt or "free-form"))
+    return protocol is not None and not isinstance(protocol, RoundRobin)
 
 
 def _is_terminal() -> bool:
@@ -90,7 +102,7 @@ def _assemble_config(
     topic: str | None,
     config_file: Path | None,
     participants: list[str],
-    judge: str | None,
+    judge: list[str] | str | None,
     no_judge: bool,
     rounds: int | None,
     order: str | None,
@@ -103,22 +115,32 @@ def _assemble_config(
     format_options: dict[str, Any] | None = None,
     diversity: str | None = None,
     auto_personas: bool = False,
+    template: str | None = None,
+    variables: list[str] | None = None,
 ) -> DebateConfig:
     data: dict[str, Any] = read_config_file(config_file) if config_file else {}
     if topic is not None:
         data["topic"] = topic
+    data = with_cli_template(data, template, variables or [])
     if "topic" not in data:
         raise ConfigError(
-            'give the question to debate: moot run "TOPIC" (or topic: in --config)', field="topic"
+            'give the question to debate: moot run "TOPIC", or --template NAME (or topic: in --config)',
+            field="topic",
         )
     if participants:
         data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
     elif "participants" not in data:
         data["participants"] = [{"model": DEFAULT_MODEL}, {"model": DEFAULT_MODEL}]
+    judges = [judge] if isinstance(judge, str) else list(judge or [])
     if no_judge:
         data["judge"] = None
-    elif judge is not None:
-        data["judge"] = {**(data.get("judge") or {}), "model": judge}
+        data.pop("judges", None)
+    elif len(judges) == 1:
+        data["judge"] = {**(data.get("judge") or {}), "model": judges[0]}
+    elif judges:
+        # Several --judge flags make a panel; the first also assesses rounds and answers the format's votes.
+        data["judges"] = [{"model": model} for model in judges]
+        data.pop("judge", None)
     if context_file is not None:
         data["context"] = read_context(context_file)
     for key, value in (
@@ -134,14 +156,13 @@ def _assemble_config(
     if (
         config_file is None
         and rounds is None
+        and not _fixed_structure(data.get("format"))
         and all(str(p.get("model", DEFAULT_MODEL)).startswith("local:") for p in data["participants"])
     ):
         # The embedded model is small: two rounds keep a first run short and inside its window.
         data["rounds"] = 2
-    # Only the flags given: a flag left out keeps the config file's value (False is --assess left out).
-    flags = {
-        key: value for key, value in (stopping or {}).items() if value is not None and value is not False
-    }
+    # Only the flags given: a flag left out (None) keeps the config file's value.
+    flags = {key: value for key, value in (stopping or {}).items() if value is not None}
     if flags:
         data["stopping"] = {**(data.get("stopping") or {}), **flags}
     if format_options:
@@ -162,11 +183,16 @@ def run(
         typer.Option(
             "--participant",
             "-p",
-            help="MODEL[,name=..][,stance=..][,persona=..][,temperature=..][,max_tokens=..][,base_url=..]; repeat it.",
+            help="MODEL[,name=..][,stance=..][,persona=..][,role=..][,temperature=..][,max_tokens=..][,base_url=..]; repeat it.",
         ),
     ] = None,
     judge: Annotated[
-        str | None, typer.Option("--judge", "-j", help="Judge model [default: first participant's].")
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Judge model [default: first participant's]; repeat it for a panel of judges.",
+        ),
     ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="End without a verdict.")] = False,
     rounds: Annotated[
@@ -176,14 +202,25 @@ def run(
     fmt: Annotated[
         str | None, typer.Option("--format", "-f", help="Debate format [default: free-form].")
     ] = None,
+    template: Annotated[
+        str | None,
+        typer.Option("--template", "-t", help="A problem template for the topic (see `moot templates`)."),
+    ] = None,
+    var: Annotated[
+        list[str] | None, typer.Option("--var", help="A template variable NAME=VALUE; repeat it.")
+    ] = None,
     context: Annotated[str | None, typer.Option("--context", help="Background text for everyone.")] = None,
     context_file: Annotated[
         Path | None, typer.Option("--context-file", help="Read the background from a file.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for models that accept one.")] = None,
     assess: Annotated[
-        bool, typer.Option("--assess", help="The judge assesses every round and may end the debate.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--assess/--no-assess",
+            help="The judge assesses every round and may end the debate [default: free-form yes, others no].",
+        ),
+    ] = None,
     stop_on_repetition: Annotated[
         float | None,
         typer.Option("--stop-on-repetition", help="Stop when everyone repeats this share (0-1) of itself."),
@@ -242,6 +279,8 @@ def run(
             format_options=parse_options(option or []),
             diversity=diversity,
             auto_personas=auto_personas,
+            template=template,
+            variables=var,
         )
         if auto_personas:
             cfg = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
@@ -392,6 +431,7 @@ def models() -> None:
 
 
 app.command("formats")(formats_command)
+app.command("templates")(templates_command)
 
 
 @app.command()

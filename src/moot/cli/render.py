@@ -18,17 +18,21 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    JudgeVerdictGiven,
     JudgingStarted,
+    Notice,
     OutcomeGiven,
     RoundAssessed,
     RoundStarted,
     TokenDelta,
+    ToolCalled,
     TurnCompleted,
     TurnStarted,
     VerdictGiven,
 )
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
+from moot.domain.verdict import CRITERIA
 from moot.export.record import cost_text
 from moot.protocols import get_protocol
 
@@ -62,6 +66,7 @@ class DebateRenderer:
         self._live: Live | None = None
         self._inline: str | None = None  # the speaker whose tokens are being printed inline
         self._streamed = False  # whether any of the inline speaker's tokens were printed
+        self._after_tool = False  # a tool line was just printed: the blank lines opening the next text go
 
     # -- helpers -----------------------------------------------------------------------------
     @property
@@ -103,7 +108,8 @@ class DebateRenderer:
                 self._started(event)
             case RoundStarted():
                 phase = f" · {event.phase}" if event.phase else ""
-                self.console.print(Rule(f"Round {event.round} of {self.config.rounds}{phase}", style="bold"))
+                planned = get_protocol(self.config.format).planned_rounds(self.config)
+                self.console.print(Rule(f"Round {event.round} of {planned}{phase}", style="bold"))
             case TurnStarted():
                 if event.together == 1:
                     self.console.print(self._header(event.participant_id, event.target))
@@ -114,9 +120,13 @@ class DebateRenderer:
             case TokenDelta():
                 if self._inline == turn_key(event.participant_id, event.target):
                     self._streamed = True
-                    self.console.print(event.text, end="", highlight=False, markup=False)
+                    text = event.text.lstrip("\n") if self._after_tool else event.text
+                    self._after_tool = self._after_tool and not text
+                    self.console.print(text, end="", highlight=False, markup=False)
                 else:
                     self._refresh_live()
+            case ToolCalled():
+                self._tool_called(event)
             case TurnCompleted():
                 self._turn_done(event)
             case RoundAssessed():
@@ -131,7 +141,15 @@ class DebateRenderer:
                 self._stop_live()
                 self.console.print(Rule("Verdict", style="bold"))
                 judge = self.config.judge.name if self.config.judge else "Judge"
-                self.console.print(Text(f"{judge} ({event.model}) is weighing the debate…", style="dim"))
+                models = event.model
+                if self.config.judges:
+                    seated = [j for j in self.config.judges if self.config.recusal(j) is None]
+                    judge, models = f"A panel of {len(seated)}", models.removeprefix("panel: ")
+                self.console.print(Text(f"{judge} ({models}) is weighing the debate…", style="dim"))
+            case JudgeVerdictGiven():
+                self.ballot(event)
+            case Notice():
+                self.console.print(Text(f"{event.level}: {event.source}: {event.message}", style="yellow"))
             case DecisionGiven():
                 self._stop_live()
                 self.decision(event)
@@ -164,6 +182,23 @@ class DebateRenderer:
         self.console.print(
             f"[dim]{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}[/dim]"
         )
+
+    def _tool_called(self, event: ToolCalled) -> None:
+        """One dim line per tool call, under the streaming text (or above the live panels, named)."""
+        key = turn_key(event.participant_id, event.target)
+        call = self.state.calling[key][-1]
+        style = "dim red" if call.error is not None else "dim"
+        if self._inline == key:
+            streamed = self.state.speaking.get(key, "")
+            if streamed and not streamed.endswith("\n"):
+                self.console.print()
+            self.console.print(Text(f"  tool {call.line}", style=style))
+            self._after_tool = True
+            return
+        line = Text.assemble((self._name(event.participant_id), f"bold {self._colour(event.participant_id)}"))
+        line.append(f" tool {call.line}", style=style)
+        self._print_above_live(line)
+        self._refresh_live()
 
     def _turn_done(self, event: TurnCompleted) -> None:
         footer = (
@@ -214,7 +249,7 @@ class DebateRenderer:
         else:
             self._live.update(self._live_view())
 
-    def _print_above_live(self, renderable: Panel) -> None:
+    def _print_above_live(self, renderable: Panel | Text) -> None:
         if self._live is not None:
             self._live.console.print(renderable)
         else:
@@ -274,30 +309,74 @@ class DebateRenderer:
         self.console.print(Panel(Group(*lines), title="Result", title_align="left"))
 
     # -- verdict and totals ------------------------------------------------------------------
+    def ballot(self, event: JudgeVerdictGiven) -> None:
+        """One panel judge's verdict in a line, as it comes: its scores, or why it gave none."""
+        who = Text.assemble((event.name, "bold"), (f" ({event.model})", "dim"), ": ")
+        if event.recused is not None:
+            who.append(f"recused, {event.recused}", style="yellow")
+        elif event.verdict is None:
+            who.append(f"no verdict: {event.error}", style="red")
+        else:
+            ranked = sorted(event.verdict.scores, key=lambda s: -s.score)
+            for k, s in enumerate(ranked):
+                who.append(" · " if k else "")
+                who.append(self._name(s.participant_id), style=self._colour(s.participant_id))
+                who.append(f" {s.score:g}")
+        if event.failed:
+            tried = "; ".join(f"{f.model}: {f.error}" for f in event.failed)
+            who.append(f"  (fallback after {tried})", style="dim")
+        self.console.print(who)
+
     def verdict(self, event: VerdictGiven) -> None:
         verdict = event.verdict
+        panel = event.panel
         if verdict is None:
             self.console.print(Panel(Text(f"No verdict: {event.error}"), border_style="red", title="judge"))
             return
-        table = Table(title="Scores", show_lines=False)
+        criteria = [c for c in CRITERIA if any(c in s.criteria for s in verdict.scores)]
+        medians = {s.participant_id: s.median for s in panel.scores} if panel else {}
+        table = Table(title="Scores" if panel is None else "Scores (panel mean)", show_lines=False)
         table.add_column("Participant")
         table.add_column("Score", justify="right")
+        if medians:
+            table.add_column("Median", justify="right")
+        for c in criteria:
+            table.add_column(c, justify="right")
         table.add_column("Reasoning")
         for s in sorted(verdict.scores, key=lambda s: -s.score):
             p = self._participant(s.participant_id)
-            table.add_row(
-                Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10", Text(s.reasoning)
-            )
+            row: list[Text | str] = [Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10"]
+            row += [f"{medians[p.id]:g}"] if medians else []
+            row += [f"{s.criteria[c]:g}" if c in s.criteria else "" for c in criteria]
+            table.add_row(*row, Text(s.reasoning))
         self.console.print(table)
         names = [self._participant(w).name for w in verdict.winner_ids]
-        if verdict.is_tie:
+        if not verdict.names_winner:
+            self.console.print(Text("No winner: this format seeks a shared answer", style="bold"))
+        elif verdict.is_tie:
             self.console.print(Text(f"Tie between {', '.join(names)}", style="bold yellow"))
         else:
             self.console.print(Text(f"Winner: {names[0]}", style="bold green"))
+        if event.failed:
+            tried = "; ".join(f"{f.model}: {f.error}" for f in event.failed)
+            self.console.print(Text(f"Judged by the fallback {event.model} after {tried}", style="yellow"))
+        if panel is not None:
+            self.console.print(Text(panel.agreement))
+            if panel.recused:
+                self.console.print(Text(f"Recused: {', '.join(panel.recused)}", style="yellow"))
+            if panel.dropped:
+                dropped = ", ".join(panel.dropped)
+                self.console.print(Text(f"Dropped (no valid verdict): {dropped}", style="red"))
+            if panel.words_from:
+                words = f"Summary and reasoning by {panel.words_from}, the judge closest to the means"
+                self.console.print(Text(words, style="dim"))
+        if verdict.quality is not None:
+            self.console.print(Text(f"Debate quality: {verdict.quality:g}/100"))
         self.console.print(Text(verdict.summary))
         for title, items in (
             ("Agreement", verdict.areas_of_agreement),
             ("Disagreement", verdict.areas_of_disagreement),
+            ("Insights", verdict.insights),
         ):
             if items:
                 self.console.print(Text(f"{title}:", style="bold"))

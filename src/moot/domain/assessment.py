@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-StopKind = Literal["max_rounds", "judge", "repetition", "convergence", "diminishing_returns", "timeout"]
+StopKind = Literal[
+    "max_rounds", "judge", "repetition", "convergence", "impasse", "diminishing_returns", "timeout"
+]
 
 
 class ParticipantAssessment(BaseModel):

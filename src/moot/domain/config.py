@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -17,16 +18,34 @@ from pydantic import (
 )
 
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.domain.verdict import CRITERIA, default_rubric
 from moot.errors import ConfigError
 
-FormatName = Literal["free-form", "structured-rounds", "round-limited"]
+FormatName = Literal[
+    "free-form",
+    "structured-rounds",
+    "round-limited",
+    "critical-review",
+    "design-review",
+    "tournament",
+    "convergence-seeking",
+    "oxford",
+    "lincoln-douglas",
+    "roundtable",
+    "council",
+    "society-of-minds",
+]
 TurnOrder = Literal["sequential", "simultaneous"]
+# Role presets (seed 003): each brings a system prompt, prompts/templates/role_<name>.j2 (see moot/roles.py).
+RoleName = Literal["architect", "security", "performance", "testing"]
 Diversity = Literal["binary", "spectrum", "multi-perspective"]
 
 COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 MIN_PARTICIPANTS = 2
 MAX_PARTICIPANTS = 10
 MAX_ROUNDS = 50
+MAX_JUDGES = 9
+MAX_FALLBACKS = 5
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
@@ -43,7 +62,9 @@ VOICES: dict[str, str] = {
 def slugify(name: str) -> str:
     """A participant id made from a display name: 'Dr. Ada L.' -> 'dr-ada-l'."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return slug[:40].strip("-") or "p"
+    slug = slug[:40].strip("-") or "p"
+    # A debater called "Moderator" is still a debater: keep its id clear of the format's voices.
+    return f"{slug}-1" if slug in VOICES else slug
 
 
 class _Strict(BaseModel):
@@ -75,6 +96,31 @@ class ModelOptions(_Strict):
         return url
 
 
+# A participant's tools: the provider's own web search, or a Python function named `module.path:function`.
+WEB_SEARCH = "web_search"
+_FUNCTION_TOOL = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+_PHASE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def _tool_ref(value: str) -> str:
+    if value != WEB_SEARCH and not _FUNCTION_TOOL.match(value):
+        raise ValueError(
+            f"{value!r} is not a tool; write {WEB_SEARCH} (the provider's own web search) or "
+            "module.path:function, e.g. mytools.search:lookup"
+        )
+    return value
+
+
+def _phase_name(value: str) -> str:
+    if not _PHASE_NAME.match(value):
+        raise ValueError(f"{value!r} is not a phase name; `moot formats` lists each format's phases")
+    return value
+
+
+ToolRef = Annotated[str, AfterValidator(_tool_ref)]
+PhaseName = Annotated[str, AfterValidator(_phase_name)]
+
+
 class Participant(ModelOptions):
     """One debater: who it is, which model speaks for it, what it argues."""
 
@@ -91,6 +137,35 @@ class Participant(ModelOptions):
     system_prompt: str | None = Field(
         default=None, max_length=20_000, description="Extra instructions placed first in its system prompt"
     )
+    role: RoleName | None = Field(
+        default=None,
+        description="A role preset (architect, security, performance, testing) whose system prompt is used "
+        "when system_prompt is not given",
+    )
+    tools: list[ToolRef] = Field(
+        default_factory=list,
+        description=f"Tools it may use: {WEB_SEARCH} (the provider's own web search) or module.path:function "
+        "(a Python function; its signature and docstring describe it to the model)",
+    )
+    tool_phases: list[PhaseName] | None = Field(
+        default=None,
+        description="The phases in which it has its tools; left out: the format decides "
+        "(critical-review: format_options.tool_phases; other formats: every phase)",
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _tools_once(cls, tools: list[str]) -> list[str]:
+        for tool in tools:
+            if tools.count(tool) > 1:
+                raise ValueError(f"{tool!r} is listed twice; list each tool once")
+        return tools
+
+    @model_validator(mode="after")
+    def _phases_need_tools(self) -> Participant:
+        if self.tool_phases is not None and not self.tools:
+            raise ValueError("tool_phases is set but tools is empty; give tools or remove tool_phases")
+        return self
 
     @model_validator(mode="after")
     def _fill_id(self) -> Participant:
@@ -111,6 +186,30 @@ class JudgeConfig(ModelOptions):
         default=None, max_length=20_000, description="Extra guidance for the judge"
     )
     retries: int = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
+    rubric: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
+        default_factory=default_rubric,
+        description="Weight per criterion (logic, evidence, engagement, novelty, persuasiveness, relevance); "
+        "only the criteria listed are scored, and the overall score is their weighted mean",
+    )
+    fallback: list[ModelOptions] = Field(
+        default_factory=list,
+        max_length=MAX_FALLBACKS,
+        description="Models tried in order, with this judge's instructions, when it gives no valid verdict",
+    )
+
+    @field_validator("rubric")
+    @classmethod
+    def _check_rubric(cls, rubric: dict[str, float]) -> dict[str, float]:
+        for name in rubric:
+            if name not in CRITERIA:
+                raise ValueError(f"unknown criterion {name!r}; the criteria are {', '.join(CRITERIA)}")
+        if sum(rubric.values()) <= 0:
+            raise ValueError("the weights must sum to a positive number; give a criterion a weight above 0")
+        return rubric
+
+    def candidates(self) -> list[ModelOptions]:
+        """The models to ask for this judge's verdict, in order: its own, then its fallbacks."""
+        return [self, *self.fallback]
 
 
 class Limits(_Strict):
@@ -123,7 +222,10 @@ class Limits(_Strict):
 class Stopping(_Strict):
     """When the debating rounds may end before `rounds` are held. Everything is off by default."""
 
-    assess_rounds: bool = Field(default=False, description="The judge assesses every round")
+    assess_rounds: bool | None = Field(
+        default=None,
+        description="The judge assesses every round; left out, the format decides (free-form: yes, when judged)",
+    )
     judge_can_stop: bool = Field(
         default=True, description="Stop when an assessment says not to continue (needs assess_rounds)"
     )
@@ -158,7 +260,18 @@ class DebateConfig(_Strict):
     )
     participants: list[Participant] = Field(min_length=MIN_PARTICIPANTS, max_length=MAX_PARTICIPANTS)
     judge: JudgeConfig | None = Field(
-        default=None, description="Left out: the first participant's model judges. null: no judge."
+        default=None,
+        description="Left out: the first panel judge, else the first participant's model, judges. null: no judge.",
+    )
+    judges: list[JudgeConfig] = Field(
+        default_factory=list,
+        max_length=MAX_JUDGES,
+        description="A panel that gives the verdict instead of `judge`, each judge seeing the participants "
+        "anonymised in its own order; `judge` still assesses rounds and votes. Empty: no panel",
+    )
+    recuse_same_model: bool = Field(
+        default=False,
+        description="Judges using a participant's model give no verdict (recorded as recused)",
     )
     format: FormatName = "free-form"
     format_options: dict[str, Any] = Field(
@@ -178,6 +291,21 @@ class DebateConfig(_Strict):
     limits: Limits = Field(default_factory=Limits)
     stopping: Stopping = Field(default_factory=Stopping)
 
+    @field_validator("judges")
+    @classmethod
+    def _name_judges(cls, judges: list[JudgeConfig]) -> list[JudgeConfig]:
+        named: list[JudgeConfig] = []
+        seen: set[str] = set()
+        for i, j in enumerate(judges):
+            # Panel judges are told apart by name in the record: 'Judge 1', 'Judge 2', ... unless named.
+            if "name" not in j.model_fields_set:
+                j = j.model_copy(update={"name": f"Judge {i + 1}"})
+            if j.name.lower() in seen:
+                raise ValueError(f"two judges share the name {j.name!r}; give each a unique name")
+            seen.add(j.name.lower())
+            named.append(j)
+        return named
+
     @field_validator("topic")
     @classmethod
     def _topic_has_words(cls, topic: str) -> str:
@@ -187,11 +315,32 @@ class DebateConfig(_Strict):
 
     @model_validator(mode="after")
     def _default_judge(self) -> DebateConfig:
-        # Unset judge: the first participant's model judges, so a keyed debate does not get judged by the
-        # tiny embedded model by surprise. `judge: null` means no judge at all.
+        # Unset judge: the panel's first seated judge (it assesses rounds and votes), else the first
+        # participant's model, so a keyed debate is not judged by the tiny embedded model by surprise.
+        # `judge: null` means no judge at all.
         if "judge" not in self.model_fields_set:
-            first = self.participants[0]
-            self.judge = JudgeConfig(model=first.model, base_url=first.base_url)
+            seated = [j for j in self.judges if self.recusal(j) is None]
+            if seated:
+                self.judge = seated[0].model_copy()
+            else:
+                first = self.participants[0]
+                self.judge = JudgeConfig(model=first.model, base_url=first.base_url)
+        return self
+
+    @model_validator(mode="after")
+    def _check_panel(self) -> DebateConfig:
+        if self.judges and self.judge is None:
+            raise ValueError(
+                "judge: null turns judging off, but judges lists a panel; leave judge out or remove judges"
+            )
+        if self.judges or self.judge is not None:
+            deciding = self.verdict_judges()
+            if all(self.recusal(j) is not None for j in deciding):
+                what = "every judge in judges uses" if self.judges else "the judge uses"
+                raise ValueError(
+                    f"recuse_same_model: {what} a participant's model, so no one could give the verdict; "
+                    "add a judge with another model or set recuse_same_model: false"
+                )
         return self
 
     @model_validator(mode="after")
@@ -210,18 +359,33 @@ class DebateConfig(_Strict):
     @model_validator(mode="after")
     def _stopping_needs(self) -> DebateConfig:
         stopping = self.stopping
-        if stopping.diminishing_returns and not stopping.assess_rounds:
+        if stopping.diminishing_returns and stopping.assess_rounds is False:
             raise ValueError("stopping.diminishing_returns needs stopping.assess_rounds")
         if stopping.assess_rounds and self.judge is None:
             raise ValueError("stopping.assess_rounds needs a judge")
         return self
+
+    def verdict_judges(self) -> list[JudgeConfig]:
+        """Who gives the verdict: the panel when there is one, else the single judge (if any)."""
+        return list(self.judges) if self.judges else [self.judge] if self.judge is not None else []
+
+    def recusal(self, judge: ModelOptions) -> str | None:
+        """Why this judge model may not judge (recuse_same_model and a participant uses it), else None."""
+        if not self.recuse_same_model:
+            return None
+        for p in self.participants:
+            if str(p.model) == str(judge.model) and p.base_url == judge.base_url:
+                return f"same model as {p.name} ({p.model})"
+        return None
 
     def voice_options(self) -> ModelOptions:
         """The model that speaks for the format's voices: the moderator, else the judge, else the first debater."""
         return self.moderator or self.judge or self.participants[0]
 
     def speaker_options(self, speaker_id: str) -> ModelOptions:
-        """The model behind a speaker id: a participant's own, or the voices' model."""
+        """The model behind a speaker id: a participant's own, the judge's, or the voices' model."""
+        if speaker_id == "judge" and self.judge is not None:
+            return self.judge
         return self.voice_options() if speaker_id in VOICES else self.participant(speaker_id)
 
     def speaker_name(self, speaker_id: str) -> str:

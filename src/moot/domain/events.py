@@ -17,7 +17,7 @@ from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
 from moot.domain.usage import Usage
-from moot.domain.verdict import Verdict
+from moot.domain.verdict import FailedTry, PanelResult, Verdict
 
 
 def utc_now() -> datetime:
@@ -81,6 +81,17 @@ class TokenDelta(_TurnEvent):
         return False
 
 
+class ToolCalled(_TurnEvent, _ProgressMarker):
+    """A tool a speaker used during its turn, recorded as the call returns; the turn's text follows in its
+    `TurnCompleted`. A tool that failed is recorded with its `error` (the model was told it, as the result)."""
+
+    type: Literal["tool_called"] = "tool_called"
+    tool: str
+    args: str = Field(default="{}", description="The arguments the model gave, as JSON")
+    result: str | None = Field(default=None, description="The start of what the tool returned")
+    error: str | None = None
+
+
 class TurnCompleted(_TurnEvent):
     type: Literal["turn_completed"] = "turn_completed"
     model: str
@@ -112,6 +123,15 @@ class RoundAssessed(_JudgeCall):
     type: Literal["round_assessed"] = "round_assessed"
     round: int
     assessment: RoundAssessment | None
+
+
+class Notice(BaseEvent):
+    """Something the user should know that does not stop the debate, e.g. a skill that failed to load."""
+
+    type: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "warning"
+    source: str = Field(description="What raised it: 'skills', 'format', ...")
+    message: str
 
 
 class PersonasAssigned(_JudgeCall):
@@ -155,11 +175,31 @@ class JudgingStarted(_ProgressMarker):
     model: str
 
 
+class JudgeVerdictGiven(_JudgeCall):
+    """One panel judge's verdict, recorded as it comes; the panel's combined `VerdictGiven` follows them all.
+
+    `labels` maps the anonymous labels this judge saw (in its order) to participant ids; `verdict` is
+    already in participant ids. A recused judge (`recused`) was never asked. `failed` lists the models
+    that gave no valid verdict before the one that did (or before giving up)."""
+
+    type: Literal["judge_verdict"] = "judge_verdict"
+    judge: int
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    verdict: Verdict | None
+    recused: str | None = None
+    failed: list[FailedTry] = Field(default_factory=list)
+
+
 class VerdictGiven(_JudgeCall):
-    """The judge's result. `verdict` is None when the judge never produced a valid one."""
+    """The judge's result, or a panel's combined one (`panel` set; each judge's call is in its own
+    `JudgeVerdictGiven`, so this event's usage is zero). `verdict` is None when no valid one came.
+    `failed`: the single judge's models that failed before a fallback answered."""
 
     type: Literal["verdict"] = "verdict"
     verdict: Verdict | None
+    panel: PanelResult | None = None
+    failed: list[FailedTry] = Field(default_factory=list)
 
 
 class DebateCompleted(BaseEvent):
@@ -182,14 +222,17 @@ Event = Annotated[
     | RoundStarted
     | TurnStarted
     | TokenDelta
+    | ToolCalled
     | TurnCompleted
     | RoundCompleted
+    | Notice
     | PersonasAssigned
     | RoundAssessed
     | DecisionGiven
     | DebateStopping
     | OutcomeGiven
     | JudgingStarted
+    | JudgeVerdictGiven
     | VerdictGiven
     | DebateCompleted
     | DebateFailed

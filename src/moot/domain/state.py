@@ -18,13 +18,16 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    JudgeVerdictGiven,
     JudgingStarted,
+    Notice,
     OutcomeGiven,
     PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
+    ToolCalled,
     TurnCompleted,
     TurnStarted,
     VerdictGiven,
@@ -32,7 +35,7 @@ from moot.domain.events import (
 from moot.domain.outcome import Outcome
 from moot.domain.personas import with_personas
 from moot.domain.usage import Usage
-from moot.domain.verdict import Verdict
+from moot.domain.verdict import Ballot, PanelResult, Verdict
 
 
 def turn_key(speaker: str, target: str | None) -> str:
@@ -48,6 +51,27 @@ def split_turn_key(key: str) -> tuple[str, str | None]:
 Status = Literal["pending", "running", "judging", "completed", "failed", "interrupted"]
 
 
+# How much of a tool call's arguments its one-line summary shows.
+TOOL_ARGS_SHOWN = 120
+
+
+class ToolCall(BaseModel):
+    """A tool a speaker used during a turn: what it asked and what came back (or the error)."""
+
+    tool: str
+    args: str
+    result: str | None = None
+    error: str | None = None
+
+    @property
+    def line(self) -> str:
+        """One line for the CLI and exports: `word_count {"text": "a b"} → 2`, long arguments cut short."""
+        args = " ".join(self.args.split())
+        args = args if len(args) <= TOOL_ARGS_SHOWN else args[: TOOL_ARGS_SHOWN - 1] + "…"
+        outcome = f"failed: {self.error}" if self.error is not None else f"→ {self.result or '(nothing)'}"
+        return " ".join(f"{self.tool} {args} {outcome}".split())
+
+
 class Turn(BaseModel):
     """One finished contribution of one participant."""
 
@@ -61,6 +85,7 @@ class Turn(BaseModel):
     at: datetime
     target: str | None = None
     phase: str | None = None
+    tools: list[ToolCall] = Field(default_factory=list, description="Tools used in this turn, in order")
 
 
 class Round(BaseModel):
@@ -105,14 +130,20 @@ class DebateState(BaseModel):
     speaking: dict[str, str] = Field(
         default_factory=dict, description="Text streamed so far, per turn under way (see `turn_key`)"
     )
+    calling: dict[str, list[ToolCall]] = Field(
+        default_factory=dict, description="Tools used so far, per turn under way (see `turn_key`)"
+    )
     assessments: list[AssessedRound] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list, description="Warnings recorded along the way")
     outcome: Outcome | None = None
     stop_reason: StopReason | None = None
     stopped_after: int | None = None
     judged: bool = False
     verdict: Verdict | None = None
     verdict_error: str | None = None
+    ballots: list[Ballot] = Field(default_factory=list, description="Each panel judge's verdict, as it came")
+    panel: PanelResult | None = None
     judge_usage: Usage = Field(default_factory=Usage)
     decision_usage: Usage = Field(
         default_factory=Usage, description="Structured answers a format asked for (votes, rankings)"
@@ -166,6 +197,8 @@ class DebateState(BaseModel):
                 self.config = event.config
                 self.status = "running"
                 self.started_at = event.at
+            case Notice():
+                self.notices.append(f"{event.source}: {event.message}")
             case PersonasAssigned():
                 if self.config is not None:
                     self.config = with_personas(self.config, event.personas)
@@ -174,11 +207,16 @@ class DebateState(BaseModel):
                 self.rounds.append(Round(number=event.round, phase=event.phase))
             case TurnStarted():
                 self.speaking[turn_key(event.participant_id, event.target)] = ""
+                self.calling.pop(turn_key(event.participant_id, event.target), None)
             case TokenDelta():
                 key = turn_key(event.participant_id, event.target)
                 self.speaking[key] = self.speaking.get(key, "") + event.text
+            case ToolCalled():
+                call = ToolCall(tool=event.tool, args=event.args, result=event.result, error=event.error)
+                self.calling.setdefault(turn_key(event.participant_id, event.target), []).append(call)
             case TurnCompleted():
                 self.speaking.pop(turn_key(event.participant_id, event.target), None)
+                tools = self.calling.pop(turn_key(event.participant_id, event.target), [])
                 turn_round = self._round(event.round)
                 turn_round.turns.append(
                     Turn(
@@ -192,6 +230,7 @@ class DebateState(BaseModel):
                         at=event.at,
                         target=event.target,
                         phase=turn_round.phase,
+                        tools=tools,
                     )
                 )
             case RoundCompleted():
@@ -223,7 +262,22 @@ class DebateState(BaseModel):
                 self.stopped_after = event.after_round
             case JudgingStarted():
                 self.status = "judging"
+            case JudgeVerdictGiven():
+                self.ballots.append(
+                    Ballot(
+                        judge=event.judge,
+                        name=event.name,
+                        model=event.model,
+                        labels=event.labels,
+                        verdict=event.verdict,
+                        error=event.error,
+                        recused=event.recused,
+                        failed=event.failed,
+                    )
+                )
+                self.judge_usage = self.judge_usage + event.usage
             case VerdictGiven():
+                self.panel = event.panel
                 self.judged = True
                 self.verdict = event.verdict
                 self.verdict_error = event.error
@@ -237,11 +291,13 @@ class DebateState(BaseModel):
                 self.error = event.error
                 self.ended_at = event.at
                 self.speaking.clear()
+                self.calling.clear()
             case DebateInterrupted():
                 self.status = "interrupted"
                 self.error = event.reason
                 self.ended_at = event.at
                 self.speaking.clear()
+                self.calling.clear()
         return self
 
     def _round(self, number: int) -> Round:

@@ -1,12 +1,54 @@
-"""The judge's final verdict, as stored and exported."""
+"""The judge's final verdict, as stored and exported: the weighted rubric it scores by, one judge's
+verdict, and how a panel's verdicts were combined."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
+@dataclass(frozen=True)
+class Criterion:
+    """One dimension of the rubric (seed 000, section 4.1); `weight` is its default share in percent."""
+
+    title: str
+    description: str
+    weight: float
+
+
+# The order is the order a judge scores them in and exports show them in.
+CRITERIA: dict[str, Criterion] = {
+    "logic": Criterion("Logical consistency", "arguments follow logically, no contradictions", 20),
+    "evidence": Criterion("Evidence quality", "data, examples or research support the claims", 20),
+    "engagement": Criterion("Engagement", "answers the others' arguments point by point", 20),
+    "novelty": Criterion("Novelty", "new insights, not repetition of earlier points", 15),
+    "persuasiveness": Criterion("Persuasiveness", "clear, compelling delivery", 15),
+    "relevance": Criterion("Relevance", "stays on the topic and answers the question", 10),
+}
+
+
+def default_rubric() -> dict[str, float]:
+    return {name: c.weight for name, c in CRITERIA.items()}
+
+
+def weighted_criteria(rubric: Mapping[str, float]) -> list[str]:
+    """The criteria a judge is asked to score: those with a positive weight, in rubric order."""
+    return [name for name in CRITERIA if rubric.get(name, 0) > 0]
+
+
+def weighted_score(criteria: Mapping[str, float], rubric: Mapping[str, float]) -> float:
+    """The weighted mean of the criterion scores (to 2 decimals); criteria without weight count nothing."""
+    weights = {name: rubric[name] for name in weighted_criteria(rubric) if name in criteria}
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("none of the scored criteria has a positive weight")
+    return round(sum(criteria[name] * w for name, w in weights.items()) / total, 2)
+
+
 class ParticipantScore(BaseModel):
-    """How the judge rated one participant."""
+    """How the judge rated one participant. With a rubric, `score` is moot's weighted mean of `criteria`."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -14,22 +56,33 @@ class ParticipantScore(BaseModel):
     score: float = Field(ge=0, le=10)
     reasoning: str
     key_arguments: list[str] = Field(default_factory=list)
+    criteria: dict[str, float] = Field(default_factory=dict, description="0-10 per rubric criterion")
 
 
 class Verdict(BaseModel):
-    """Scores for every participant, the winner (or an explicit tie) and the judge's synthesis."""
+    """Scores for every participant, the winner (or an explicit tie, or none) and the judge's synthesis."""
 
     model_config = ConfigDict(frozen=True)
 
     scores: list[ParticipantScore] = Field(min_length=1)
-    winner_ids: list[str] = Field(description="One id for a winner; several when the top score is tied")
+    winner_ids: list[str] = Field(
+        description="One id for a winner; several when the top score is tied; none when the format names none"
+    )
     summary: str
     areas_of_agreement: list[str] = Field(default_factory=list)
     areas_of_disagreement: list[str] = Field(default_factory=list)
+    quality: float | None = Field(default=None, ge=0, le=100, description="The debate as a whole, 0-100")
+    insights: list[str] = Field(default_factory=list)
+    names_winner: bool = Field(
+        default=True, description="False for consensus formats: the scores weigh contributions, no one wins"
+    )
 
     @model_validator(mode="after")
     def _winner_is_top_score(self) -> Verdict:
-        if self.winner_ids != top_scorers(self.scores):
+        if not self.names_winner:
+            if self.winner_ids:
+                raise ValueError("a verdict that names no winner must have empty winner_ids")
+        elif self.winner_ids != top_scorers(self.scores):
             raise ValueError("winner_ids must be exactly the participants with the highest score")
         return self
 
@@ -41,13 +94,19 @@ class Verdict(BaseModel):
         summary: str,
         areas_of_agreement: list[str] | None = None,
         areas_of_disagreement: list[str] | None = None,
+        quality: float | None = None,
+        insights: list[str] | None = None,
+        names_winner: bool = True,
     ) -> Verdict:
         return cls(
             scores=scores,
-            winner_ids=top_scorers(scores),
+            winner_ids=top_scorers(scores) if names_winner else [],
             summary=summary,
             areas_of_agreement=areas_of_agreement or [],
             areas_of_disagreement=areas_of_disagreement or [],
+            quality=quality,
+            insights=insights or [],
+            names_winner=names_winner,
         )
 
     @property
@@ -56,7 +115,7 @@ class Verdict(BaseModel):
 
     @property
     def winner_id(self) -> str | None:
-        return None if self.is_tie else self.winner_ids[0]
+        return self.winner_ids[0] if len(self.winner_ids) == 1 else None
 
     def score_of(self, participant_id: str) -> ParticipantScore | None:
         return next((s for s in self.scores if s.participant_id == participant_id), None)
@@ -66,3 +125,58 @@ def top_scorers(scores: list[ParticipantScore]) -> list[str]:
     """Ids sharing the highest score, in the order given."""
     best = max(s.score for s in scores)
     return [s.participant_id for s in scores if s.score == best]
+
+
+class FailedTry(BaseModel):
+    """A judge model that gave no valid verdict, and why; the judge's next fallback model was tried."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    error: str
+
+
+class Ballot(BaseModel):
+    """One panel judge's verdict, or why there is none (it failed, or it was recused and never asked)."""
+
+    judge: int = Field(description="Index in the config's `judges`")
+    name: str
+    model: str = Field(description="The model that answered, or the last one tried")
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Anonymous label -> participant id, in the order this judge was shown them",
+    )
+    verdict: Verdict | None
+    error: str | None = None
+    recused: str | None = Field(default=None, description="Why the judge was not asked")
+    failed: list[FailedTry] = Field(default_factory=list)
+
+
+class PanelScore(BaseModel):
+    """One participant's overall scores across the judges that gave a verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    participant_id: str
+    mean: float
+    median: float
+    scores: list[float] = Field(description="Each valid judge's score, in panel order")
+
+
+class PanelResult(BaseModel):
+    """How a panel's verdicts were combined into the debate's verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seated: list[str] = Field(description="Judges asked (not recused), in panel order")
+    valid: list[str] = Field(description="Judges whose verdict counted")
+    recused: list[str] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list, description="Judges that gave no valid verdict")
+    scores: list[PanelScore] = Field(default_factory=list)
+    kendall_w: float | None = Field(
+        default=None, ge=0, le=1, description="Agreement of the judges' rankings; None under two judges"
+    )
+    agreement: str = Field(default="", description="What kendall_w means, in one line")
+    words_from: str | None = Field(
+        default=None, description="The judge whose summary and reasoning the verdict carries"
+    )

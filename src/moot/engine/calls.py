@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pydantic_ai
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import Agent, capture_run_messages
+from pydantic_ai.capabilities import NativeTool
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import AgentRunError, ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.messages import (
+    BaseToolReturnPart,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
     ModelRequest,
+    ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     PartDeltaEvent,
+    PartEndEvent,
     PartStartEvent,
     SystemPromptPart,
     TextPart,
@@ -23,7 +32,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
+from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import AbstractToolset
 
 from moot.domain.usage import Usage
 from moot.errors import ModelCallError, MootError, one_line
@@ -58,7 +69,7 @@ async def stream_reply(
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
-    try:
+    with _turn_errors(label, timeout_s):
         async with asyncio.timeout(timeout_s):
             async with model_request_stream(model, messages, model_settings=settings) as stream:
                 async for event in stream:
@@ -69,18 +80,6 @@ async def stream_reply(
                         chunks.append(delta)
                         await on_text(delta)
                 response = stream.get()
-    except TimeoutError:
-        raise ModelCallError(
-            f"no reply within {timeout_s:g} s (limits.turn_timeout_s)", model=label
-        ) from None
-    except ModelAPIError as exc:
-        raise ModelCallError(_one_line(exc), model=label, retryable=_retryable(exc)) from exc
-    except AgentRunError as exc:
-        raise ModelCallError(_one_line(exc), model=label) from exc
-    except MootError:
-        raise
-    except Exception as exc:  # whatever a model adapter raises is that model's failure, not the engine's
-        raise ModelCallError(f"{type(exc).__name__}: {_one_line(exc)}", model=label) from exc
     text = "".join(part.content for part in response.parts if isinstance(part, TextPart)) or "".join(chunks)
     return Reply(
         text=text.strip(),
@@ -88,6 +87,122 @@ async def stream_reply(
         latency_s=time.perf_counter() - started,
         first_token_s=first,
     )
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """One tool call made during a turn: its arguments as JSON, and the start of its result or its error."""
+
+    tool: str
+    args: str
+    result: str | None
+    error: str | None
+
+
+# How much of a tool's result the record keeps: enough to see what came back, not the whole page.
+TOOL_PREVIEW_CHARS = 200
+# Retries of a tool call whose arguments fail validation; a tool's own failures go back to the model
+# without spending them (see moot.engine.tools).
+TOOL_ARG_RETRIES = 2
+
+
+async def stream_tool_reply(
+    model: Model,
+    *,
+    label: str,
+    system: str,
+    user: str,
+    settings: ModelSettings,
+    timeout_s: float,
+    on_text: Callable[[str], Awaitable[None]],
+    on_tool: Callable[[ToolUse], Awaitable[None]],
+    toolsets: Sequence[AbstractToolset[Any]] = (),
+    native_tools: Sequence[AbstractNativeTool] = (),
+    free: bool = False,
+) -> Reply:
+    """Stream one reply from a model that may use tools: an agent run of as many requests as its calls need.
+
+    Text deltas go to `on_text` as they arrive, texts that a tool call separates with a blank line
+    between them (as pydantic-ai joins them); each call goes to `on_tool` once its result is known.
+    The timeout covers the whole run, tools included; usage sums every request.
+    """
+    agent = Agent(
+        model,
+        system_prompt=system,
+        toolsets=list(toolsets),
+        capabilities=[NativeTool(tool) for tool in native_tools],
+        retries={"tools": TOOL_ARG_RETRIES},
+    )
+    started = time.perf_counter()
+    first: float | None = None
+    chunks: list[str] = []
+    adjacent = False  # whether the text part now streaming directly follows another text part
+    calls: dict[str, tuple[str, str]] = {}  # function tool calls awaiting their result: id -> (name, args)
+    native: dict[str, NativeToolCallPart] = {}  # the provider's own tool calls awaiting their result
+    reported: set[str] = set()
+    with _turn_errors(label, timeout_s):
+        async with asyncio.timeout(timeout_s):
+            async with agent.run_stream_events(user, model_settings=settings) as run:
+                async for event in run:
+                    text = ""
+                    match event:
+                        case PartStartEvent(part=TextPart(content=content)):
+                            text = content if adjacent or not chunks else "\n\n" + content
+                            adjacent = True
+                        case PartDeltaEvent(delta=TextPartDelta(content_delta=delta)):
+                            text = delta
+                        case (
+                            PartStartEvent(part=NativeToolCallPart() as part)
+                            | PartEndEvent(part=NativeToolCallPart() as part)
+                        ):
+                            adjacent = False
+                            native[part.tool_call_id] = part
+                        case (
+                            PartStartEvent(part=NativeToolReturnPart() as part)
+                            | PartEndEvent(part=NativeToolReturnPart() as part)
+                        ):
+                            adjacent = False
+                            if part.tool_call_id not in reported:
+                                reported.add(part.tool_call_id)
+                                call = native.pop(part.tool_call_id, None)
+                                args = call.args_as_json_str() if call is not None else "{}"
+                                await on_tool(_tool_use(part.tool_name, args, part))
+                        case PartStartEvent():
+                            adjacent = False
+                        case FunctionToolCallEvent(part=part):
+                            calls[part.tool_call_id] = (part.tool_name, part.args_as_json_str())
+                        case FunctionToolResultEvent(part=part):
+                            adjacent = False
+                            name, args = calls.pop(part.tool_call_id, (part.tool_name, "{}"))
+                            await on_tool(_tool_use(name, args, part))
+                    if text:
+                        if first is None:
+                            first = time.perf_counter() - started
+                        chunks.append(text)
+                        await on_text(text)
+                messages = run.all_messages()
+            # A provider's search whose results it kept to itself is still a call the model made.
+            for call in native.values():
+                await on_tool(ToolUse(call.tool_name, redact(call.args_as_json_str()), None, None))
+    texts = [m.text for m in messages if isinstance(m, ModelResponse) and m.text]
+    return Reply(
+        text=("\n\n".join(texts) or "".join(chunks)).strip(),
+        usage=messages_usage(messages, free=free),
+        latency_s=time.perf_counter() - started,
+        first_token_s=first,
+    )
+
+
+def _tool_use(tool: str, args: str, part: BaseToolReturnPart[Any]) -> ToolUse:
+    # Results are stored and shown: keys out, one line, and only their start.
+    text = " ".join(redact(part.model_response_str(wrap_if_error=False)).split())
+    if len(text) > TOOL_PREVIEW_CHARS:
+        text = text[: TOOL_PREVIEW_CHARS - 1] + "…"
+    args = redact(args)
+    if part.outcome == "success":
+        return ToolUse(tool, args, text, None)
+    reason = text or "no reason given"
+    return ToolUse(tool, args, None, reason if part.outcome == "failed" else f"{part.outcome}: {reason}")
 
 
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
@@ -114,6 +229,7 @@ async def ask_judge(
     timeout_s: float,
     free: bool = False,
     what: str = "verdict",
+    who: str = "the judge",
 ) -> JudgeResult[AnswerT]:
     """Ask for a structured answer (a verdict, an assessment: `what`); an invalid answer is retried; a
     failure is reported, not raised.
@@ -151,15 +267,16 @@ async def ask_judge(
                     except UnexpectedModelBehavior as exc:
                         error = _invalid_reason(exc)
                     except (ModelAPIError, AgentRunError) as exc:
-                        error = f"the judge could not be reached: {_one_line(exc)}"
+                        error = f"{who} could not be reached: {_one_line(exc)}"
                     except MootError as exc:
                         error = redact(str(exc))
                     except Exception as exc:  # a broken judge must not lose the debate: record why
                         error = f"{type(exc).__name__}: {_one_line(exc)}"
                 usage = usage + messages_usage(messages, free=free)
-            error = f"the judge gave no valid {what} in {retries + 1} tries; last problem: {error}"
+            tries = "1 try" if retries == 0 else f"{retries + 1} tries"
+            error = f"{who} gave no valid {what} in {tries}; last problem: {error}"
     except TimeoutError:
-        error = f"the judge gave no {what} within {timeout_s:g} s (limits.judge_timeout_s)"
+        error = f"{who} gave no {what} within {timeout_s:g} s (limits.judge_timeout_s)"
     return JudgeResult(
         answer=None,
         error=error,
@@ -169,12 +286,38 @@ async def ask_judge(
     )
 
 
+@contextmanager
+def _turn_errors(label: str, timeout_s: float) -> Iterator[None]:
+    """Whatever goes wrong in a turn's call, as a ModelCallError naming the model."""
+    try:
+        yield
+    except TimeoutError:
+        raise ModelCallError(
+            f"no reply within {timeout_s:g} s (limits.turn_timeout_s)", model=label
+        ) from None
+    except ModelAPIError as exc:
+        raise ModelCallError(_one_line(exc), model=label, retryable=_retryable(exc)) from exc
+    except AgentRunError as exc:
+        raise ModelCallError(_one_line(exc), model=label) from exc
+    except MootError:
+        raise
+    except Exception as exc:  # whatever a model adapter raises is that model's failure, not the engine's
+        raise ModelCallError(f"{type(exc).__name__}: {_one_line(exc)}", model=label) from exc
+
+
 def _invalid_reason(exc: UnexpectedModelBehavior) -> str:
     """The validation problem behind pydantic-ai's 'exceeded retries', in one short line."""
     cause: BaseException | None = exc.__cause__ or exc.__context__
     while cause is not None and (cause.__cause__ or cause.__context__) is not None and not str(cause).strip():
         cause = cause.__cause__ or cause.__context__
-    text = _one_line(cause) if cause is not None and str(cause).strip() else _one_line(exc)
+    if isinstance(cause, ValidationError) and cause.errors():
+        # The model needs the reason ("ranking must list A, B, C once each"), not pydantic's headline.
+        first = cause.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        reason = first["msg"].removeprefix("Value error, ")
+        text = one_line(f"{where}: {reason}" if where else reason)
+    else:
+        text = _one_line(cause) if cause is not None and str(cause).strip() else _one_line(exc)
     return text[:300]
 
 

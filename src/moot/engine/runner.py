@@ -17,7 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from moot.domain.assessment import StopReason
-from moot.domain.config import DebateConfig, ModelOptions
+from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
 from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
@@ -26,24 +26,32 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    JudgeVerdictGiven,
     JudgingStarted,
+    Notice,
     OutcomeGiven,
     PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
     RoundStarted,
     TokenDelta,
+    ToolCalled,
     TurnCompleted,
     TurnStarted,
     VerdictGiven,
 )
 from moot.domain.personas import auto_persona_ids
 from moot.domain.state import DebateState
-from moot.engine.calls import AnswerT, JudgeResult, ask_judge, stream_reply
+from moot.domain.usage import Usage
+from moot.domain.verdict import FailedTry, Verdict
+from moot.engine.calls import AnswerT, JudgeResult, ToolUse, ask_judge, stream_reply, stream_tool_reply
 from moot.engine.personas import propose_personas
+from moot.engine.tools import Toolkit, check_tool_models, kit_for, resolve_tools
 from moot.errors import ConfigError, MootError, RunError, UserError, one_line
 from moot.judging import JudgePrompt, answer_model, judge_prompt, to_verdict
+from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_model, assessment_prompt, to_round_assessment
+from moot.judging.panel import Seat, combine, failure_text, seat_roster, seats
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import (
     Ask,
@@ -103,13 +111,20 @@ def model_key(options: ModelOptions) -> tuple[str, str | None]:
 def preflight(config: DebateConfig) -> ModelResolver:
     """Check and build every model now, before anything is written; return a resolver over them.
 
-    Raises a UserError naming the field when a package or key is missing or a provider rejects the name.
+    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
+    or a participant's tool cannot be imported or is not offered by its model.
     """
+    resolve_tools(config)
     fields: list[tuple[str, ModelOptions]] = [
         (f"participants.{i}.model", p) for i, p in enumerate(config.participants)
     ]
+    for i, j in enumerate(config.judges):
+        if config.recusal(j) is None:  # a recused judge is never called
+            fields.append((f"judges.{i}.model", j))
+            fields += [(f"judges.{i}.fallback.{k}.model", f) for k, f in enumerate(j.fallback)]
     if config.judge is not None:
         fields.append(("judge.model", config.judge))
+        fields += [(f"judge.fallback.{k}.model", f) for k, f in enumerate(config.judge.fallback)]
     if config.moderator is not None:
         fields.append(("moderator.model", config.moderator))
     built: dict[tuple[str, str | None], Model] = {}
@@ -125,6 +140,7 @@ def preflight(config: DebateConfig) -> ModelResolver:
             except Exception as exc:  # the provider's own check of the name or settings
                 reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{options.model}: {reason}", field=field) from None
+    check_tool_models(config, lambda options: built[model_key(options)])
     return lambda options: built[model_key(options)]
 
 
@@ -141,18 +157,27 @@ async def run_debate(
     consumer marks the debate interrupted; finished turns stay stored.
     """
     get_protocol(config.format).check(config)
+    tools = resolve_tools(config)
     if resolve is None:
         resolve = preflight(config)
-    runner = _Runner(config, log or InMemoryLog(), resolve, debate_id or uuid.uuid4().hex)
+    runner = _Runner(config, log or InMemoryLog(), resolve, debate_id or uuid.uuid4().hex, tools)
     async for event in runner.events():
         yield event
 
 
 class _Runner:
-    def __init__(self, config: DebateConfig, log: EventLog, resolve: ModelResolver, debate_id: str) -> None:
+    def __init__(
+        self,
+        config: DebateConfig,
+        log: EventLog,
+        resolve: ModelResolver,
+        debate_id: str,
+        tools: dict[str, Toolkit] | None = None,
+    ) -> None:
         self.config = config
         self.log = log
         self.resolve = resolve
+        self.tools = tools or {}
         self.debate_id = debate_id
         self.protocol = get_protocol(config.format)
         self.state = DebateState()
@@ -191,6 +216,8 @@ class _Runner:
         self._started = time.monotonic()
         try:
             await self._emit(DebateStarted(**ids, config=self.config))
+            for message in self.protocol.notices(self.config):
+                await self._emit(Notice(**ids, source=self.config.format, message=message))
             if auto_persona_ids(self.config):
                 await self._assign_personas()
             while True:
@@ -310,16 +337,52 @@ class _Runner:
                 TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text)
             )
 
-        reply = await stream_reply(
-            self._model(options),
-            label=label,
-            system=prompt.system,
-            user=prompt.user,
-            settings=self._settings(options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS),
-            timeout_s=self.config.limits.turn_timeout_s,
-            on_text=on_text,
-            free=options.model.is_local,
-        )
+        turn_round = self.state.round(round_number)
+        kit = kit_for(self.tools, pid, turn_round.phase if turn_round is not None else None)
+        if kit is None:
+            reply = await stream_reply(
+                self._model(options),
+                label=label,
+                system=prompt.system,
+                user=prompt.user,
+                settings=self._settings(
+                    options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS
+                ),
+                timeout_s=self.config.limits.turn_timeout_s,
+                on_text=on_text,
+                free=options.model.is_local,
+            )
+        else:
+
+            async def on_tool(use: ToolUse) -> None:
+                await self._emit(
+                    ToolCalled(
+                        **ids,
+                        round=round_number,
+                        participant_id=pid,
+                        target=target,
+                        tool=use.tool,
+                        args=use.args,
+                        result=use.result,
+                        error=use.error,
+                    )
+                )
+
+            reply = await stream_tool_reply(
+                self._model(options),
+                label=label,
+                system=prompt.system,
+                user=prompt.user,
+                settings=self._settings(
+                    options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS
+                ),
+                timeout_s=self.config.limits.turn_timeout_s,
+                on_text=on_text,
+                on_tool=on_tool,
+                toolsets=kit.toolsets(),
+                native_tools=kit.native_tools(),
+                free=options.model.is_local,
+            )
         await self._emit(
             TurnCompleted(
                 **ids,
@@ -356,6 +419,7 @@ class _Runner:
             timeout_s=self.config.limits.judge_timeout_s,
             free=options.model.is_local,
             what=spec.kind,
+            who="the judge" if spec.by == "judge" else self.config.speaker_name(spec.by),
         )
         await self._emit(
             DecisionGiven(
@@ -384,34 +448,47 @@ class _Runner:
 
         Not a protocol rule: the wall clock is not in the events, so the engine records it as it happens.
         """
-        budget = self.config.stopping.timeout_s
+        budget = self.protocol.timeout_s(self.config)
         elapsed = time.monotonic() - self._started
         if budget is None or elapsed < budget:
             return None
+        source = (
+            "stopping.timeout_s" if self.config.stopping.timeout_s is not None else "the format's default"
+        )
         return StopReason(
-            kind="timeout",
-            detail=f"the rounds took {elapsed:.1f} s of the {budget:g} s budget (stopping.timeout_s)",
+            kind="timeout", detail=f"the rounds took {elapsed:.1f} s of the {budget:g} s budget ({source})"
         )
 
-    def _judge_history_chars(self) -> int | None:
-        judge = self.config.judge
-        return LOCAL_JUDGE_HISTORY_CHARS if judge is not None and judge.model.provider == "local" else None
+    def _judge_history_chars(self, options: ModelOptions | None = None) -> int | None:
+        options = options if options is not None else self.config.judge
+        local = options is not None and options.model.provider == "local"
+        return LOCAL_JUDGE_HISTORY_CHARS if local else None
 
     async def _ask_judge(
-        self, answer_type: type[AnswerT], prompt: JudgePrompt, what: str
+        self,
+        answer_type: type[AnswerT],
+        prompt: JudgePrompt,
+        what: str,
+        *,
+        judge: JudgeConfig | None = None,
+        options: ModelOptions | None = None,
+        seed_offset: int = 0,
     ) -> JudgeResult[AnswerT]:
-        judge = self.config.judge
+        """Ask a judge (the single judge unless given) through `options` (its own model unless a fallback)."""
+        judge = judge if judge is not None else self.config.judge
         assert judge is not None
+        options = options if options is not None else judge
+        seed = self.config.seed + seed_offset if self.config.seed is not None else None
         return await ask_judge(
-            self._model(judge),
-            label=str(judge.model),
+            self._model(options),
+            label=str(options.model),
             answer_type=answer_type,
             system=prompt.system,
             user=prompt.user,
-            settings=self._settings(judge, self.config.seed, LOCAL_JUDGE_TOKENS),
+            settings=self._settings(options, seed, LOCAL_JUDGE_TOKENS),
             retries=judge.retries,
             timeout_s=self.config.limits.judge_timeout_s,
-            free=judge.model.is_local,
+            free=options.model.is_local,
             what=what,
         )
 
@@ -438,25 +515,122 @@ class _Runner:
         )
 
     async def _judge(self) -> None:
+        if self.config.judges:
+            await self._judge_panel()
+            return
         judge = self.config.judge
         assert judge is not None
         ids = self._event_args()
-        label = str(judge.model)
-        await self._emit(JudgingStarted(**ids, model=label))
-        prompt = judge_prompt(self.config, self.state, history_chars=self._judge_history_chars())
-        result = await self._ask_judge(answer_model(self.config), prompt, "verdict")
-        verdict = to_verdict(result.answer, self.config) if result.answer is not None else None
+        await self._emit(JudgingStarted(**ids, model=str(judge.model)))
+        model, verdict, result, failed = await self._verdict_of(judge, None, 0)
         await self._emit(
             VerdictGiven(
                 **ids,
-                model=label,
+                model=model,
                 verdict=verdict,
                 error=result.error,
+                failed=failed,
                 attempts=result.attempts,
                 usage=result.usage,
                 latency_s=result.latency_s,
             )
         )
+
+    async def _judge_panel(self) -> None:
+        """Every seated judge gives its verdict at once, each recorded as it comes; then the combined one.
+
+        Judges already recorded (a resumed debate) are not asked again; recused ones are recorded, not asked.
+        """
+        ids = self._event_args()
+        panel = seats(self.config)
+        seated = [s for s in panel if s.recused is None]
+        models = ", ".join(str(s.judge.model) for s in seated)
+        await self._emit(JudgingStarted(**ids, model=f"panel: {models}"))
+        done = {b.judge for b in self.state.ballots}
+        for seat in panel:
+            if seat.recused is not None and seat.index not in done:
+                await self._emit(
+                    JudgeVerdictGiven(
+                        **ids,
+                        judge=seat.index,
+                        name=seat.judge.name,
+                        model=str(seat.judge.model),
+                        verdict=None,
+                        recused=seat.recused,
+                        attempts=0,
+                    )
+                )
+        await self._together([self._panel_judge(seat) for seat in seated if seat.index not in done])
+        ballots = self.state.ballots
+        verdict, result = combine(self.config, ballots, names_winner=self.protocol.names_winner)
+        counted = [b for b in ballots if b.verdict is not None]
+        await self._emit(
+            VerdictGiven(
+                **ids,
+                model="panel: " + (", ".join(b.model for b in counted) or "no valid verdict"),
+                verdict=verdict,
+                panel=result,
+                error=None if verdict is not None else failure_text(ballots),
+                # This event makes no call: each judge's tries and usage are in its own JudgeVerdictGiven.
+                attempts=0,
+            )
+        )
+
+    async def _panel_judge(self, seat: Seat) -> None:
+        roster = seat_roster(self.config, seat.index, self.debate_id)
+        model, verdict, result, failed = await self._verdict_of(seat.judge, roster, seat.index)
+        await self._emit(
+            JudgeVerdictGiven(
+                **self._event_args(),
+                judge=seat.index,
+                name=seat.judge.name,
+                model=model,
+                labels=roster.labels,
+                verdict=verdict,
+                error=result.error,
+                failed=failed,
+                attempts=result.attempts,
+                usage=result.usage,
+                latency_s=result.latency_s,
+            )
+        )
+
+    async def _verdict_of(
+        self, judge: JudgeConfig, roster: Roster | None, seed_offset: int
+    ) -> tuple[str, Verdict | None, JudgeResult[Any], list[FailedTry]]:
+        """One judge's verdict: its own model first, then each fallback until one gives a valid verdict.
+
+        Returns the model that answered (or was tried last), the verdict, the calls' totals (the last
+        error) and the models that failed before it.
+        """
+        names_winner = self.protocol.names_winner
+        answer_type = answer_model(self.config, judge, roster)
+        failed: list[FailedTry] = []
+        usage, attempts, latency = Usage(), 0, 0.0
+        candidates = judge.candidates()
+        for k, options in enumerate(candidates):
+            prompt = judge_prompt(
+                self.config,
+                self.state,
+                history_chars=self._judge_history_chars(options),
+                judge=judge,
+                roster=roster,
+                names_winner=names_winner,
+            )
+            result = await self._ask_judge(
+                answer_type, prompt, "verdict", judge=judge, options=options, seed_offset=seed_offset
+            )
+            usage, attempts = usage + result.usage, attempts + result.attempts
+            latency += result.latency_s
+            totals: JudgeResult[Any] = JudgeResult(None, result.error, attempts, usage, latency)
+            if result.answer is not None:
+                verdict = to_verdict(
+                    result.answer, self.config, judge=judge, roster=roster, names_winner=names_winner
+                )
+                return str(options.model), verdict, totals, failed
+            if k < len(candidates) - 1:
+                failed.append(FailedTry(model=str(options.model), error=result.error or "no valid verdict"))
+        return str(candidates[-1].model), None, totals, failed
 
     def _model(self, options: ModelOptions) -> Model:
         key = model_key(options)

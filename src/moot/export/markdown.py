@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from moot.export.record import AssessmentView, DebateRecord, DebateView, UsageView, build_view
+from moot.export.record import AssessmentView, DebateRecord, DebateView, PanelView, UsageView, build_view
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
@@ -71,6 +71,7 @@ def _header(v: DebateView) -> list[str]:
         f"- **Format:** {v.format} · **Turn order:** {v.turn_order} · **Rounds:** {v.rounds_text}",
         f"- **Judge:** {inline(v.judge)}",
         *([f"- **Stopped:** {inline(v.stopped)}"] if v.stopped else []),
+        *(f"- **Warning:** {inline(n)}" for n in v.notices),
         f"- **Wall time:** {v.wall_time}",
         f"- **Cost:** {v.total.cost} · **Tokens:** {v.total.input_tokens:,} in / "
         f"{v.total.output_tokens:,} out · **Requests:** {v.total.requests:,}",
@@ -103,6 +104,8 @@ def _rounds(v: DebateView) -> list[str]:
                 "",
                 f"*{inline(t.model)} · {t.tokens} · {t.latency}*",
                 "",
+                *[f"- Tool: {inline(call)}" for call in t.tools],
+                *[""] * bool(t.tools),
                 quote(t.text),
                 "",
             ]
@@ -158,19 +161,47 @@ def _verdict(v: DebateView) -> list[str]:
     if verdict is None:
         return [*out, f"**{inline(v.verdict_note)}**", ""]
     out += [f"**{inline(verdict.outcome)}**", "", f"Judged by {inline(verdict.model)}.", ""]
-    out += [_row("Participant", "Score", "Reasoning", "Key arguments"), _row("---", "---:", "---", "---")]
+    if verdict.fallback:
+        out += [f"*{inline(verdict.fallback)}.*", ""]
+    if verdict.quality:
+        out += [f"**Debate quality:** {verdict.quality}", ""]
+    median = ("Median",) if verdict.panel else ()
+    out += [
+        _row("Participant", "Score", *median, *verdict.criteria, "Reasoning", "Key arguments"),
+        _row("---", "---:", *("---:" for _ in (*median, *verdict.criteria)), "---", "---"),
+    ]
     for s in verdict.scores:
         name = cell(s.name) + (" (winner)" if s.winner and not verdict.is_tie else "")
         args = "<br>".join(f"• {cell(a)}" for a in s.key_arguments) or " "
-        out.append(_row(name, s.score_text, cell(s.reasoning), args))
-    out += ["", "### Summary", "", quote(verdict.summary), ""]
+        medians = (s.median,) if verdict.panel else ()
+        out.append(_row(name, s.score_text, *medians, *s.criteria, cell(s.reasoning), args))
+    out.append("")
+    if verdict.panel:
+        out += _panel(verdict.panel)
+    out += ["### Summary", "", quote(verdict.summary), ""]
     for title, items in (
         ("Areas of agreement", verdict.agreement),
         ("Areas of disagreement", verdict.disagreement),
+        ("Insights", verdict.insights),
     ):
         out += [f"### {title}", ""]
         out += [f"- {inline(item)}" for item in items] or ["*None noted.*"]
         out.append("")
+    return out
+
+
+def _panel(p: PanelView) -> list[str]:
+    out = ["### Panel", "", _row("Judge", "Model", *map(cell, p.names), "Order shown", "Note")]
+    out.append(_row("---", "---", *("---:" for _ in p.names), "---", "---"))
+    for j in p.judges:
+        scores = j.scores if j.counted else tuple("–" for _ in p.names)
+        out.append(_row(cell(j.name), cell(j.model), *scores, cell(j.order) or " ", cell(j.note) or " "))
+    out.append(_row("**Mean**", " ", *p.mean, " ", " "))
+    out.append(_row("**Median**", " ", *p.median, " ", " "))
+    out += ["", inline(p.agreement) + ".", ""]
+    if p.words_from:
+        by = inline(p.words_from)
+        out += [f"*Summary and reasoning by {by}, the judge closest to the mean scores.*", ""]
     return out
 
 

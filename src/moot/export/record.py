@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.domain.events import DebateFailed, Event, VerdictGiven, utc_now
 from moot.domain.state import AssessedRound, DebateState, fold
 from moot.domain.usage import Usage
-from moot.domain.verdict import Verdict
+from moot.domain.verdict import CRITERIA, FailedTry, Verdict
 from moot.errors import UserError
 from moot.protocols import PROTOCOLS, DebateProtocol
 
@@ -141,6 +141,7 @@ class TurnView:
     output_tokens: int
     latency: str
     colour: str
+    tools: tuple[str, ...] = ()  # one line per tool call made in the turn, in order
 
     @property
     def tokens(self) -> str:
@@ -229,6 +230,8 @@ class ScoreView:
     key_arguments: tuple[str, ...]
     winner: bool
     colour: str
+    criteria: tuple[str, ...] = ()  # one score text per `VerdictView.criteria` column ("" when not scored)
+    median: str = ""  # a panel's median score
 
     @property
     def score_text(self) -> str:
@@ -240,6 +243,30 @@ class ScoreView:
 
 
 @dataclass(frozen=True, slots=True)
+class BallotView:
+    """One panel judge's row: its score per participant (panel column order), or why it has none."""
+
+    name: str
+    model: str
+    scores: tuple[str, ...]
+    note: str  # the error, the recusal, or the fallback that answered; "" when none
+    order: str  # the anonymous labels this judge saw: "A = Bo, B = Ada"
+    counted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PanelView:
+    names: tuple[str, ...]  # participant columns, in config order
+    judges: tuple[BallotView, ...]
+    mean: tuple[str, ...]
+    median: tuple[str, ...]
+    agreement: str
+    recused: tuple[str, ...]
+    dropped: tuple[str, ...]
+    words_from: str
+
+
+@dataclass(frozen=True, slots=True)
 class VerdictView:
     model: str
     scores: tuple[ScoreView, ...]
@@ -248,6 +275,11 @@ class VerdictView:
     summary: str
     agreement: tuple[str, ...]
     disagreement: tuple[str, ...]
+    criteria: tuple[str, ...] = ()  # titles of the rubric criteria scored, one column each
+    quality: str = ""  # "72/100"
+    insights: tuple[str, ...] = ()
+    fallback: str = ""  # which fallback model judged, after which failures
+    panel: PanelView | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +316,7 @@ class DebateView:
     exported: str
     stopped: str = ""
     outcome: OutcomeView | None = None
+    notices: tuple[str, ...] = ()
 
     @property
     def topic_line(self) -> str:
@@ -335,6 +368,7 @@ def build_view(record: DebateRecord) -> DebateView:
                     output_tokens=t.usage.output_tokens,
                     latency=f"{t.latency_s:.1f} s",
                     colour=colour_of(t.participant_id),
+                    tools=tuple(clean(call.line) for call in t.tools),
                 )
                 for t in r.turns
             ),
@@ -356,7 +390,7 @@ def build_view(record: DebateRecord) -> DebateView:
         for r in state.rounds
     )
     verdict = _verdict_view(record, state.verdict, name_of, colour_of) if state.verdict else None
-    planned = config.rounds if config else len(rounds)
+    planned = protocol.planned_rounds(config) if protocol and config else len(rounds)
     judge = config.judge if config else None
     return DebateView(
         debate_id=record.debate_id,
@@ -383,6 +417,7 @@ def build_view(record: DebateRecord) -> DebateView:
             if state.stop_reason
             else ""
         ),
+        notices=tuple(one_line(n) for n in state.notices),
         outcome=(
             OutcomeView(
                 summary=clean(state.outcome.summary).strip(),
@@ -445,10 +480,16 @@ def _verdict_view(
 ) -> VerdictView:
     winners = [name_of(pid) for pid in verdict.winner_ids]
     best = score_text(max(s.score for s in verdict.scores))
-    if verdict.is_tie:
+    if not verdict.names_winner:
+        outcome = "No winner: this format seeks a shared answer"
+    elif verdict.is_tie:
         outcome = f"Tie between {join_names(winners)} ({best} each)"
     else:
         outcome = f"Winner: {winners[0]} ({best})"
+    state = record.state
+    panel = state.panel
+    medians = {p.participant_id: score_text(p.median) for p in panel.scores} if panel else {}
+    criteria = [c for c in CRITERIA if any(c in s.criteria for s in verdict.scores)]
     scores = tuple(
         ScoreView(
             participant_id=s.participant_id,
@@ -458,9 +499,12 @@ def _verdict_view(
             key_arguments=tuple(one_line(a) for a in s.key_arguments),
             winner=s.participant_id in verdict.winner_ids,
             colour=colour_of(s.participant_id),
+            criteria=tuple(f"{s.criteria[c]:g}" if c in s.criteria else "" for c in criteria),
+            median=medians.get(s.participant_id, ""),
         )
         for s in verdict.scores
     )
+    failed = [e.failed for e in record.events if isinstance(e, VerdictGiven)]
     return VerdictView(
         model=_judge_model(record),
         scores=scores,
@@ -469,6 +513,52 @@ def _verdict_view(
         summary=clean(verdict.summary).strip(),
         agreement=tuple(one_line(a) for a in verdict.areas_of_agreement),
         disagreement=tuple(one_line(a) for a in verdict.areas_of_disagreement),
+        criteria=tuple(CRITERIA[c].title for c in criteria),
+        quality=f"{verdict.quality:g}/100" if verdict.quality is not None else "",
+        insights=tuple(one_line(i) for i in verdict.insights),
+        fallback=_fallback_text(_judge_model(record), failed[-1]) if failed and failed[-1] else "",
+        panel=_panel_view(state, name_of) if panel else None,
+    )
+
+
+def _fallback_text(model: str, failed: list[FailedTry]) -> str:
+    tried = "; ".join(f"{f.model}: {one_line(f.error)}" for f in failed)
+    return f"Answered by the fallback {model} after {tried}"
+
+
+def _panel_view(state: DebateState, name_of: Callable[[str], str]) -> PanelView:
+    panel = state.panel
+    assert panel is not None and state.config is not None
+    ids = [p.id for p in state.config.participants]
+    judges = []
+    for b in sorted(state.ballots, key=lambda b: b.judge):
+        given = {s.participant_id: score_text(s.score) for s in b.verdict.scores} if b.verdict else {}
+        if b.recused is not None:
+            note = f"Recused: {one_line(b.recused)}"
+        elif b.verdict is None:
+            note = f"Dropped: {one_line(b.error or 'no valid verdict')}"
+        else:
+            note = _fallback_text(b.model, b.failed) if b.failed else ""
+        judges.append(
+            BallotView(
+                name=one_line(b.name),
+                model=b.model,
+                scores=tuple(given.get(pid, "") for pid in ids),
+                note=note,
+                order=", ".join(f"{label} = {name_of(pid)}" for label, pid in b.labels.items()),
+                counted=b.verdict is not None,
+            )
+        )
+    by_id = {s.participant_id: s for s in panel.scores}
+    return PanelView(
+        names=tuple(name_of(pid) for pid in ids),
+        judges=tuple(judges),
+        mean=tuple(score_text(by_id[pid].mean) if pid in by_id else "" for pid in ids),
+        median=tuple(score_text(by_id[pid].median) if pid in by_id else "" for pid in ids),
+        agreement=one_line(panel.agreement),
+        recused=tuple(panel.recused),
+        dropped=tuple(panel.dropped),
+        words_from=panel.words_from or "",
     )
 
 
@@ -478,6 +568,9 @@ def _judge_model(record: DebateRecord) -> str:
 
 
 def _verdict_note(state: DebateState) -> str:
+    protocol = _protocol(state.config.format) if state.config else None
+    if protocol is not None and not protocol.gives_verdict:
+        return "No verdict: this format's result (above) is its judgement."
     if state.judged:
         return f"No verdict: {one_line(state.verdict_error or 'the judge gave no valid verdict')}"
     if state.config is not None and state.config.judge is None:

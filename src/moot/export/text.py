@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from moot.export.record import AssessmentView, DebateRecord, DebateView, build_view
+from moot.export.record import AssessmentView, DebateRecord, DebateView, PanelView, build_view
 
 WIDTH = 88
 _BULLET = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
@@ -56,6 +56,8 @@ def _header(v: DebateView) -> list[str]:
     out += _field("Judge", v.judge)
     if v.stopped:
         out += _field("Stopped", v.stopped)
+    for notice in v.notices:
+        out += _field("Warning", notice)
     out += _field("Wall time", v.wall_time)
     t = v.total
     out += _field(
@@ -84,6 +86,8 @@ def _rounds(v: DebateView) -> list[str]:
             out += ["", "  No turns."]
         for t in r.turns:
             out += ["", *wrap(f"{t.speaker} · {t.model} · {t.tokens} · {t.latency}"), ""]
+            out += [line for call in t.tools for line in wrap(f"tool: {call}", "  ")]
+            out += [""] * bool(t.tools)
             out += wrap(t.text, "    ")
         if r.decisions:
             out += ["", "  Decisions:"]
@@ -126,20 +130,51 @@ def _verdict(v: DebateView) -> list[str]:
     if verdict is None:
         return [*out, "", *wrap(v.verdict_note, "  ")]
     out += ["", *wrap(verdict.outcome, "  "), *wrap(f"Judged by {verdict.model}.", "  ")]
+    if verdict.fallback:
+        out += wrap(verdict.fallback + ".", "  ")
+    if verdict.quality:
+        out += wrap(f"Debate quality: {verdict.quality}", "  ")
     width = max(len(s.name) for s in verdict.scores)
     for s in verdict.scores:
         bar = "#" * round(s.percent / 5)
         mark = "  (winner)" if s.winner and not verdict.is_tie else ""
         out += ["", f"  {s.name:<{width}}  {s.score_text:>7}  {bar:<20}{mark}".rstrip()]
+        if s.median:
+            out += wrap(f"panel median {s.median}", "      ")
+        scored = [f"{t} {x}" for t, x in zip(verdict.criteria, s.criteria, strict=True) if x]
+        if scored:
+            out += wrap(" · ".join(scored), "      ")
         out += wrap(s.reasoning, "      ")
         out += [line for a in s.key_arguments for line in wrap(f"- {a}", "      ")]
+    if verdict.panel:
+        out += _panel(verdict.panel)
     out += ["", "  Summary:", *wrap(verdict.summary, "    ")]
     for title, items in (
         ("Areas of agreement", verdict.agreement),
         ("Areas of disagreement", verdict.disagreement),
+        ("Insights", verdict.insights),
     ):
         out += ["", f"  {title}:"]
         out += [line for item in items for line in wrap(f"- {item}", "    ")] or ["    none noted"]
+    return out
+
+
+def _panel(p: PanelView) -> list[str]:
+    first = max(len(x) for x in ("Median", *(j.name for j in p.judges)))
+    cols = [max(7, len(n)) for n in p.names]
+
+    def line(label: str, cells: tuple[str, ...], note: str = "") -> str:
+        row = "".join(f"  {c:>{w}}" for c, w in zip(cells, cols, strict=True))
+        return f"    {label:<{first}}{row}  {note}".rstrip()
+
+    out = ["", "  Panel:", line("", p.names)]
+    for j in p.judges:
+        out.append(line(j.name, j.scores if j.counted else tuple("-" for _ in cols), j.model))
+        out += wrap(f"saw {j.order}", " " * 6) if j.order else []
+        out += wrap(j.note, " " * 6) if j.note else []
+    out += [line("Mean", p.mean), line("Median", p.median), *wrap(p.agreement, "    ")]
+    if p.words_from:
+        out += wrap(f"Summary and reasoning by {p.words_from}, the judge closest to the mean scores.", "    ")
     return out
 
 

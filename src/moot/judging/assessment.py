@@ -11,13 +11,18 @@ from moot.domain.assessment import AssessmentFlags, ParticipantAssessment, Round
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
 from moot.judging.prompt import JudgePrompt, judge_templates
-from moot.judging.schema import bounded_items, bounded_text, each_participant, per_participant
+from moot.judging.schema import bounded_items, bounded_text, each_participant, per_participant, whole_numbers
 
 
 class ParticipantReview(BaseModel):
     """One participant's showing in the round."""
 
-    score: float = Field(ge=0, le=10, description="0 (no case made) to 10 (outstanding) for this round")
+    score: float = Field(
+        ge=0,
+        le=10,
+        description="0 (no case made) to 10 (outstanding) for this round",
+        json_schema_extra=whole_numbers(10),
+    )
     strengths: list[str] = Field(description="Specific strengths", json_schema_extra=bounded_items(2))
     weaknesses: list[str] = Field(description="Specific weaknesses", json_schema_extra=bounded_items(2))
 
@@ -51,7 +56,15 @@ def assessment_model(config: DebateConfig) -> type[AssessmentAnswer]:
     answer: type[AssessmentAnswer] = create_model(
         "RoundAssessment",
         __base__=AssessmentAnswer,
-        quality=(float, Field(ge=0, le=10, description="Overall quality of this round, 0-10")),
+        quality=(
+            float,
+            Field(
+                ge=0,
+                le=10,
+                description="Overall quality of this round, 0-10",
+                json_schema_extra=whole_numbers(10),
+            ),
+        ),
         should_continue=(bool, Field(description="Would another round add something worthwhile?")),
         flags=(Flags, ...),
         participants=(reviews, ...),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from moot.domain.config import DebateConfig
+from moot.domain.config import DebateConfig, JudgeConfig
 from moot.domain.state import DebateState
+from moot.domain.verdict import CRITERIA, weighted_criteria
+from moot.judging.anonymise import Roster, named_roster
 from moot.prompts.history import history_window
 from moot.prompts.render import render
 
@@ -17,11 +19,47 @@ class JudgePrompt:
     user: str
 
 
+@dataclass(frozen=True)
+class RubricLine:
+    id: str
+    title: str
+    description: str
+    percent: str
+
+
+def rubric_lines(rubric: dict[str, float]) -> list[RubricLine]:
+    """The weighted criteria as the judge's prompt lists them, with their share of the overall score."""
+    names = weighted_criteria(rubric)
+    total = sum(rubric[n] for n in names)
+    return [
+        RubricLine(n, CRITERIA[n].title, CRITERIA[n].description, f"{round(100 * rubric[n] / total, 1):g}")
+        for n in names
+    ]
+
+
 def judge_prompt(
-    config: DebateConfig, state: DebateState, *, history_chars: int | None = None
+    config: DebateConfig,
+    state: DebateState,
+    *,
+    history_chars: int | None = None,
+    judge: JudgeConfig | None = None,
+    roster: Roster | None = None,
+    names_winner: bool = True,
 ) -> JudgePrompt:
-    """What the judge is told when asked for the final verdict."""
-    return judge_templates(config, state, "judge_system.j2", "judge_request.j2", history_chars=history_chars)
+    """What a judge (the single judge unless given) is told when asked for the final verdict."""
+    judge = judge if judge is not None else config.judge
+    assert judge is not None, "a judge prompt needs a judge"
+    return judge_templates(
+        config,
+        state,
+        "judge_system.j2",
+        "judge_request.j2",
+        history_chars=history_chars,
+        judge=judge,
+        roster=roster,
+        criteria=rubric_lines(dict(judge.rubric)),
+        names_winner=names_winner,
+    )
 
 
 def judge_templates(
@@ -31,19 +69,35 @@ def judge_templates(
     request_template: str,
     *,
     history_chars: int | None = None,
+    judge: JudgeConfig | None = None,
+    roster: Roster | None = None,
     **extra: Any,
 ) -> JudgePrompt:
-    """A judge's system and request templates rendered over the debate so far (quoted, newest kept)."""
-    judge = config.judge
+    """A judge's system and request templates rendered over the debate so far (quoted, newest kept).
+
+    With an anonymous roster, the participants are listed in its order under its labels, and every
+    name in the transcript is replaced by the label before the turns are quoted.
+    """
+    judge = judge if judge is not None else config.judge
     assert judge is not None, "a judge prompt needs a judge"
-    window = history_window(config, state.turns, max_chars=history_chars)
-    system = render(system_template, judge_name=judge.name, instructions=judge.instructions)
+    roster = roster if roster is not None else named_roster(config)
+    turns = state.turns
+    if roster.anonymous:
+        turns = [t.model_copy(update={"text": roster.redact(t.text)}) for t in turns]
+    window = history_window(config, turns, max_chars=history_chars)
+    history = window.turns
+    if roster.anonymous:
+        history = [
+            replace(t, name=roster.name_of(t.participant_id) or t.name, stance=roster.redact(t.stance))
+            for t in history
+        ]
+    system = render(system_template, judge_name=judge.name, instructions=judge.instructions, **extra)
     user = render(
         request_template,
         topic=config.topic,
         context=config.context,
-        participants=config.participants,
-        history=window.turns,
+        participants=roster.entrants,
+        history=history,
         omitted=window.omitted,
         **extra,
     )

@@ -1,7 +1,8 @@
-"""The shape a judge must answer in, built per debate so every participant id is required by name.
+"""The shape a judge must answer in, built per debate so every participant is required by its key.
 
-Keying scores by participant id (rather than a list the judge fills in) lets a grammar-constrained
-model produce exactly one score per participant, with no misspelt or missing ids to repair.
+Keying scores by participant id (or, for a panel judge, by anonymous label) rather than a list the
+judge fills in lets a grammar-constrained model produce exactly one entry per participant, with no
+misspelt or missing ids to repair.
 """
 
 from __future__ import annotations
@@ -10,8 +11,26 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from moot.domain.config import DebateConfig
-from moot.domain.verdict import ParticipantScore, Verdict
+from moot.domain.config import DebateConfig, JudgeConfig
+from moot.domain.verdict import (
+    CRITERIA,
+    ParticipantScore,
+    Verdict,
+    default_rubric,
+    weighted_criteria,
+    weighted_score,
+)
+from moot.judging.anonymise import Roster, named_roster, reveal
+
+
+def whole_numbers(top: int) -> dict[str, Any]:
+    """Schema extra holding a grammar-constrained model to whole numbers 0..top.
+
+    A float rule lets a small model ramble through 16 decimals (llama.cpp's grammar sampling crawls on it:
+    a verdict took 279 s with floats, 22 s with whole numbers). Validation does not enforce the enum, so a
+    large model's 7.5 stands.
+    """
+    return {"enum": list(range(top + 1))}
 
 
 def bounded_text(max_length: int) -> dict[str, Any]:
@@ -22,73 +41,141 @@ def bounded_items(max_items: int, max_length: int = 100) -> dict[str, Any]:
     return {"maxItems": max_items, "items": {"type": "string", "minLength": 1, "maxLength": max_length}}
 
 
-class Assessment(BaseModel):
-    """The judge's view of one participant."""
-
-    score: float = Field(ge=0, le=10, description="0 (no case made) to 10 (outstanding)")
-    # maxLength/maxItems shape what a grammar-constrained model may write, so its whole answer fits its
-    # token budget; validation does not enforce them, so a long answer from a large model is never rejected.
-    reasoning: str = Field(
-        description="Why this score, in one or two sentences", json_schema_extra=bounded_text(160)
-    )
-    key_arguments: list[str] = Field(
-        description="The participant's main arguments", json_schema_extra=bounded_items(2)
-    )
-
-
 class JudgeAnswer(BaseModel):
     """What every per-debate answer model has; `answer_model` adds the fields in generation order."""
 
     model_config = ConfigDict(populate_by_name=True)
 
     if TYPE_CHECKING:
+        scores: BaseModel
+        quality: float
         summary: str
         areas_of_agreement: list[str]
         areas_of_disagreement: list[str]
+        insights: list[str]
 
 
-def per_participant(name: str, config: DebateConfig, value: type[BaseModel]) -> type[BaseModel]:
-    """A model with one required `value` per participant, keyed by participant id (field `p<i>`)."""
+def per_entrant(name: str, roster: Roster, value: type[BaseModel]) -> type[BaseModel]:
+    """A model with one required `value` per entrant, keyed by its id (field `p<i>`, in roster order)."""
     fields: dict[str, Any] = {
-        f"p{i}": (value, Field(alias=p.id, description=f"{p.name}, arguing: {p.stance or 'own view'}"))
-        for i, p in enumerate(config.participants)
+        f"p{i}": (value, Field(alias=e.id, description=f"{e.name}, arguing: {e.stance or 'own view'}"))
+        for i, e in enumerate(roster.entrants)
     }
     return create_model(name, __config__=ConfigDict(populate_by_name=True), **fields)
 
 
+def per_participant(name: str, config: DebateConfig, value: type[BaseModel]) -> type[BaseModel]:
+    """A model with one required `value` per participant, keyed by participant id (field `p<i>`)."""
+    return per_entrant(name, named_roster(config), value)
+
+
+def each_entrant(roster: Roster, keyed: BaseModel) -> list[tuple[str, Any]]:
+    """(participant id, value) pairs out of a `per_entrant` instance, in roster order."""
+    return [(e.participant_id, getattr(keyed, f"p{i}")) for i, e in enumerate(roster.entrants)]
+
+
 def each_participant(config: DebateConfig, keyed: BaseModel) -> list[tuple[str, Any]]:
     """(participant id, value) pairs out of a `per_participant` instance, in config order."""
-    return [(p.id, getattr(keyed, f"p{i}")) for i, p in enumerate(config.participants)]
+    return each_entrant(named_roster(config), keyed)
 
 
-def answer_model(config: DebateConfig) -> type[JudgeAnswer]:
-    """A JudgeAnswer whose `scores` object has one required field per participant id.
+def rubric_of(judge: JudgeConfig | None) -> dict[str, float]:
+    return dict(judge.rubric) if judge is not None else default_rubric()
 
-    Scores come first: a model that runs out of tokens should have spent them on the judgement.
+
+def criteria_model(rubric: dict[str, float]) -> type[BaseModel]:
+    """One required 0-10 score per weighted criterion, in rubric order."""
+    whole = whole_numbers(10)
+    fields: dict[str, Any] = {
+        name: (float, Field(ge=0, le=10, description=CRITERIA[name].description, json_schema_extra=whole))
+        for name in weighted_criteria(rubric)
+    }
+    return create_model("Criteria", **fields)
+
+
+def answer_model(
+    config: DebateConfig, judge: JudgeConfig | None = None, roster: Roster | None = None
+) -> type[JudgeAnswer]:
+    """A JudgeAnswer whose `scores` object has one required field per participant (or label).
+
+    Scores come first, then the overall quality: a model that runs out of tokens should have spent them
+    on the judgement. There is no overall score and no winner to give: moot computes both.
     """
-    scores = per_participant("Scores", config, Assessment)
+    judge = judge if judge is not None else config.judge
+    roster = roster if roster is not None else named_roster(config)
+    assessment = create_model(
+        "Assessment",
+        # maxLength/maxItems shape what a grammar-constrained model may write, so its whole answer fits its
+        # token budget; validation does not enforce them, so a long answer from a large model is never rejected.
+        criteria=(criteria_model(rubric_of(judge)), Field(description="0 (absent) to 10 (excellent) each")),
+        reasoning=(
+            str,
+            Field(
+                description="Why these scores, in one or two sentences", json_schema_extra=bounded_text(160)
+            ),
+        ),
+        key_arguments=(
+            list[str],
+            Field(description="The participant's main arguments", json_schema_extra=bounded_items(2)),
+        ),
+    )
+    scores = per_entrant("Scores", roster, assessment)
     answer: type[JudgeAnswer] = create_model(
         "DebateVerdict",
         __base__=JudgeAnswer,
         scores=(scores, ...),
+        quality=(
+            float,
+            Field(
+                ge=0, le=100, description="The debate as a whole, 0-100", json_schema_extra=whole_numbers(100)
+            ),
+        ),
         summary=(str, Field(description="What the debate established", json_schema_extra=bounded_text(240))),
         areas_of_agreement=(list[str], Field(json_schema_extra=bounded_items(2))),
         areas_of_disagreement=(list[str], Field(json_schema_extra=bounded_items(2))),
+        insights=(
+            list[str],
+            Field(description="Novel or surprising points", json_schema_extra=bounded_items(2)),
+        ),
     )
     return answer
 
 
-def to_verdict(answer: JudgeAnswer, config: DebateConfig) -> Verdict:
-    """The stored Verdict, with the winner taken from the scores, never from the judge's say-so."""
-    scores = [
-        ParticipantScore(
-            participant_id=pid, score=a.score, reasoning=a.reasoning, key_arguments=list(a.key_arguments)
+def to_verdict(
+    answer: JudgeAnswer,
+    config: DebateConfig,
+    *,
+    judge: JudgeConfig | None = None,
+    roster: Roster | None = None,
+    names_winner: bool = True,
+) -> Verdict:
+    """The stored Verdict, by participant id in config order: each overall score is the rubric's weighted
+    mean of the judge's criterion scores, and the winner comes from those, never from the judge's say-so."""
+    judge = judge if judge is not None else config.judge
+    roster = roster if roster is not None else named_roster(config)
+    rubric = rubric_of(judge)
+    # A panel judge wrote "Debater B"; the record says who that was.
+    real = reveal(roster, config)
+    given = dict(each_entrant(roster, answer.scores))
+    scores = []
+    for p in config.participants:
+        a = given[p.id]
+        criteria = {name: float(v) for name, v in a.criteria.model_dump().items()}
+        scores.append(
+            ParticipantScore(
+                participant_id=p.id,
+                score=weighted_score(criteria, rubric),
+                reasoning=real(a.reasoning),
+                key_arguments=[real(x) for x in a.key_arguments],
+                criteria=criteria,
+            )
         )
-        for pid, a in each_participant(config, answer.scores)  # type: ignore[attr-defined]
-    ]
     return Verdict.from_scores(
         scores,
-        summary=answer.summary,
-        areas_of_agreement=list(answer.areas_of_agreement),
-        areas_of_disagreement=list(answer.areas_of_disagreement),
+        summary=real(answer.summary),
+        areas_of_agreement=[real(x) for x in answer.areas_of_agreement],
+        areas_of_disagreement=[real(x) for x in answer.areas_of_disagreement],
+        quality=answer.quality,
+        insights=[real(x) for x in answer.insights],
+        names_winner=names_winner,
     )

@@ -79,21 +79,31 @@ def canned_argument(messages: list[ModelMessage]) -> str:
     )
 
 
-def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None = None) -> Any:
-    """A value that satisfies a JSON schema, varied by `seed` so scores differ between participants."""
+def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None = None, key: str = "") -> Any:
+    """A value that satisfies a JSON schema, varied by `seed` so scores differ between participants.
+
+    Booleans are calm: `should_*` questions are answered yes and flags are left down, so a fake judge lets a
+    debate run its planned rounds and demos and benchmarks stay predictable.
+    """
     defs = defs if defs is not None else schema.get("$defs", {})
     if "$ref" in schema:
-        return fill_schema(defs[schema["$ref"].split("/")[-1]], seed, defs)
+        return fill_schema(defs[schema["$ref"].split("/")[-1]], seed, defs, key)
     for combinator in ("anyOf", "oneOf", "allOf"):
         if schema.get(combinator):
-            return fill_schema(schema[combinator][0], seed, defs)
+            return fill_schema(schema[combinator][0], seed, defs, key)
     kind = schema.get("type")
     if kind == "object":
         props = schema.get("properties", {})
-        return {k: fill_schema(v, seed + i * 7919, defs) for i, (k, v) in enumerate(props.items())}
+        return {k: fill_schema(v, seed + i * 7919, defs, k) for i, (k, v) in enumerate(props.items())}
     if kind == "array":
         count = max(1, schema.get("minItems", 1))
-        return [fill_schema(schema.get("items", {}), seed + 1 + i, defs) for i in range(count)]
+        items = schema.get("items", {})
+        items = defs[items["$ref"].split("/")[-1]] if "$ref" in items else items
+        if "enum" in items and count <= len(items["enum"]):
+            # Distinct choices, rotated by the seed: a ranking of labels comes out a permutation.
+            choices = items["enum"]
+            return [choices[(seed + i) % len(choices)] for i in range(count)]
+        return [fill_schema(items, seed + 1 + i, defs, key) for i in range(count)]
     if kind in ("number", "integer"):
         lo = schema.get("minimum", 0)
         hi = schema.get("maximum", 10)
@@ -101,7 +111,7 @@ def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None =
         value = min(hi, lo + (hi - lo) / 2 + (seed % (int(hi - lo) + 1)) / 2)
         return int(value) if kind == "integer" else value
     if kind == "boolean":
-        return bool(seed % 2)
+        return key.startswith("should")
     if "enum" in schema:
         return schema["enum"][seed % len(schema["enum"])]
     return "A reasoned point drawn from the transcript."

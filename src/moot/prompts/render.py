@@ -4,8 +4,8 @@ their prompts folder ($MOOT_PROMPTS, else `<moot home>/prompts`)."""
 from __future__ import annotations
 
 import os
-from importlib import resources
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -105,10 +106,48 @@ class DebateProtocol(ABC, Generic[OptionsT]):
             raise ConfigError(
                 f"the {self.name} format needs {need} participants, not {count}", field="participants"
             )
+        if config.stopping.diminishing_returns and not self.assesses_rounds(config):
+            raise ConfigError(
+                f"needs stopping.assess_rounds: true (the {self.name} format does not assess rounds by default)",
+                field="stopping.diminishing_returns",
+            )
         try:
             self.options_type.model_validate(config.format_options)
         except ValidationError as exc:
             raise config_error(exc, within="format_options") from None
+
+    # Formats with a fixed structure hold this many rounds whatever `rounds` says (None: `rounds` decides).
+    fixed_rounds: int | None = None
+    # The rounds a debate of this format holds when the user names none (None: the config's default).
+    default_rounds: int | None = None
+    # Formats whose result is their own outcome (a bracket, a chair's synthesis) ask the judge for no verdict.
+    gives_verdict: bool = True
+
+    def planned_rounds(self, config: DebateConfig) -> int:
+        """How many rounds this debate is planned to hold (fewer if a stopping rule ends it early)."""
+        return self.fixed_rounds or max(p.last for p in self.phases(config.rounds))
+
+    def timeout_s(self, config: DebateConfig) -> float | None:
+        """The wall-clock budget for the rounds (`stopping.timeout_s`; a format may have its own default)."""
+        return config.stopping.timeout_s
+
+    def notices(self, config: DebateConfig) -> tuple[str, ...]:
+        """Warnings to record when the debate starts (e.g. a skill that could not be loaded)."""
+        return ()
+
+    def tool_phases(self, config: DebateConfig) -> list[str] | None:
+        """The phases in which participants have their tools, unless one sets its own `tool_phases`;
+        None: every phase."""
+        return None
+
+    # Whether the judge assesses each round when `stopping.assess_rounds` is left out.
+    assesses_by_default: bool = False
+
+    def assesses_rounds(self, config: DebateConfig) -> bool:
+        """Whether the judge assesses each round of this debate (and so may stop it)."""
+        chosen = config.stopping.assess_rounds
+        wanted = self.assesses_by_default if chosen is None else chosen
+        return wanted and config.judge is not None
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
         """Format-specific guidance for a debater in this round (the default debater prompt shows it)."""
@@ -177,3 +216,26 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         if config.turn_order == "simultaneous":
             return [t for t in turns if t.round < round_number]
         return list(turns)
+
+
+def labelled_history(
+    config: DebateConfig,
+    turns: Sequence[Turn],
+    *,
+    max_chars: int | None = None,
+    stances: Mapping[str, str] | None = None,
+) -> HistoryWindow:
+    """`history_window` with voices named by title ('Moderator'), addressed turns as 'Bo → Ada', and a
+    speaker's stance replaced by `stances` where given (a side such as 'for', a role such as 'affirmative')."""
+    window = history_window(config, turns, max_chars=max_chars)
+    kept = list(turns)[window.omitted :]
+    relabelled = [
+        replace(
+            shown,
+            name=config.speaker_name(turn.participant_id)
+            + (f" → {config.speaker_name(turn.target)}" if turn.target else ""),
+            stance=(stances or {}).get(turn.participant_id, shown.stance),
+        )
+        for shown, turn in zip(window.turns, kept, strict=True)
+    ]
+    return HistoryWindow(relabelled, window.omitted)

@@ -1,4 +1,5 @@
-"""Free-form: a fixed number of rounds; everyone speaks once per round; then the judge."""
+"""Free-form: everyone speaks once per round; the judge assesses each round and may end the debate early
+(seed 000: the judge decides when to stop, capped by max rounds); then the verdict."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ _CLOSING = (
 
 class FreeForm(RoundRobin):
     name = "free-form"
-    description = "Open exchange over a fixed number of rounds, then a verdict."
+    description = "Open exchange; the judge decides when to stop (rounds is the cap), then a verdict."
+    assesses_by_default = True
 
     def phases(self, rounds: int) -> list[Phase]:
         # A single round is an opening: there is nothing yet to answer.

@@ -6,13 +6,36 @@ from typing import Any
 
 from moot.errors import ConfigError
 from moot.protocols.base import DebateProtocol
+from moot.protocols.convergence_seeking import ConvergenceSeeking
+from moot.protocols.council import Council
+from moot.protocols.critical_review import CriticalReview
+from moot.protocols.design_review import DesignReview
 from moot.protocols.free_form import FreeForm
+from moot.protocols.lincoln_douglas import LincolnDouglas
+from moot.protocols.oxford import Oxford
 from moot.protocols.round_limited import RoundLimited
+from moot.protocols.roundtable import Roundtable
+from moot.protocols.society_of_minds import SocietyOfMinds
 from moot.protocols.structured_rounds import StructuredRounds
+from moot.protocols.tournament import Tournament
 
 # The one list of format names: `FormatName` in domain/config.py must name exactly these.
 PROTOCOLS: dict[str, DebateProtocol[Any]] = {
-    p.name: p for p in (FreeForm(), StructuredRounds(), RoundLimited())
+    p.name: p
+    for p in (
+        FreeForm(),
+        StructuredRounds(),
+        RoundLimited(),
+        CriticalReview(),
+        DesignReview(),
+        Tournament(),
+        ConvergenceSeeking(),
+        Oxford(),
+        LincolnDouglas(),
+        Roundtable(),
+        Council(),
+        SocietyOfMinds(),
+    )
 }
 
 

@@ -26,7 +26,7 @@ class RoundRobin(DebateProtocol[NoOptions]):
         if current is None or current.completed:
             done = current.number if current else 0
             if state.stop_reason is None:
-                if done and config.stopping.assess_rounds and state.assessed(done) is None:
+                if done and self.assesses_rounds(config) and state.assessed(done) is None:
                     return Assess(done)
                 reason = stop_reason(config, state)
                 if reason is not None:

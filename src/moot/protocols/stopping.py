@@ -132,7 +132,8 @@ def stop_reason(config: DebateConfig, state: DebateState) -> StopReason | None:
 def _judge(config: DebateConfig, state: DebateState) -> StopReason | None:
     rules = config.stopping
     latest = last_completed(state)
-    if not (rules.assess_rounds and rules.judge_can_stop) or latest is None:
+    # An assessment exists only where the format had rounds assessed: no need to ask whether it did.
+    if not rules.judge_can_stop or latest is None:
         return None
     record = state.assessed(latest.number)
     if record is None or record.assessment is None or record.assessment.should_continue:

@@ -76,8 +76,11 @@ def debate_row(event: DebateStarted) -> dict[str, Any]:
 
 
 def winner_label(event: VerdictGiven, names: dict[str, str]) -> str | None:
-    """The winner's display name, 'tie: A, B' for a tie, None when there was no valid verdict."""
+    """The winner's display name, 'tie: A, B' for a tie, None without a valid verdict or one that names no
+    winner (consensus formats)."""
     if event.verdict is None:
         return None
     winners: Sequence[str] = [names.get(pid, pid) for pid in event.verdict.winner_ids]
+    if not winners:
+        return None
     return f"tie: {', '.join(winners)}" if len(winners) > 1 else winners[0]
