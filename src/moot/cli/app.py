@@ -53,7 +53,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 T = TypeVar("T")
 DbOption = Annotated[
-    str | None, typer.Option("--db", help="Database file or SQLAlchemy URL [default: $MOOT_HOME/moot.db]")
+    str | None, typer.Option("--db", help="Database file or SQLAlchemy URL (default: $MOOT_HOME/moot.db)")
 ]
 
 
@@ -191,16 +191,16 @@ def run(
         typer.Option(
             "--judge",
             "-j",
-            help="Judge model [default: first participant's]; repeat it for a panel of judges.",
+            help="Judge model (default: first participant's); repeat it for a panel of judges.",
         ),
     ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="End without a verdict.")] = False,
     rounds: Annotated[
-        int | None, typer.Option("--rounds", "-r", help="Rounds, 1-50 [default: 3; 2 locally].")
+        int | None, typer.Option("--rounds", "-r", help="Rounds, 1-50 (default: 3; 2 locally).")
     ] = None,
     order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", "-f", help="Debate format [default: free-form].")
+        str | None, typer.Option("--format", "-f", help="Debate format (default: free-form).")
     ] = None,
     template: Annotated[
         str | None,
@@ -218,7 +218,7 @@ def run(
         bool | None,
         typer.Option(
             "--assess/--no-assess",
-            help="The judge assesses every round and may end the debate [default: free-form yes, others no].",
+            help="The judge assesses every round and may end the debate (default: free-form yes, others no).",
         ),
     ] = None,
     stop_on_repetition: Annotated[
