@@ -14,6 +14,9 @@ from moot.domain.config import MAX_ROUNDS, DebateConfig, FormatName
 from moot.domain.events import EVENT_ADAPTER, Event
 from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
+from moot.engine.runner import InMemoryLog
+from moot.export import export
+from moot.export.record import DebateRecord
 from moot.protocols import PROTOCOLS, TurnSpec, get_protocol
 from moot.protocols.round_robin import RoundRobin
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
@@ -275,3 +278,27 @@ def test_an_unknown_format_is_one_line_naming_the_field_and_writes_nothing() -> 
     assert err.startswith("error: format:") and len(err.strip().splitlines()) == 1
     assert "structured-rounds" in err
     assert json.loads(moot("list", "--json")[1]) == []
+
+
+# --- every format, end to end -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(PROTOCOLS))
+async def test_every_format_completes_says_why_it_stopped_and_exports(fmt: str) -> None:
+    protocol = get_protocol(fmt)
+    n = max(protocol.min_participants, min(3, protocol.max_participants))
+    config = make_config(n, rounds=protocol.default_rounds or 3, format=fmt, stopping={}, seed=3)
+    log = InMemoryLog()
+    # `fake:` models fill every answer schema, so each format's asks, votes and verdicts validate.
+    [e async for e in run_debate(config, log=log)]
+    state = fold(log.events)
+    assert state.status == "completed", state.error
+    assert [e.type for e in log.events].count("debate_stopping") == 1
+    assert state.stop_reason is not None and state.stop_reason.detail
+    assert all(d.answer is not None for d in state.decisions), [d.error for d in state.decisions]
+    assert (state.verdict is not None) == (protocol.gives_verdict and state.config is not None)
+    if state.verdict is not None and not protocol.names_winner:
+        assert state.verdict.winner_ids == []
+    record = DebateRecord.from_events(log.events)
+    for kind in ("markdown", "text", "html", "json"):
+        assert state.stop_reason.detail.split()[0] in export(record, kind)

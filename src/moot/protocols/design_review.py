@@ -93,6 +93,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
     )
     options_type = DesignReviewOptions
     names_winner = False
+    gives_verdict = False  # the judge's synthesis is the result
 
     def phases(self, rounds: int) -> list[Phase]:
         return [Phase(phase_of(r), r, r, _PHASES[phase_of(r)]) for r in range(1, rounds + 1)]
