@@ -1,0 +1,118 @@
+"""Who spent what: every model call's usage attributed to a speaker, a role, a round and a model.
+
+A pure fold over the event stream, like `DebateState`; totals are never stored as events. Each call is
+counted once: a panel's combined `VerdictGiven` carries no usage (its judges' `JudgeVerdictGiven` do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.domain.config import VOICES
+from moot.domain.events import (
+    DecisionGiven,
+    Event,
+    JudgeVerdictGiven,
+    PersonasAssigned,
+    RoundAssessed,
+    TurnCompleted,
+    VerdictGiven,
+)
+from moot.domain.usage import Usage
+
+# participant: a debater's turn; voice: a format's moderator/chair/orchestrator turn; judge: assessments and
+# verdicts (panel judges included); decision: a format's structured asks (votes, rankings); personas:
+# the proposal of 'auto' personas.
+Role = Literal["participant", "voice", "judge", "decision", "personas"]
+VOICE_IDS = frozenset(VOICES)
+ROLE_LABELS: dict[str, str] = {
+    "participant": "debater",
+    "voice": "voice",
+    "judge": "judge",
+    "decision": "votes and rankings",
+    "personas": "personas",
+}
+
+
+class LedgerRow(BaseModel):
+    """The calls of one speaker in one role, in one round, through one model, added up."""
+
+    model_config = ConfigDict(frozen=True)
+
+    who: str = Field(description="Participant id, voice ('moderator', ...), 'judge' or a panel judge's name")
+    role: Role
+    round: int | None = Field(description="None for calls outside the rounds (verdict, personas)")
+    model: str
+    usage: Usage
+
+
+class Ledger(BaseModel):
+    """Every call's usage, row by row, with totals by participant, role, round and model."""
+
+    rows: list[LedgerRow] = Field(default_factory=list)
+
+    @property
+    def total(self) -> Usage:
+        return sum((r.usage for r in self.rows), Usage())
+
+    def by(self, key: Callable[[LedgerRow], str]) -> dict[str, Usage]:
+        """Totals grouped by `key`, in order of first appearance."""
+        out: dict[str, Usage] = {}
+        for r in self.rows:
+            k = key(r)
+            out[k] = out.get(k, Usage()) + r.usage
+        return out
+
+    def by_who(self) -> dict[str, Usage]:
+        return self.by(lambda r: r.who)
+
+    def by_role(self) -> dict[str, Usage]:
+        return self.by(lambda r: r.role)
+
+    def by_model(self) -> dict[str, Usage]:
+        return self.by(lambda r: r.model)
+
+    def by_round(self) -> dict[str, Usage]:
+        """Keys are the round numbers as text; calls outside the rounds are under 'after'."""
+        return self.by(lambda r: "after" if r.round is None else str(r.round))
+
+    def add(self, who: str, role: Role, round_number: int | None, model: str, usage: Usage) -> None:
+        for i, r in enumerate(self.rows):
+            if (r.who, r.role, r.round, r.model) == (who, role, round_number, model):
+                self.rows[i] = r.model_copy(update={"usage": r.usage + usage})
+                return
+        self.rows.append(LedgerRow(who=who, role=role, round=round_number, model=model, usage=usage))
+
+    def apply(self, event: Event, voices: frozenset[str] = VOICE_IDS) -> Ledger:
+        """Record the calls of one event (none for most), in place, and return the ledger."""
+        match event:
+            case TurnCompleted():
+                role: Role = "voice" if event.participant_id in voices else "participant"
+                self.add(event.participant_id, role, event.round, event.model, event.usage)
+            case RoundAssessed():
+                self.add("judge", "judge", event.round, event.model, event.usage)
+            case DecisionGiven():
+                self.add(event.by, "decision", event.round, event.model, event.usage)
+            case PersonasAssigned():
+                self.add("personas", "personas", None, event.model, event.usage)
+            case JudgeVerdictGiven():
+                if event.recused is None or event.usage.requests:
+                    self.add(event.name, "judge", None, event.model, event.usage)
+            case VerdictGiven():
+                # A panel's combined verdict makes no call; its judges' calls are already in.
+                if event.panel is None or event.usage.requests:
+                    self.add("judge", "judge", None, event.model, event.usage)
+            case _:
+                pass
+        return self
+
+
+def ledger(events: Iterable[Event]) -> Ledger:
+    """The ledger of a debate's events. Its total equals `fold(events).usage`."""
+    out = Ledger()
+    for event in events:
+        out.apply(event, VOICE_IDS)
+    return out
