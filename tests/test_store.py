@@ -27,6 +27,7 @@ from sqlalchemy.engine import Engine
 from moot.domain.assessment import ParticipantAssessment, RoundAssessment, StopReason
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
+    ContextTrimmed,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -193,6 +194,20 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             result="2",
         ),
         ToolCalled(debate_id="d2", round=2, participant_id="bob", tool="boom", error="ValueError: no luck"),
+        ContextTrimmed(
+            debate_id="d2",
+            round=2,
+            speaker="ada",
+            purpose="turn",
+            model="fake:ada",
+            turns_omitted=3,
+            chars_cut=1200,
+            history_chars=400,
+            tokens_before=900,
+            tokens_after=420,
+            reply_tokens=128,
+            window=600,
+        ),
         PersonasAssigned(
             debate_id="d2",
             model="m:x",

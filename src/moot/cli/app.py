@@ -250,6 +250,10 @@ def run(
     db: DbOption = None,
     json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
+    estimate_only: Annotated[
+        bool,
+        typer.Option("--estimate", help="Print the expected calls, tokens and cost range; call no model."),
+    ] = False,
 ) -> None:
     """Hold a debate and stream it live."""
 
@@ -282,6 +286,9 @@ def run(
             template=template,
             variables=var,
         )
+        if estimate_only:
+            await _print_estimate(cfg)
+            return 0
         if auto_personas:
             cfg = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
         renderer = DebateRenderer(out, quiet=quiet)
@@ -306,6 +313,29 @@ def run(
     code = _run(go())
     if code:
         raise typer.Exit(code)
+
+
+async def _print_estimate(cfg: DebateConfig) -> None:
+    """The debate run on stand-in models: calls, tokens and cost per model, low to high."""
+    from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate, estimate_lines
+    from moot.export.record import money
+
+    est = await estimate(cfg)
+    table = Table(title=f"Estimate: {cfg.format}, {cfg.rounds} rounds, {len(cfg.participants)} participants")
+    for heading in ("Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)"):
+        table.add_column(heading, justify="left" if heading == "Model" else "right")
+    rows = estimate_lines(est, lambda c: "unknown" if c is None else money(c))
+    for row in rows[:-1]:
+        table.add_row(*row)
+    table.add_row(*rows[-1], style="bold")
+    out.print(table)
+    out.print(
+        Text(
+            f"Low: replies of {LOW_SHARE:.0%} of each speaker's max_tokens; high: {HIGH_SHARE:.0%}. "
+            "Tokens are characters / 4; prices from genai-prices. No model was called.",
+            style="dim",
+        )
+    )
 
 
 def _parse_date(value: str | None, field: str) -> datetime | None:

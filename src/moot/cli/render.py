@@ -11,6 +11,7 @@ from rich.text import Text
 
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
+    ContextTrimmed,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -30,10 +31,11 @@ from moot.domain.events import (
     TurnStarted,
     VerdictGiven,
 )
+from moot.domain.ledger import VOICE_IDS, Ledger
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import CRITERIA
-from moot.export.record import cost_text
+from moot.export.record import cost_text, ledger_views
 from moot.protocols import get_protocol
 
 COLOURS = (
@@ -63,6 +65,7 @@ class DebateRenderer:
         self.quiet = quiet
         self.live_enabled = live
         self.state = DebateState()
+        self.ledger = Ledger()
         self._live: Live | None = None
         self._inline: str | None = None  # the speaker whose tokens are being printed inline
         self._streamed = False  # whether any of the inline speaker's tokens were printed
@@ -99,6 +102,7 @@ class DebateRenderer:
     # -- event handling ----------------------------------------------------------------------
     def handle(self, event: Event) -> None:
         self.state.apply(event)
+        self.ledger.apply(event, VOICE_IDS)
         if self.quiet:
             if isinstance(event, VerdictGiven):
                 self.verdict(event)
@@ -150,6 +154,8 @@ class DebateRenderer:
                 self.ballot(event)
             case Notice():
                 self.console.print(Text(f"{event.level}: {event.source}: {event.message}", style="yellow"))
+            case ContextTrimmed():
+                self.console.print(Text(context_trimmed_text(self.config, event), style="dim"))
             case DecisionGiven():
                 self._stop_live()
                 self.decision(event)
@@ -204,6 +210,8 @@ class DebateRenderer:
         footer = (
             f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
             + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else "")
+            # The running total: every call so far, the judge's and the format's asks included.
+            + f" · so far {self.state.usage.total_tokens:,} tokens, {spent(self.state.usage)}"
         )
         if self._inline == turn_key(event.participant_id, event.target):
             self._inline = None
@@ -383,12 +391,31 @@ class DebateRenderer:
                 for item in items:
                     self.console.print(f"  • {item}", highlight=False, markup=False)
 
+    def _ledger_table(self) -> None:
+        """Who spent what and on which model, when more than one speaker or model made calls."""
+        by_speaker = ledger_views(self.ledger, self.state, by="speaker")
+        by_model = ledger_views(self.ledger, self.state, by="model")
+        if len(by_speaker) < 2 and len(by_model) < 2:
+            return
+        table = Table(box=None, padding=(0, 2), show_edge=False)
+        for heading in ("", "Requests", "In tokens", "Out tokens", "Cost (USD)"):
+            table.add_column(heading, justify="left" if not heading else "right", style="dim")
+        for title, rows in (("By speaker", by_speaker), ("By model", by_model)):
+            table.add_row(Text(title, style="bold"), "", "", "", "")
+            for u in rows:
+                table.add_row(
+                    "  " + u.label, f"{u.requests:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost
+                )
+        self.console.print(table)
+
     def totals(self) -> None:
         s = self.state
         usage = s.usage
         wall = (s.ended_at - s.started_at).total_seconds() if s.ended_at and s.started_at else 0.0
         status_style = {"completed": "green", "failed": "red", "interrupted": "yellow"}.get(s.status, "white")
         self.console.print(Rule(style="dim"))
+        # Before the status line: scripts read the debate's id from the last line.
+        self._ledger_table()
         line = Text.assemble(
             (s.status, f"bold {status_style}"),
             f" · {len(s.turns)} turns · {usage.input_tokens} in / {usage.output_tokens} out tokens · ",
@@ -398,3 +425,16 @@ class DebateRenderer:
         self.console.print(line)
         if s.status in ("failed", "interrupted") and s.error:
             self.console.print(Text(s.error, style=status_style))
+
+
+def context_trimmed_text(config: DebateConfig, event: ContextTrimmed) -> str:
+    """One line saying whose prompt lost what to fit its model's window."""
+    who = "the judge" if event.speaker == "judge" else config.speaker_name(event.speaker)
+    when = f" in round {event.round}" if event.round is not None else ""
+    omitted = f"{event.turns_omitted} earlier turn{'s' * (event.turns_omitted != 1)} left out, "
+    return (
+        f"context: {who}'s {event.purpose} prompt{when} trimmed to fit {event.model}'s "
+        f"{event.window:,}-token window: {omitted * bool(event.turns_omitted)}"
+        f"{event.chars_cut:,} characters cut, {event.tokens_before:,} -> {event.tokens_after:,} prompt tokens "
+        f"(+{event.reply_tokens:,} for the reply)"
+    )

@@ -7,7 +7,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 StopKind = Literal[
-    "max_rounds", "judge", "repetition", "convergence", "impasse", "diminishing_returns", "timeout"
+    "max_rounds",
+    "judge",
+    "repetition",
+    "convergence",
+    "impasse",
+    "diminishing_returns",
+    "timeout",
+    "budget",
 ]
 
 

@@ -83,6 +83,20 @@ class ModelOptions(_Strict):
     )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
+    context_window: int | None = Field(
+        default=None,
+        description="Tokens the model takes in one call, prompt and reply together; left out: the known "
+        "window of its family (`moot.context.windows`)",
+    )
+
+    @field_validator("context_window")
+    @classmethod
+    def _check_window(cls, window: int | None) -> int | None:
+        if window is not None and not 1 <= window <= 100_000_000:
+            raise ValueError(
+                f"{window} is not a context window; give the model's window in tokens, e.g. 8192"
+            )
+        return window
 
     @field_validator("base_url")
     @classmethod
@@ -217,6 +231,21 @@ class Limits(_Strict):
 
     turn_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     judge_timeout_s: float = Field(default=180.0, gt=0, le=3600)
+    warn_at_cost: float | None = Field(
+        default=None, gt=0, description="USD: warn once when the debate's cost passes this"
+    )
+    cost_limit: float | None = Field(
+        default=None, gt=0, description="USD: stop before a call that would take the cost past this"
+    )
+    token_limit: int | None = Field(
+        default=None, gt=0, description="Tokens (in + out): stop before a call that would pass this"
+    )
+    judge_reserve: float = Field(
+        default=0.1,
+        ge=0,
+        lt=1,
+        description="Share of cost_limit/token_limit kept for the verdict: debating calls stop short of it",
+    )
 
 
 class Stopping(_Strict):

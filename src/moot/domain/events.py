@@ -101,6 +101,26 @@ class TurnCompleted(_TurnEvent):
     first_token_s: float | None = Field(default=None, description="From request to first token")
 
 
+class ContextTrimmed(_ProgressMarker):
+    """A prompt's history was cut so that prompt and reply fit the model's context window.
+
+    Recorded before the call it concerns; the newest turns are kept, and a single turn longer than the
+    whole budget keeps its end."""
+
+    type: Literal["context_trimmed"] = "context_trimmed"
+    round: int | None = Field(default=None, description="The round of the call; None for the final verdict")
+    speaker: str = Field(description="Who was asked: a participant id, a voice, or 'judge'")
+    purpose: str = Field(description="What for: 'turn', 'assessment', 'verdict', or a format's question")
+    model: str
+    turns_omitted: int = Field(description="Quoted turns the full prompt had and the fitted one lacks")
+    chars_cut: int = Field(description="Characters the fitted prompt is shorter by")
+    history_chars: int = Field(description="The history budget (characters) the fitted prompt was built with")
+    tokens_before: int = Field(description="Counted prompt tokens with the full history")
+    tokens_after: int = Field(description="Counted prompt tokens as sent")
+    reply_tokens: int = Field(description="Tokens kept free for the reply")
+    window: int = Field(description="The model's context window in tokens")
+
+
 class RoundCompleted(BaseEvent):
     type: Literal["round_completed"] = "round_completed"
     round: int
@@ -224,6 +244,7 @@ Event = Annotated[
     | TokenDelta
     | ToolCalled
     | TurnCompleted
+    | ContextTrimmed
     | RoundCompleted
     | Notice
     | PersonasAssigned

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
+    ContextTrimmed,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -136,6 +137,9 @@ class DebateState(BaseModel):
     assessments: list[AssessedRound] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list, description="Warnings recorded along the way")
+    context_trims: list[ContextTrimmed] = Field(
+        default_factory=list, description="Prompts whose history was cut to fit a context window"
+    )
     outcome: Outcome | None = None
     stop_reason: StopReason | None = None
     stopped_after: int | None = None
@@ -197,6 +201,8 @@ class DebateState(BaseModel):
                 self.config = event.config
                 self.status = "running"
                 self.started_at = event.at
+            case ContextTrimmed():
+                self.context_trims.append(event)
             case Notice():
                 self.notices.append(f"{event.source}: {event.message}")
             case PersonasAssigned():

@@ -11,14 +11,19 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
+from moot.context import Fitted, PromptLike, context_window, counter_for, fit_prompt, reply_budget
+from moot.context.check import check_windows
+from moot.context.windows import LOCAL_JUDGE_TOKENS as LOCAL_JUDGE_TOKENS
+from moot.context.windows import LOCAL_TURN_TOKENS as LOCAL_TURN_TOKENS
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
 from moot.domain.events import (
+    ContextTrimmed,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -44,6 +49,7 @@ from moot.domain.personas import auto_persona_ids
 from moot.domain.state import DebateState
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
+from moot.engine.budget import call_estimate, check_budget_prices, over_budget, price_notice, reply_tokens
 from moot.engine.calls import AnswerT, JudgeResult, ToolUse, ask_judge, stream_reply, stream_tool_reply
 from moot.engine.personas import propose_personas
 from moot.engine.tools import Toolkit, check_tool_models, kit_for, resolve_tools
@@ -55,6 +61,7 @@ from moot.judging.panel import Seat, combine, failure_text, seat_roster, seats
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import (
     Ask,
+    AskRequest,
     AskSpec,
     Assess,
     Conclude,
@@ -71,13 +78,12 @@ from moot.protocols import (
 
 ModelResolver = Callable[[ModelOptions], Model]
 
-# The embedded model has a 2048-token window (prompt and reply together): keep both inside it.
-# ~3.5 characters a token: debaters get ~850 tokens of history + ~350 of instructions + 256 to reply;
-# the judge ~450 + ~300 + 1200 (its JSON is bounded by the schema's maxLength/maxItems). Issue 4 replaces this with per-model token budgets.
-LOCAL_HISTORY_CHARS = 3000
-LOCAL_JUDGE_HISTORY_CHARS = 1600
-LOCAL_TURN_TOKENS = 256
-LOCAL_JUDGE_TOKENS = 1200
+_P = TypeVar("_P", bound=PromptLike)
+
+# Prompts are fitted to each model's context window by tokens (moot.context): the history budget shrinks
+# until prompt and reply fit. LOCAL_TURN_TOKENS / LOCAL_JUDGE_TOKENS (the embedded model's reply caps)
+# live in moot.context.windows and are re-exported here.
+
 # Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
 # speaker's lines. Stopping there keeps a turn one speaker's contribution.
 LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR", "\n<<<"]
@@ -157,6 +163,8 @@ async def run_debate(
     consumer marks the debate interrupted; finished turns stay stored.
     """
     get_protocol(config.format).check(config)
+    check_windows(config)
+    check_budget_prices(config)
     tools = resolve_tools(config)
     if resolve is None:
         resolve = preflight(config)
@@ -185,6 +193,7 @@ class _Runner:
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
         self._started = time.monotonic()
+        self._warned = False
 
     async def events(self) -> AsyncIterator[Event]:
         task = asyncio.create_task(self._drive())
@@ -207,6 +216,22 @@ class _Runner:
         else:
             self.state.apply(event)
         self._queue.put_nowait(event)
+        if hasattr(event, "usage"):  # only calls change the cost; token deltas are many and do not
+            await self._warn_cost()
+
+    async def _warn_cost(self) -> None:
+        """The `limits.warn_at_cost` notice, once, when the cost so far passes it."""
+        limit = self.config.limits.warn_at_cost
+        if limit is None or self._warned:
+            return
+        if any(n.startswith("budget: cost passed") for n in self.state.notices):  # a resumed debate
+            self._warned = True
+            return
+        spent = self.state.usage.cost_usd
+        if spent is not None and spent >= limit:
+            self._warned = True
+            message = f"cost passed ${limit:g} (limits.warn_at_cost): ${spent:.4f} spent so far"
+            await self._emit(Notice(**self._event_args(), source="budget", message=message))
 
     def _event_args(self) -> dict[str, str]:
         return {"debate_id": self.debate_id}
@@ -218,10 +243,17 @@ class _Runner:
             await self._emit(DebateStarted(**ids, config=self.config))
             for message in self.protocol.notices(self.config):
                 await self._emit(Notice(**ids, source=self.config.format, message=message))
+            if (unpriced := price_notice(self.config)) is not None:
+                await self._emit(Notice(**ids, source="budget", message=unpriced))
             if auto_persona_ids(self.config):
                 await self._assign_personas()
             while True:
+                if self.state.stop_reason is not None and self.state.stop_reason.kind == "budget":
+                    await self._after_budget_stop()
+                    break
                 step = self.protocol.next_step(self.config, self.state)
+                if await self._over_budget(step):
+                    continue
                 match step:
                     case StartRound(number=n, phase=phase):
                         if n > 1 and (reason := self._out_of_time()) is not None:
@@ -244,7 +276,11 @@ class _Runner:
                             DebateStopping(**ids, reason=reason, after_round=done.number if done else 0)
                         )
                     case Judge():
-                        await self._judge()
+                        if await self._verdict_affordable():
+                            await self._judge()
+                        else:
+                            await self._emit(DebateCompleted(**ids))
+                            break
                     case Finish():
                         await self._emit(DebateCompleted(**ids))
                         break
@@ -261,6 +297,87 @@ class _Runner:
             raise
         finally:
             self._queue.put_nowait(None)
+
+    def _budgeted(self) -> bool:
+        return self.config.limits.cost_limit is not None or self.config.limits.token_limit is not None
+
+    def _next_calls(self, step: Any) -> Usage:
+        """The estimated usage of the calls a step makes (nothing for a step that makes none)."""
+        total = Usage()
+        match step:
+            case Speak(round=n, turns=turns):
+                for spec in turns:
+                    options = self.config.speaker_options(spec.speaker)
+                    prompt = self._turn_prompt(n, spec).prompt
+                    out = reply_tokens(options, LOCAL_TURN_TOKENS)
+                    total = total + call_estimate(options, prompt.system + prompt.user, out)
+            case Ask(round=n, asks=asks):
+                for ask in asks:
+                    options = self.config.speaker_options(ask.by)
+                    request = self._ask_prompt(n, ask).prompt
+                    out = reply_tokens(options, LOCAL_JUDGE_TOKENS)
+                    total = total + call_estimate(options, request.system + request.user, out)
+            case Assess(round=n) if self.config.judge is not None:
+                judge = self.config.judge
+                assessed = self._assessment_prompt(n).prompt
+                out = reply_tokens(judge, LOCAL_JUDGE_TOKENS)
+                total = total + call_estimate(judge, assessed.system + assessed.user, out)
+            case Judge():
+                panel = [
+                    (seat.judge, seat_roster(self.config, seat.index, self.debate_id))
+                    for seat in seats(self.config)
+                ]
+                single = [(self.config.judge, None)] if self.config.judge is not None else []
+                judged = {b.judge for b in self.state.ballots}
+                for index, (judge, roster) in enumerate(panel or single):
+                    if panel and (index in judged or self.config.recusal(judge) is not None):
+                        continue
+                    assert judge is not None
+                    verdict_prompt = self._verdict_prompt(judge, judge, roster).prompt
+                    out = reply_tokens(judge, LOCAL_JUDGE_TOKENS)
+                    total = total + call_estimate(judge, verdict_prompt.system + verdict_prompt.user, out)
+        return total
+
+    async def _over_budget(self, step: Any) -> bool:
+        """Stop the debate before a debating call that would pass `cost_limit` or `token_limit` (less the
+        judge's reserve): close the round under way and record a `budget` stop. Not a protocol rule: the
+        limits are about money, which the protocol does not see."""
+        if not self._budgeted() or not isinstance(step, Speak | Ask | Assess):
+            return False
+        calls = self._next_calls(step)
+        judged = self.config.judge is not None or bool(self.config.judges)
+        why = over_budget(self.config.limits, self.state.usage, calls, verdict=not judged)
+        if why is None:
+            return False
+        ids = self._event_args()
+        current = self.state.current_round
+        if current is not None and not current.completed:
+            await self._emit(RoundCompleted(**ids, round=current.number))
+        after = current.number if current is not None else 0
+        reason = StopReason(kind="budget", detail=why)
+        await self._emit(DebateStopping(**ids, reason=reason, after_round=after))
+        return True
+
+    async def _verdict_affordable(self) -> bool:
+        """Whether the verdict fits in what is left of the limits (the reserve included); if not, say why."""
+        if not self._budgeted():
+            return True
+        why = over_budget(self.config.limits, self.state.usage, self._next_calls(Judge()), verdict=True)
+        if why is None:
+            return True
+        await self._emit(Notice(**self._event_args(), source="budget", message=f"no verdict: {why}"))
+        return False
+
+    async def _after_budget_stop(self) -> None:
+        """After a budget stop no more debating calls are made, whatever the format: the verdict on what
+        exists (when a judge is configured and the limits allow it), then the end."""
+        judged = self.config.judge is not None or bool(self.config.judges)
+        if judged and not self.state.judged and not self.state.turns:
+            message = "no verdict: the budget stopped the debate before anyone spoke"
+            await self._emit(Notice(**self._event_args(), source="budget", message=message))
+        elif judged and not self.state.judged and await self._verdict_affordable():
+            await self._judge()
+        await self._emit(DebateCompleted(**self._event_args()))
 
     async def _assign_personas(self) -> None:
         """Fill the 'auto' personas with a model's proposal; the recorded event carries them for replays."""
@@ -291,19 +408,11 @@ class _Runner:
 
     async def _speak(self, round_number: int, turns: tuple[TurnSpec, ...]) -> None:
         # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
-        prompts = [
-            (
-                spec,
-                self.protocol.turn_prompt(
-                    self.config,
-                    self.state,
-                    spec,
-                    round_number,
-                    history_chars=self._history_chars(self.config.speaker_options(spec.speaker)),
-                ),
-            )
-            for spec in turns
-        ]
+        fitted = [(spec, self._turn_prompt(round_number, spec)) for spec in turns]
+        for spec, fit in fitted:
+            options = self.config.speaker_options(spec.speaker)
+            await self._record_fit(fit, options, spec.speaker, round_number, "turn")
+        prompts = [(spec, fit.prompt) for spec, fit in fitted]
         together = len(prompts)
         await self._together([self._turn(round_number, spec, prompt, together) for spec, prompt in prompts])
 
@@ -400,13 +509,9 @@ class _Runner:
     async def _ask(self, round_number: int, spec: AskSpec) -> None:
         """One structured answer the format asked for, from a participant, the judge or a voice."""
         options = self.config.speaker_options(spec.by)
-        request = self.protocol.ask_request(
-            self.config,
-            self.state,
-            spec,
-            round_number,
-            history_chars=LOCAL_JUDGE_HISTORY_CHARS if options.model.provider == "local" else None,
-        )
+        fit = self._ask_prompt(round_number, spec)
+        await self._record_fit(fit, options, spec.by, round_number, spec.kind)
+        request = fit.prompt
         label = str(options.model)
         result = await ask_judge(
             self._model(options),
@@ -459,10 +564,80 @@ class _Runner:
             kind="timeout", detail=f"the rounds took {elapsed:.1f} s of the {budget:g} s budget ({source})"
         )
 
-    def _judge_history_chars(self, options: ModelOptions | None = None) -> int | None:
-        options = options if options is not None else self.config.judge
-        local = options is not None and options.model.provider == "local"
-        return LOCAL_JUDGE_HISTORY_CHARS if local else None
+    def _fit(
+        self, options: ModelOptions, build: Callable[[int | None], _P], local_tokens: int, what: str
+    ) -> Fitted[_P]:
+        """The prompt `build(history_chars)` makes with the most history that leaves the reply room in
+        the model's window (see moot.context.fit)."""
+        window = context_window(options)
+        return fit_prompt(
+            build,
+            counter_for(options.model),
+            window=window,
+            reply_tokens=reply_budget(options, window, local_tokens),
+            what=f"{what} on {options.model}",
+        )
+
+    def _turn_prompt(self, round_number: int, spec: TurnSpec) -> Fitted[TurnPrompt]:
+        def build(chars: int | None) -> TurnPrompt:
+            return self.protocol.turn_prompt(self.config, self.state, spec, round_number, history_chars=chars)
+
+        options = self.config.speaker_options(spec.speaker)
+        what = f"{self.config.speaker_name(spec.speaker)}'s turn in round {round_number}"
+        return self._fit(options, build, LOCAL_TURN_TOKENS, what)
+
+    def _ask_prompt(self, round_number: int, spec: AskSpec) -> Fitted[AskRequest]:
+        def build(chars: int | None) -> AskRequest:
+            return self.protocol.ask_request(self.config, self.state, spec, round_number, history_chars=chars)
+
+        what = f"{self.config.speaker_name(spec.by)}'s {spec.kind} in round {round_number}"
+        return self._fit(self.config.speaker_options(spec.by), build, LOCAL_JUDGE_TOKENS, what)
+
+    def _assessment_prompt(self, round_number: int) -> Fitted[JudgePrompt]:
+        def build(chars: int | None) -> JudgePrompt:
+            return assessment_prompt(self.config, self.state, round_number, history_chars=chars)
+
+        assert self.config.judge is not None
+        what = f"the assessment of round {round_number}"
+        return self._fit(self.config.judge, build, LOCAL_JUDGE_TOKENS, what)
+
+    def _verdict_prompt(
+        self, judge: JudgeConfig, options: ModelOptions, roster: Roster | None
+    ) -> Fitted[JudgePrompt]:
+        def build(chars: int | None) -> JudgePrompt:
+            return judge_prompt(
+                self.config,
+                self.state,
+                history_chars=chars,
+                judge=judge,
+                roster=roster,
+                names_winner=self.protocol.names_winner,
+            )
+
+        return self._fit(options, build, LOCAL_JUDGE_TOKENS, f"{judge.name}'s verdict")
+
+    async def _record_fit(
+        self, fit: Fitted[Any], options: ModelOptions, speaker: str, round_number: int | None, purpose: str
+    ) -> None:
+        """Record what a prompt lost to fit its window, if anything."""
+        if not fit.trimmed or fit.history_chars is None:
+            return
+        await self._emit(
+            ContextTrimmed(
+                **self._event_args(),
+                round=round_number,
+                speaker=speaker,
+                purpose=purpose,
+                model=str(options.model),
+                turns_omitted=fit.turns_omitted,
+                chars_cut=fit.chars_cut,
+                history_chars=fit.history_chars,
+                tokens_before=fit.tokens_before,
+                tokens_after=fit.tokens,
+                reply_tokens=fit.reply_tokens,
+                window=fit.window,
+            )
+        )
 
     async def _ask_judge(
         self,
@@ -495,9 +670,9 @@ class _Runner:
     async def _assess(self, round_number: int) -> None:
         judge = self.config.judge
         assert judge is not None
-        prompt = assessment_prompt(
-            self.config, self.state, round_number, history_chars=self._judge_history_chars()
-        )
+        fit = self._assessment_prompt(round_number)
+        await self._record_fit(fit, judge, "judge", round_number, "assessment")
+        prompt = fit.prompt
         result = await self._ask_judge(assessment_model(self.config), prompt, "assessment")
         await self._emit(
             RoundAssessed(
@@ -609,14 +784,9 @@ class _Runner:
         usage, attempts, latency = Usage(), 0, 0.0
         candidates = judge.candidates()
         for k, options in enumerate(candidates):
-            prompt = judge_prompt(
-                self.config,
-                self.state,
-                history_chars=self._judge_history_chars(options),
-                judge=judge,
-                roster=roster,
-                names_winner=names_winner,
-            )
+            fit = self._verdict_prompt(judge, options, roster)
+            await self._record_fit(fit, options, "judge", None, "verdict")
+            prompt = fit.prompt
             result = await self._ask_judge(
                 answer_type, prompt, "verdict", judge=judge, options=options, seed_offset=seed_offset
             )
@@ -654,9 +824,6 @@ class _Runner:
             return None
         ids = [p.id for p in self.config.participants]
         return self.config.seed + (ids.index(speaker) if speaker in ids else 0)
-
-    def _history_chars(self, options: ModelOptions) -> int | None:
-        return LOCAL_HISTORY_CHARS if options.model.provider == "local" else None
 
 
 def model_settings(

@@ -205,6 +205,19 @@ def _panel(p: PanelView) -> list[str]:
     return out
 
 
+def _ledger(title: str, rows: tuple[UsageView, ...]) -> list[str]:
+    if not rows:
+        return []
+    return [
+        "",
+        f"### {title}",
+        "",
+        _row("", "Requests", "Input tokens", "Output tokens", "Cost (USD)"),
+        _row("---", "---:", "---:", "---:", "---:"),
+        *(_usage_row(u) for u in rows),
+    ]
+
+
 def _usage(v: DebateView) -> list[str]:
     return [
         "## Usage",
@@ -212,6 +225,8 @@ def _usage(v: DebateView) -> list[str]:
         _row("", "Requests", "Input tokens", "Output tokens", "Cost (USD)"),
         _row("---", "---:", "---:", "---:", "---:"),
         *(_usage_row(u) for u in v.usage),
+        *_ledger("By speaker", v.by_speaker),
+        *_ledger("By model", v.by_model),
         "",
         f"*Exported {v.exported} by moot.*",
     ]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.domain.events import DebateFailed, Event, VerdictGiven, utc_now
+from moot.domain.ledger import ROLE_LABELS, Ledger, ledger
 from moot.domain.state import AssessedRound, DebateState, fold
 from moot.domain.usage import Usage
 from moot.domain.verdict import CRITERIA, FailedTry, Verdict
@@ -317,6 +318,9 @@ class DebateView:
     stopped: str = ""
     outcome: OutcomeView | None = None
     notices: tuple[str, ...] = ()
+    # The ledger (see moot.domain.ledger): who spent what, in which role, and what each model cost.
+    by_speaker: tuple[UsageView, ...] = ()
+    by_model: tuple[UsageView, ...] = ()
 
     @property
     def topic_line(self) -> str:
@@ -408,6 +412,8 @@ def build_view(record: DebateRecord) -> DebateView:
         status=state.status,
         status_text=_status_text(record, state),
         usage=_usage_rows(state),
+        by_speaker=ledger_views(ledger(record.events), state, by="speaker"),
+        by_model=ledger_views(ledger(record.events), state, by="model"),
         started=when(state.started_at),
         ended=when(state.ended_at),
         wall_time=_wall_time(state),
@@ -609,6 +615,30 @@ def _usage_rows(state: DebateState) -> tuple[UsageView, ...]:
             cost=cost_text(u),
         )
         for label, u in rows
+    )
+
+
+def ledger_views(
+    book: Ledger, state: DebateState, *, by: Literal["speaker", "model"]
+) -> tuple[UsageView, ...]:
+    """The ledger's totals by speaker and role ('Ada (debater)') or by model, as usage rows."""
+    config = state.config
+
+    def speaker(who: str) -> str:
+        return clean(config.speaker_name(who)) if config is not None else who
+
+    totals = (
+        book.by(lambda r: f"{speaker(r.who)} ({ROLE_LABELS[r.role]})") if by == "speaker" else book.by_model()
+    )
+    return tuple(
+        UsageView(
+            label=label,
+            requests=u.requests,
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cost=cost_text(u),
+        )
+        for label, u in totals.items()
     )
 
 

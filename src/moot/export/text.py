@@ -182,6 +182,13 @@ def _usage(v: DebateView) -> list[str]:
     out = [*_title("Usage"), f"  {'':<10}{'Requests':>10}{'Input tok.':>14}{'Output tok.':>14}  Cost (USD)"]
     for u in v.usage:
         out.append(f"  {u.label:<10}{u.requests:>10,}{u.input_tokens:>14,}{u.output_tokens:>14,}  {u.cost}")
+    for title, rows in (("By speaker", v.by_speaker), ("By model", v.by_model)):
+        if rows:
+            out += ["", f"  {title}"]
+            out += [
+                f"  {u.label}: {u.requests:,} requests, {u.input_tokens:,} in / {u.output_tokens:,} out, {u.cost}"
+                for u in rows
+            ]
     return [*out, "", f"Exported {v.exported} by moot."]
 
 

@@ -57,7 +57,7 @@ def history_window(
     used = 0
     for turn in reversed(shown):
         if used + len(turn.text) > max_chars:
-            if not kept:
+            if not kept and max_chars > 0:  # text[-0:] would be the whole text
                 # Even one turn is too long: keep its end, where the latest point usually is.
                 kept.append(
                     HistoryTurn(
