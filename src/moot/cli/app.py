@@ -332,7 +332,7 @@ async def _print_estimate(cfg: DebateConfig) -> None:
     out.print(
         Text(
             f"Low: replies of {LOW_SHARE:.0%} of each speaker's max_tokens; high: {HIGH_SHARE:.0%}. "
-            "Tokens are characters / 4; prices from genai-prices. No model was called.",
+            "Tokens counted offline per model; prices from genai-prices. No model was called.",
             style="dim",
         )
     )

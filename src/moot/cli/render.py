@@ -57,6 +57,13 @@ def spent(usage: Usage) -> str:
     return "$0" if usage.requests == 0 else cost_text(usage).replace("unknown", "cost unknown")
 
 
+def cache_text(usage: Usage) -> str:
+    """`1,200 cached in / 300 written to cache · ` when a provider's prompt cache was used, else empty."""
+    if not (usage.cache_read_tokens or usage.cache_write_tokens):
+        return ""
+    return f"{usage.cache_read_tokens:,} cached in / {usage.cache_write_tokens:,} written to cache · "
+
+
 class DebateRenderer:
     """Feeds on events; sequential speakers stream inline, simultaneous ones in live panels."""
 
@@ -419,6 +426,7 @@ class DebateRenderer:
         line = Text.assemble(
             (s.status, f"bold {status_style}"),
             f" · {len(s.turns)} turns · {usage.input_tokens} in / {usage.output_tokens} out tokens · ",
+            cache_text(usage),
             spent(usage),
             f" · {wall:.1f} s · id {s.debate_id}",
         )

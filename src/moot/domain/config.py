@@ -39,6 +39,8 @@ TurnOrder = Literal["sequential", "simultaneous"]
 # Role presets (seed 003): each brings a system prompt, prompts/templates/role_<name>.j2 (see moot/roles.py).
 RoleName = Literal["architect", "security", "performance", "testing"]
 Diversity = Literal["binary", "spectrum", "multi-perspective"]
+# How much of the debate so far a turn prompt quotes (moot.context.strategies).
+StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybrid"]
 
 COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 MIN_PARTICIPANTS = 2
@@ -166,6 +168,9 @@ class Participant(ModelOptions):
         description="The phases in which it has its tools; left out: the format decides "
         "(critical-review: format_options.tool_phases; other formats: every phase)",
     )
+    history_strategy: StrategyName | None = Field(
+        default=None, description="Its own history.strategy (e.g. a small-window model); left out: the debate's"
+    )
 
     @field_validator("tools")
     @classmethod
@@ -280,6 +285,25 @@ class Stopping(_Strict):
     )
 
 
+class HistoryConfig(_Strict):
+    """How much of the debate so far each turn prompt quotes (seed 000 section 3)."""
+
+    strategy: StrategyName = Field(
+        default="full",
+        description="full: everything (cut to the window only when it must); truncate: the newest turns that "
+        "fit; sliding-window: the first keep_opening turns and the newest that fit; summarize: a running "
+        "summary of older turns and the newest; hybrid: full below 80 % of the window, a warning and a "
+        "sliding window (or the summary) up to 90 %, a summary above",
+    )
+    keep_opening: int = Field(default=2, ge=0, le=100, description="Turns kept from the start (sliding-window)")
+    keep_recent: int = Field(
+        default=4, ge=1, le=100, description="Newest turns always quoted verbatim when older ones are summarised"
+    )
+    summarizer: ModelOptions | None = Field(
+        default=None, description="Model that writes the summaries; left out: the judge's, else the first participant's"
+    )
+
+
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
@@ -319,6 +343,7 @@ class DebateConfig(_Strict):
     seed: int | None = None
     limits: Limits = Field(default_factory=Limits)
     stopping: Stopping = Field(default_factory=Stopping)
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
 
     @field_validator("judges")
     @classmethod
@@ -416,6 +441,15 @@ class DebateConfig(_Strict):
         if speaker_id == "judge" and self.judge is not None:
             return self.judge
         return self.voice_options() if speaker_id in VOICES else self.participant(speaker_id)
+
+    def summarizer_options(self) -> ModelOptions:
+        """The model that summarises older turns: history.summarizer, else the judge, else the first debater."""
+        return self.history.summarizer or self.judge or self.participants[0]
+
+    def history_strategy(self, speaker_id: str) -> StrategyName:
+        """The history strategy of a speaker's turn prompts: its own override, else the debate's."""
+        own = next((p.history_strategy for p in self.participants if p.id == speaker_id), None)
+        return own or self.history.strategy
 
     def speaker_name(self, speaker_id: str) -> str:
         """A speaker's display name: a participant's name or a voice's title."""

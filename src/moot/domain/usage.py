@@ -13,6 +13,9 @@ class Usage(BaseModel):
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # Parts of input_tokens (as pydantic-ai counts them): read from / written to the provider's prompt cache.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float | None = None
     unpriced_requests: int = Field(
         default=0, description="Calls whose price is unknown; cost is then a floor"
@@ -31,6 +34,8 @@ class Usage(BaseModel):
             requests=self.requests + other.requests,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=cost,
             unpriced_requests=self.unpriced_requests + other.unpriced_requests,
         )

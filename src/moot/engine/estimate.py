@@ -91,7 +91,13 @@ def _prompt_text(messages: list[ModelMessage]) -> str:
 def _stand_in(options: ModelOptions, share: float, tallies: dict[str, _Tally]) -> Model:
     label = str(options.model)
     tally = tallies.setdefault(label, _Tally(options.model))
-    words = max(1, round(reply_tokens(options, LOCAL_TURN_TOKENS) * share))
+    default_words = max(1, round(reply_tokens(options, LOCAL_TURN_TOKENS) * share))
+
+    def words_for(info: AgentInfo) -> int:
+        # The engine shares one model object between speakers on the same model, so the reply's size comes
+        # from this call's own settings (its speaker's max_tokens), not from whoever was resolved first.
+        cap = (info.model_settings or {}).get("max_tokens")
+        return max(1, round(cap * share)) if isinstance(cap, int) else default_words
 
     def count(messages: list[ModelMessage], reply: str) -> None:
         tally.calls += 1
@@ -107,7 +113,7 @@ def _stand_in(options: ModelOptions, share: float, tallies: dict[str, _Tally]) -
             args = answer(messages, info)
             count(messages, args)
             return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
-        text = " ".join([_FILLER] * words)
+        text = " ".join([_FILLER] * words_for(info))
         count(messages, text)
         return ModelResponse(parts=[TextPart(text)])
 
@@ -117,6 +123,7 @@ def _stand_in(options: ModelOptions, share: float, tallies: dict[str, _Tally]) -
             count(messages, args)
             yield {0: DeltaToolCall(name=info.output_tools[0].name, json_args=args)}
             return
+        words = words_for(info)
         count(messages, " ".join([_FILLER] * words))
         for _ in range(words):
             yield _FILLER + " "

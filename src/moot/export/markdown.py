@@ -58,8 +58,18 @@ def _row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _usage_row(u: UsageView) -> str:
-    return _row(u.label, f"{u.requests:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost)
+def _usage_row(u: UsageView, cached: bool) -> str:
+    cells = [u.label, f"{u.requests:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost]
+    return _row(*cells, *([u.cache or "0 read / 0 written"] if cached else []))
+
+
+def _usage_head(cached: bool) -> list[str]:
+    # The cache column only when a provider reported cache tokens: most debates have none.
+    extra = ["Prompt cache (of input)"] if cached else []
+    return [
+        _row("", "Requests", "Input tokens", "Output tokens", "Cost (USD)", *extra),
+        _row("---", "---:", "---:", "---:", "---:", *(["---:"] if cached else [])),
+    ]
 
 
 def _header(v: DebateView) -> list[str]:
@@ -205,16 +215,15 @@ def _panel(p: PanelView) -> list[str]:
     return out
 
 
-def _ledger(title: str, rows: tuple[UsageView, ...]) -> list[str]:
+def _ledger(title: str, rows: tuple[UsageView, ...], cached: bool) -> list[str]:
     if not rows:
         return []
     return [
         "",
         f"### {title}",
         "",
-        _row("", "Requests", "Input tokens", "Output tokens", "Cost (USD)"),
-        _row("---", "---:", "---:", "---:", "---:"),
-        *(_usage_row(u) for u in rows),
+        *_usage_head(cached),
+        *(_usage_row(u, cached) for u in rows),
     ]
 
 
@@ -222,11 +231,10 @@ def _usage(v: DebateView) -> list[str]:
     return [
         "## Usage",
         "",
-        _row("", "Requests", "Input tokens", "Output tokens", "Cost (USD)"),
-        _row("---", "---:", "---:", "---:", "---:"),
-        *(_usage_row(u) for u in v.usage),
-        *_ledger("By speaker", v.by_speaker),
-        *_ledger("By model", v.by_model),
+        *_usage_head(v.cached),
+        *(_usage_row(u, v.cached) for u in v.usage),
+        *_ledger("By speaker", v.by_speaker, v.cached),
+        *_ledger("By model", v.by_model, v.cached),
         "",
         f"*Exported {v.exported} by moot.*",
     ]

@@ -290,6 +290,16 @@ class UsageView:
     input_tokens: int
     output_tokens: int
     cost: str
+    # Parts of input_tokens served from / written to the provider's prompt cache.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def cache(self) -> str:
+        """`1,200 read / 300 written`, or empty when the calls used no prompt cache."""
+        if not (self.cache_read_tokens or self.cache_write_tokens):
+            return ""
+        return f"{self.cache_read_tokens:,} read / {self.cache_write_tokens:,} written"
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +339,11 @@ class DebateView:
     @property
     def total(self) -> UsageView:
         return self.usage[-1]
+
+    @property
+    def cached(self) -> bool:
+        """Whether any call used a prompt cache (usage tables then show a cache column)."""
+        return bool(self.total.cache)
 
 
 def build_view(record: DebateRecord) -> DebateView:
@@ -613,6 +628,8 @@ def _usage_rows(state: DebateState) -> tuple[UsageView, ...]:
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
             cost=cost_text(u),
+            cache_read_tokens=u.cache_read_tokens,
+            cache_write_tokens=u.cache_write_tokens,
         )
         for label, u in rows
     )
@@ -637,6 +654,8 @@ def ledger_views(
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
             cost=cost_text(u),
+            cache_read_tokens=u.cache_read_tokens,
+            cache_write_tokens=u.cache_write_tokens,
         )
         for label, u in totals.items()
     )

@@ -181,12 +181,16 @@ def _panel(p: PanelView) -> list[str]:
 def _usage(v: DebateView) -> list[str]:
     out = [*_title("Usage"), f"  {'':<10}{'Requests':>10}{'Input tok.':>14}{'Output tok.':>14}  Cost (USD)"]
     for u in v.usage:
-        out.append(f"  {u.label:<10}{u.requests:>10,}{u.input_tokens:>14,}{u.output_tokens:>14,}  {u.cost}")
+        cache = f"  (cache: {u.cache})" if u.cache else ""
+        out.append(
+            f"  {u.label:<10}{u.requests:>10,}{u.input_tokens:>14,}{u.output_tokens:>14,}  {u.cost}{cache}"
+        )
     for title, rows in (("By speaker", v.by_speaker), ("By model", v.by_model)):
         if rows:
             out += ["", f"  {title}"]
             out += [
                 f"  {u.label}: {u.requests:,} requests, {u.input_tokens:,} in / {u.output_tokens:,} out, {u.cost}"
+                + (f" (cache: {u.cache})" if u.cache else "")
                 for u in rows
             ]
     return [*out, "", f"Exported {v.exported} by moot."]

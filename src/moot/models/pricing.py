@@ -27,6 +27,8 @@ def response_usage(response: ModelResponse, *, free: bool = False) -> Usage:
         requests=1,
         input_tokens=u.input_tokens,
         output_tokens=u.output_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
         cost_usd=cost,
         unpriced_requests=unpriced,
     )

@@ -149,8 +149,17 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         wanted = self.assesses_by_default if chosen is None else chosen
         return wanted and config.judge is not None
 
+    def format_overview(self, config: DebateConfig) -> str:
+        """The whole format, every phase, for the system prompt: the same on every turn, so that a
+        provider's prompt cache keeps it (the default debater prompt shows it)."""
+        return "\n".join(
+            f"  • {p.name.capitalize()} (round{'s' if p.first != p.last else ''} {p.rounds}): {p.description}"
+            for p in self.phases(config.rounds)
+        )
+
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        """Format-specific guidance for a debater in this round (the default debater prompt shows it)."""
+        """Format-specific guidance for a debater in this round; the default debater prompt shows it
+        last in the user message, after the history, so that everything before it is a stable prefix."""
         return ""
 
     def turn_prompt(
@@ -174,10 +183,11 @@ class DebateProtocol(ABC, Generic[OptionsT]):
             topic=config.topic,
             context=config.context,
             format_name=self.name,
-            format_instructions=self.format_instructions(config, round_number).strip(),
-            round=round_number,
+            format_overview=self.format_overview(config).rstrip(),
             rounds=config.rounds,
         )
+        # Prompt caching: the system prompt is identical on every turn and the history append-only;
+        # only the last lines (this round and its instruction) change between one turn and the next.
         user = render(
             "debater_turn.j2",
             participant=participant,
@@ -185,6 +195,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
             omitted=window.omitted,
             round=round_number,
             rounds=config.rounds,
+            format_instructions=self.format_instructions(config, round_number).strip(),
         )
         return TurnPrompt(system=system, user=user)
 

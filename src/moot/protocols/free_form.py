@@ -24,6 +24,8 @@ class FreeForm(RoundRobin):
         # A single round is an opening: there is nothing yet to answer.
         return opening_middle_closing(rounds, _OPENING, _MIDDLE, _CLOSING, single=_OPENING)
 
+    def format_overview(self, config: DebateConfig) -> str:
+        return "No fixed structure: respond naturally to the discussion so far.\n" + super().format_overview(config)
+
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        stage = self.phase(config.rounds, round_number).description
-        return f"No fixed structure: respond naturally to the discussion so far. {stage}"
+        return self.phase(config.rounds, round_number).description

@@ -27,13 +27,19 @@ class RoundLimited(RoundRobin):
         countdown = [Phase("countdown", 1, rounds - 1, _COUNTDOWN)] if rounds > 1 else []
         return [*countdown, Phase("final", rounds, rounds, _FINAL)]
 
-    def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        left = config.rounds - round_number + 1
+    def format_overview(self, config: DebateConfig) -> str:
         return "\n".join(
             [
                 "ROUND-LIMITED FORMAT:",
                 f"  • Maximum {_rounds(config.rounds)} total",
                 "  • Each round builds on previous discussion",
+            ]
+        )
+
+    def format_instructions(self, config: DebateConfig, round_number: int) -> str:
+        left = config.rounds - round_number + 1
+        return "\n".join(
+            [
                 f"  • Make your arguments count - {_rounds(left)} remaining, this one included",
                 f"  • Round {round_number} of {config.rounds}",
                 "",

@@ -40,11 +40,13 @@ class StructuredRounds(RoundRobin):
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _OPENING, _REBUTTAL, _CLOSING, single=_BOTH)
 
-    def format_instructions(self, config: DebateConfig, round_number: int) -> str:
+    def format_overview(self, config: DebateConfig) -> str:
         lines = ["STRUCTURED ROUNDS FORMAT:"]
         for p in self.phases(config.rounds):
             span = f"Round {p.rounds}" if p.first == p.last else f"Rounds {p.rounds}"
             lines.append(f"  • {_TITLES[p.name]} ({span}): {p.description}")
-        current = self.phase(config.rounds, round_number)
-        lines += ["", f"Current Phase: {current.name.upper()}", f"  → {_INSTRUCTIONS[current.name]}"]
         return "\n".join(lines)
+
+    def format_instructions(self, config: DebateConfig, round_number: int) -> str:
+        current = self.phase(config.rounds, round_number)
+        return f"Current Phase: {current.name.upper()}\n  → {_INSTRUCTIONS[current.name]}"
