@@ -86,12 +86,12 @@ async def test_debater_prompt_names_persona_stance_others_and_round() -> None:
     rec = Recorder()
     judge, _ = judge_model([judge_answer(config)])
     await collect(config, resolve=resolver(rec, judge))
-    system, _ = rec.calls[4]  # Bo in round 2
+    system, user = rec.calls[4]  # Bo in round 2
     assert "You are Bo" in system
     assert "Should cities ban cars?" in system
     assert "Position: view 1" in system
     assert "- Ada: view 0" in system and "- Cy: view 2" in system
-    assert "round 2 of 4" in system
+    assert "round 2 of 4" in user  # last in the user message: the system prompt is the same every round
 
 
 async def test_judge_invalid_once_is_retried() -> None:

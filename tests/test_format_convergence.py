@@ -182,7 +182,8 @@ def test_the_prompt_carries_the_seed_instructions_and_asks_to_declare_from_round
     cfg = config()
     first = PROTOCOL.turn_prompt(cfg, DebateState(), TurnSpec("bo"), 1)
     second = PROTOCOL.turn_prompt(cfg, DebateState(), TurnSpec("bo"), 2)
-    assert SEED_INSTRUCTIONS in first.system and "Round 1 of at most 3" in first.system
+    assert SEED_INSTRUCTIONS in first.system and "round 1 of at most 3" in first.user
+    assert first.system == second.system  # the same on every turn, for providers' prompt caches
     assert "You are Bo" in first.system and "- Ada: view 0" in first.system and "- Cy: view 2" in first.system
     assert "STATUS:" not in first.user and "COMMON GROUND:" not in first.user
     assert second.user.rstrip().endswith("IMPASSE if the differences cannot be reconciled>")

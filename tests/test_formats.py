@@ -65,6 +65,16 @@ def system_prompt(fmt: str, rounds: int, round_number: int) -> str:
     )
 
 
+def user_prompt(fmt: str, rounds: int, round_number: int) -> str:
+    """This round's part of the prompt: last in the user message, after the history (prompt caching)."""
+    config = make_config(3, rounds=rounds, format=fmt)
+    return (
+        get_protocol(fmt)
+        .turn_prompt(config, DebateState(), TurnSpec(config.participants[1].id), round_number)
+        .user
+    )
+
+
 # --- the registry -----------------------------------------------------------------------------------
 
 
@@ -109,24 +119,29 @@ def test_phase_rounds_read_as_one_number_or_a_range() -> None:
 
 
 def test_structured_rounds_reproduces_the_seed_overview_and_phase_instruction() -> None:
+    # The overview is in the system prompt, the same every round; the phase comes last in the user message.
     assert (
-        "FORMAT: STRUCTURED-ROUNDS - round 2 of 5\n"
+        "FORMAT: STRUCTURED-ROUNDS - 5 rounds\n"
         "STRUCTURED ROUNDS FORMAT:\n"
         "  • Opening (Round 1): Present your initial position and main arguments\n"
         "  • Rebuttals (Rounds 2-4): Respond to opponents and strengthen your case\n"
         "  • Closing (Round 5): Summarize your strongest points and final statement\n"
-        "\n"
+    ) in system_prompt("structured-rounds", 5, 2)
+    assert user_prompt("structured-rounds", 5, 2).endswith(
+        "It is now round 2 of 5.\n"
         "Current Phase: REBUTTAL\n"
         "  → Address opponents' arguments and reinforce your position\n"
-    ) in system_prompt("structured-rounds", 5, 2)
+        "Give your contribution as Bo.\n"
+    )
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 3, 5])
 def test_structured_rounds_prompt_asks_for_the_current_phase_only(rounds: int) -> None:
     for r, phase in enumerate(SCHEDULES["structured-rounds"][rounds], start=1):
-        system = system_prompt("structured-rounds", rounds, r)
-        assert f"Current Phase: {phase.upper()}\n" in system
-        assert [ask for ask in STRUCTURED_ASKS.values() if ask in system] == [STRUCTURED_ASKS[phase]]
+        user = user_prompt("structured-rounds", rounds, r)
+        assert f"Current Phase: {phase.upper()}\n" in user
+        assert [ask for ask in STRUCTURED_ASKS.values() if ask in user] == [STRUCTURED_ASKS[phase]]
+        assert "Current Phase" not in system_prompt("structured-rounds", rounds, r)
 
 
 def test_structured_rounds_overview_fits_the_number_of_rounds() -> None:
@@ -142,13 +157,15 @@ def test_structured_rounds_overview_fits_the_number_of_rounds() -> None:
 def test_round_limited_counts_down_the_rounds_left_including_this_one(rounds: int) -> None:
     for r, phase in enumerate(SCHEDULES["round-limited"][rounds], start=1):
         system = system_prompt("round-limited", rounds, r)
+        user = user_prompt("round-limited", rounds, r)
         left = rounds - r + 1
         total = "1 round" if rounds == 1 else f"{rounds} rounds"
         assert f"ROUND-LIMITED FORMAT:\n  • Maximum {total} total\n" in system
         remaining = "1 round remaining" if left == 1 else f"{left} rounds remaining"
-        assert f"Make your arguments count - {remaining}, this one included" in system
-        assert f"Round {r} of {rounds}" in system
-        assert (ROUND_LIMITED_FINAL in system) == (phase == "final")
+        assert f"Make your arguments count - {remaining}, this one included" in user
+        assert f"Round {r} of {rounds}" in user
+        assert (ROUND_LIMITED_FINAL in user) == (phase == "final")
+        assert "remaining" not in system and ROUND_LIMITED_FINAL not in system
 
 
 # --- full runs --------------------------------------------------------------------------------------
@@ -204,13 +221,15 @@ async def test_a_full_debate_runs_every_round_then_the_judge(fmt: str, order: st
     protocol = get_protocol(fmt)
     for r in range(1, 4):
         phase = protocol.phase(3, r).name
-        systems = [system for system, _ in rec.calls[3 * (r - 1) : 3 * r]]
-        assert all(f"round {r} of 3" in s for s in systems)
+        users = [user for _, user in rec.calls[3 * (r - 1) : 3 * r]]
+        assert all(f"round {r} of 3" in s for s in users)
         if fmt == "structured-rounds":
-            assert all(STRUCTURED_ASKS[phase] in s for s in systems)
+            assert all(STRUCTURED_ASKS[phase] in s for s in users)
         else:
-            assert all((ROUND_LIMITED_FINAL in s) == (phase == "final") for s in systems)
-            assert all(f"count - {4 - r} round" in s for s in systems)
+            assert all((ROUND_LIMITED_FINAL in s) == (phase == "final") for s in users)
+            assert all(f"count - {4 - r} round" in s for s in users)
+    # Prompt caching: each speaker's system prompt is the same in every round (three speakers, three prompts).
+    assert len({system for system, _ in rec.calls}) == 3
 
 
 # --- the command line -------------------------------------------------------------------------------

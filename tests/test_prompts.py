@@ -45,7 +45,9 @@ def test_turn_prompt_renders_history_with_names_and_rounds() -> None:
     assert "[Round 1] Bo (view 1):\n<<<\nBo's reply\n>>>" in prompt.user
     assert "round 1 of 3" in prompt.user
     assert "BACKGROUND MATERIAL\nCars emit CO2." in prompt.system
-    assert "opening round" in prompt.system
+    # This round's instruction comes last, after the history: the system prompt is the same every turn.
+    assert "opening round" in prompt.user and "opening round" not in prompt.system
+    assert prompt.user.index("Bo's reply") < prompt.user.index("opening round")
 
 
 def test_history_window_drops_oldest_turns_and_says_so() -> None:

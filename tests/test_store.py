@@ -35,6 +35,7 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    HistorySummarised,
     JudgeVerdictGiven,
     JudgingStarted,
     Notice,
@@ -207,6 +208,14 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             tokens_after=420,
             reply_tokens=128,
             window=600,
+        ),
+        HistorySummarised(
+            debate_id="d2",
+            round=3,
+            covers=4,
+            last_round=2,
+            summary="Ada argued for, Bob against.",
+            model="fake:judge",
         ),
         PersonasAssigned(
             debate_id="d2",

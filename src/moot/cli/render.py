@@ -19,6 +19,7 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    HistorySummarised,
     JudgeVerdictGiven,
     JudgingStarted,
     Notice,
@@ -163,6 +164,8 @@ class DebateRenderer:
                 self.console.print(Text(f"{event.level}: {event.source}: {event.message}", style="yellow"))
             case ContextTrimmed():
                 self.console.print(Text(context_trimmed_text(self.config, event), style="dim"))
+            case HistorySummarised():
+                self.console.print(Text(history_summarised_text(event), style="dim"))
             case DecisionGiven():
                 self._stop_live()
                 self.decision(event)
@@ -435,10 +438,29 @@ class DebateRenderer:
             self.console.print(Text(s.error, style=status_style))
 
 
+def history_summarised_text(event: HistorySummarised) -> str:
+    """One line saying which turns a summary now stands in for (or why none was made)."""
+    if event.summary is None:
+        return f"context: no summary of turns 1-{event.covers} ({event.model}): {event.error or 'failed'}"
+    return (
+        f"context: {event.model} summarised turns 1-{event.covers} (to round {event.last_round}) "
+        f"in {len(event.summary.split())} words"
+    )
+
+
 def context_trimmed_text(config: DebateConfig, event: ContextTrimmed) -> str:
     """One line saying whose prompt lost what to fit its model's window."""
     who = "the judge" if event.speaker == "judge" else config.speaker_name(event.speaker)
     when = f" in round {event.round}" if event.round is not None else ""
+    if event.strategy is not None:
+        parts = [f"{event.turns_dropped} earlier turn{'s' * (event.turns_dropped != 1)} left out"] * bool(
+            event.turns_dropped
+        ) + [f"{event.turns_summarised} summarised"] * bool(event.turns_summarised)
+        return (
+            f"context ({event.strategy}): {who}'s {event.purpose} prompt{when}: {', '.join(parts)}, "
+            f"{event.tokens_before:,} -> {event.tokens_after:,} prompt tokens of {event.model}'s "
+            f"{event.window:,}-token window"
+        )
     omitted = f"{event.turns_omitted} earlier turn{'s' * (event.turns_omitted != 1)} left out, "
     return (
         f"context: {who}'s {event.purpose} prompt{when} trimmed to fit {event.model}'s "

@@ -169,7 +169,8 @@ class Participant(ModelOptions):
         "(critical-review: format_options.tool_phases; other formats: every phase)",
     )
     history_strategy: StrategyName | None = Field(
-        default=None, description="Its own history.strategy (e.g. a small-window model); left out: the debate's"
+        default=None,
+        description="Its own history.strategy (e.g. a small-window model); left out: the debate's",
     )
 
     @field_validator("tools")
@@ -295,12 +296,18 @@ class HistoryConfig(_Strict):
         "summary of older turns and the newest; hybrid: full below 80 % of the window, a warning and a "
         "sliding window (or the summary) up to 90 %, a summary above",
     )
-    keep_opening: int = Field(default=2, ge=0, le=100, description="Turns kept from the start (sliding-window)")
+    keep_opening: int = Field(
+        default=2, ge=0, le=100, description="Turns kept from the start (sliding-window)"
+    )
     keep_recent: int = Field(
-        default=4, ge=1, le=100, description="Newest turns always quoted verbatim when older ones are summarised"
+        default=4,
+        ge=1,
+        le=100,
+        description="Newest turns always quoted verbatim when older ones are summarised",
     )
     summarizer: ModelOptions | None = Field(
-        default=None, description="Model that writes the summaries; left out: the judge's, else the first participant's"
+        default=None,
+        description="Model that writes the summaries; left out: the judge's, else the first participant's",
     )
 
 
@@ -446,7 +453,7 @@ class DebateConfig(_Strict):
         """The model that summarises older turns: history.summarizer, else the judge, else the first debater."""
         return self.history.summarizer or self.judge or self.participants[0]
 
-    def history_strategy(self, speaker_id: str) -> StrategyName:
+    def strategy_of(self, speaker_id: str) -> StrategyName:
         """The history strategy of a speaker's turn prompts: its own override, else the debate's."""
         own = next((p.history_strategy for p in self.participants if p.id == speaker_id), None)
         return own or self.history.strategy

@@ -114,11 +114,20 @@ class ContextTrimmed(_ProgressMarker):
     model: str
     turns_omitted: int = Field(description="Quoted turns the full prompt had and the fitted one lacks")
     chars_cut: int = Field(description="Characters the fitted prompt is shorter by")
-    history_chars: int = Field(description="The history budget (characters) the fitted prompt was built with")
+    history_chars: int = Field(
+        description="The history budget (characters) the fitted prompt was built with; 0: not cut to fit "
+        "(its strategy alone chose what to quote)"
+    )
     tokens_before: int = Field(description="Counted prompt tokens with the full history")
     tokens_after: int = Field(description="Counted prompt tokens as sent")
     reply_tokens: int = Field(description="Tokens kept free for the reply")
     window: int = Field(description="The model's context window in tokens")
+    strategy: str | None = Field(
+        default=None,
+        description="The history strategy that chose what to quote (history.strategy); None: only the window fit cut",
+    )
+    turns_dropped: int = Field(default=0, description="Turns the strategy left out")
+    turns_summarised: int = Field(default=0, description="Turns the strategy's summary stands in for")
 
 
 class RoundCompleted(BaseEvent):
@@ -134,6 +143,19 @@ class _JudgeCall(BaseEvent):
     attempts: int = 1
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
+
+
+class HistorySummarised(_JudgeCall):
+    """A summary of the debate's first `covers` turns (in the order they were said), made for the
+    `summarize` and `hybrid` history strategies before the turn that needed it. Prompts quote the latest
+    one in place of the turns it covers until a newer one is due. `summary` is None when the call failed
+    (prompts then fall back to a window of recent turns)."""
+
+    type: Literal["history_summarised"] = "history_summarised"
+    round: int = Field(description="The round whose turns needed it")
+    covers: int = Field(description="How many of the debate's turns, from the first, it stands in for")
+    last_round: int = Field(description="The round of the last turn it covers")
+    summary: str | None
 
 
 class RoundAssessed(_JudgeCall):
@@ -246,6 +268,7 @@ Event = Annotated[
     | TurnCompleted
     | ContextTrimmed
     | RoundCompleted
+    | HistorySummarised
     | Notice
     | PersonasAssigned
     | RoundAssessed

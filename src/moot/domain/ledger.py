@@ -15,6 +15,7 @@ from moot.domain.config import VOICES
 from moot.domain.events import (
     DecisionGiven,
     Event,
+    HistorySummarised,
     JudgeVerdictGiven,
     PersonasAssigned,
     RoundAssessed,
@@ -25,8 +26,8 @@ from moot.domain.usage import Usage
 
 # participant: a debater's turn; voice: a format's moderator/chair/orchestrator turn; judge: assessments and
 # verdicts (panel judges included); decision: a format's structured asks (votes, rankings); personas:
-# the proposal of 'auto' personas.
-Role = Literal["participant", "voice", "judge", "decision", "personas"]
+# the proposal of 'auto' personas; summariser: summaries of older turns (history strategies).
+Role = Literal["participant", "voice", "judge", "decision", "personas", "summariser"]
 VOICE_IDS = frozenset(VOICES)
 ROLE_LABELS: dict[str, str] = {
     "participant": "debater",
@@ -34,6 +35,7 @@ ROLE_LABELS: dict[str, str] = {
     "judge": "judge",
     "decision": "votes and rankings",
     "personas": "personas",
+    "summariser": "summaries",
 }
 
 
@@ -98,6 +100,8 @@ class Ledger(BaseModel):
                 self.add(event.by, "decision", event.round, event.model, event.usage)
             case PersonasAssigned():
                 self.add("personas", "personas", None, event.model, event.usage)
+            case HistorySummarised():
+                self.add("summariser", "summariser", event.round, event.model, event.usage)
             case JudgeVerdictGiven():
                 if event.recused is None or event.usage.requests:
                     self.add(event.name, "judge", None, event.model, event.usage)

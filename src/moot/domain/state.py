@@ -19,6 +19,7 @@ from moot.domain.events import (
     DebateStopping,
     DecisionGiven,
     Event,
+    HistorySummarised,
     JudgeVerdictGiven,
     JudgingStarted,
     Notice,
@@ -140,6 +141,13 @@ class DebateState(BaseModel):
     context_trims: list[ContextTrimmed] = Field(
         default_factory=list, description="Prompts whose history was cut to fit a context window"
     )
+    summary: HistorySummarised | None = Field(
+        default=None, description="The latest summary of older turns (history strategies summarize, hybrid)"
+    )
+    summary_tried: int = Field(
+        default=0, description="Turns covered by the latest summary asked for, made or failed"
+    )
+    summary_usage: Usage = Field(default_factory=Usage, description="The summaries' calls")
     outcome: Outcome | None = None
     stop_reason: StopReason | None = None
     stopped_after: int | None = None
@@ -182,7 +190,7 @@ class DebateState(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        total = self.judge_usage + self.decision_usage
+        total = self.judge_usage + self.decision_usage + self.summary_usage
         for turn in self.turns:
             total = total + turn.usage
         return total
@@ -203,6 +211,11 @@ class DebateState(BaseModel):
                 self.started_at = event.at
             case ContextTrimmed():
                 self.context_trims.append(event)
+            case HistorySummarised():
+                if event.summary is not None:
+                    self.summary = event
+                self.summary_tried = event.covers
+                self.summary_usage = self.summary_usage + event.usage
             case Notice():
                 self.notices.append(f"{event.source}: {event.message}")
             case PersonasAssigned():

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 from moot.domain.config import DebateConfig
 from moot.domain.state import Turn
@@ -21,6 +23,11 @@ def fenced(text: str) -> str:
     return text.replace(FENCE_OPEN, "‹‹‹").replace(FENCE_CLOSE, "›››")
 
 
+# The speaker id of the summary that stands in for older turns (no participant or voice has it: ids of
+# participants are checked against VOICES, and this one holds a character ids may not).
+SUMMARY_ID = "summary:"
+
+
 @dataclass(frozen=True)
 class HistoryTurn:
     round: int
@@ -28,6 +35,8 @@ class HistoryTurn:
     name: str
     stance: str
     text: str
+    # The turn quoted; None for the summary of older turns.
+    turn: Turn | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -36,11 +45,67 @@ class HistoryWindow:
     omitted: int
 
 
+def turn_id(turn: Turn) -> tuple[int, str, str | None, float]:
+    """Tells the turns of one debate apart (a speaker may address several others in one round)."""
+    return turn.round, turn.participant_id, turn.target, turn.at.timestamp()
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    """A context strategy's choice for one prompt (moot.context.strategies): turns it drops, and turns a
+    summary stands in for. Turns it does not name are quoted as usual."""
+
+    dropped: frozenset[tuple[int, str, str | None, float]] = frozenset()
+    summarised: frozenset[tuple[int, str, str | None, float]] = frozenset()
+    summary: str | None = None
+
+
+# Set by the engine while it builds a turn prompt, so that every format's history (they all go through
+# history_window) follows the speaker's strategy without each format taking a new argument. Formats stay
+# pure: the view is a function of the config and the folded state, made before the prompt is built.
+_VIEW: ContextVar[HistoryView | None] = ContextVar("history_view", default=None)
+
+
+@contextmanager
+def viewing(view: HistoryView | None) -> Iterator[None]:
+    """Build prompts inside this block with `view` applied to their history."""
+    token = _VIEW.set(view)
+    try:
+        yield
+    finally:
+        _VIEW.reset(token)
+
+
+def _apply_view(turns: Sequence[Turn], view: HistoryView) -> tuple[list[Turn | None], int]:
+    """The turns the view keeps (None where the summary goes) and how many it drops."""
+    kept: list[Turn | None] = []
+    dropped = 0
+    summary_placed = False
+    for t in turns:
+        key = turn_id(t)
+        if key in view.summarised and view.summary is not None:
+            if not summary_placed:
+                kept.append(None)
+                summary_placed = True
+        elif key in view.dropped or key in view.summarised:
+            dropped += 1
+        else:
+            kept.append(t)
+    return kept, dropped
+
+
 def history_window(
     config: DebateConfig, turns: Sequence[Turn], *, max_chars: int | None = None
 ) -> HistoryWindow:
-    """Turns as prompts show them; with `max_chars`, the newest turns that fit, oldest dropped first."""
+    """Turns as prompts show them; with `max_chars`, the newest turns that fit, oldest dropped first.
+
+    Under a context strategy's view (see `viewing`) its dropped turns are left out and its summary stands
+    first, in place of the turns it covers."""
     names = {p.id: (p.name, p.stance) for p in config.participants}
+    view = _VIEW.get()
+    selected, dropped = _apply_view(turns, view) if view is not None else (list(turns), 0)
+    summary = view.summary if view is not None and view.summary is not None else ""
+    first_round = turns[0].round if turns else 1
     shown = [
         HistoryTurn(
             t.round,
@@ -48,11 +113,14 @@ def history_window(
             names.get(t.participant_id, (t.participant_id, ""))[0],
             names.get(t.participant_id, ("", ""))[1],
             fenced(t.text),
+            t,
         )
-        for t in turns
+        if t is not None
+        else HistoryTurn(first_round, SUMMARY_ID, "Summary of the earlier turns", "", fenced(summary))
+        for t in selected
     ]
     if max_chars is None:
-        return HistoryWindow(shown, 0)
+        return HistoryWindow(shown, dropped)
     kept: list[HistoryTurn] = []
     used = 0
     for turn in reversed(shown):
@@ -66,10 +134,11 @@ def history_window(
                         turn.name,
                         turn.stance,
                         "..." + turn.text[-max_chars:],
+                        turn.turn,
                     )
                 )
             break
         kept.append(turn)
         used += len(turn.text)
     kept.reverse()
-    return HistoryWindow(kept, len(shown) - len(kept))
+    return HistoryWindow(kept, dropped + len(shown) - len(kept))

@@ -195,7 +195,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
             omitted=window.omitted,
             round=round_number,
             rounds=config.rounds,
-            format_instructions=self.format_instructions(config, round_number).strip(),
+            format_instructions=self.format_instructions(config, round_number).strip("\n"),
         )
         return TurnPrompt(system=system, user=user)
 
@@ -239,7 +239,6 @@ def labelled_history(
     """`history_window` with voices named by title ('Moderator'), addressed turns as 'Bo → Ada', and a
     speaker's stance replaced by `stances` where given (a side such as 'for', a role such as 'affirmative')."""
     window = history_window(config, turns, max_chars=max_chars)
-    kept = list(turns)[window.omitted :]
     relabelled = [
         replace(
             shown,
@@ -247,6 +246,8 @@ def labelled_history(
             + (f" → {config.speaker_name(turn.target)}" if turn.target else ""),
             stance=(stances or {}).get(turn.participant_id, shown.stance),
         )
-        for shown, turn in zip(window.turns, kept, strict=True)
+        if (turn := shown.turn) is not None
+        else shown  # the summary of older turns (a context strategy's)
+        for shown in window.turns
     ]
     return HistoryWindow(relabelled, window.omitted)

@@ -123,9 +123,11 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _POSITIONS, _SEEKING, _FINAL, single=_POSITIONS)
 
+    def format_overview(self, config: DebateConfig) -> str:
+        return SEED_INSTRUCTIONS
+
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        stage = self.phase(config.rounds, round_number).description
-        return f"{SEED_INSTRUCTIONS}\n\nRound {round_number} of at most {config.rounds}: {stage}."
+        return self.phase(config.rounds, round_number).description + "."
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
@@ -203,7 +205,7 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
             others=[p for p in config.participants if p.id != participant.id],
             topic=config.topic,
             context=config.context,
-            instructions=self.format_instructions(config, round_number),
+            instructions=self.format_overview(config),
         )
         user = render(
             "convergence_turn.j2",
@@ -212,6 +214,7 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
             omitted=window.omitted,
             round=round_number,
             rounds=config.rounds,
+            instructions=self.format_instructions(config, round_number),
             declare=round_number >= FIRST_SETTLING_ROUND,
         )
         return TurnPrompt(system=system, user=user)

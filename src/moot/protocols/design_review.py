@@ -299,16 +299,15 @@ def contributions(
 ) -> tuple[list[Contribution], int]:
     """Turns as quoted contributions, the newest that fit in `max_chars`, and how many were left out."""
     window = history_window(config, turns, max_chars=max_chars)
-    kept = turns[len(turns) - len(window.turns) :]
     shown = [
         Contribution(
-            t.round,
+            w.round,
             w.name,
-            phase_of(t.round),
-            config.speaker_name(t.target) if t.target else "",
+            phase_of(w.round),
+            config.speaker_name(t.target) if (t := w.turn) is not None and t.target else "",
             w.text,
         )
-        for t, w in zip(kept, window.turns, strict=True)
+        for w in window.turns
     ]
     return shown, window.omitted
 

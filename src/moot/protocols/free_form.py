@@ -25,7 +25,8 @@ class FreeForm(RoundRobin):
         return opening_middle_closing(rounds, _OPENING, _MIDDLE, _CLOSING, single=_OPENING)
 
     def format_overview(self, config: DebateConfig) -> str:
-        return "No fixed structure: respond naturally to the discussion so far.\n" + super().format_overview(config)
+        # Short: the embedded model's window is small, and each round's own instruction comes with the turn.
+        return "No fixed structure: respond naturally to the discussion so far. Round 1 opens, the last round closes."
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
         return self.phase(config.rounds, round_number).description
