@@ -129,6 +129,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=4)
     parser.add_argument("--window", type=int, default=4096)
+    parser.add_argument(
+        "--full-window",
+        type=int,
+        default=None,
+        help="Window for the `full` run (default: --window). A large one shows what sending everything costs "
+        "when nothing has to be cut, the growth `hybrid` exists to stop.",
+    )
     parser.add_argument("--rounds", type=int, nargs="+", default=[5, 10, 20, 40])
     parser.add_argument("--keep-recent", type=int, default=4, help="history.keep_recent")
     parser.add_argument(
@@ -139,14 +146,18 @@ async def main() -> None:
     )
     args = parser.parse_args()
     turns = f"{args.turn_words}-word turns" if args.turn_words else "canned turns"
-    print(f"N = {args.participants}, fake models with a {args.window}-token window, {turns}, no judge")
+    full_window = args.full_window or args.window
+    print(
+        f"N = {args.participants}, fake models, {turns}, no judge; window {args.window:,} tokens for hybrid, "
+        f"{full_window:,} for full"
+    )
     print(
         f"{'rounds':>6} {'full tokens':>12} {'largest':>7} {'hybrid tokens':>14} {'largest':>7} "
         f"{'hybrid/full':>11} {'summaries':>9} {'s':>5}"
     )
     for rounds in args.rounds:
         started = time.perf_counter()
-        full, full_max, _ = await run(config(args.participants, rounds, "full", args.window), args.turn_words)
+        full, full_max, _ = await run(config(args.participants, rounds, "full", full_window), args.turn_words)
         hybrid, hybrid_max, made = await run(
             config(args.participants, rounds, "hybrid", args.window, args.keep_recent), args.turn_words
         )
