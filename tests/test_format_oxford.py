@@ -218,14 +218,16 @@ async def test_speakers_are_told_their_side_team_phase_and_see_earlier_speeches_
     system, user = rec.calls[1]  # Bo's opening, after Ada's
     assert "You are Bo, a speaker in an Oxford-style debate" in system
     assert "You speak AGAINST the motion; your opponents: Ada, Cy." in system
-    assert "This speech: Opening speech" in system
+    assert "This speech: Opening speech" in user  # after the history: the system prompt stays the same
+    assert all(call[0] == system for call in rec.calls[1::3])  # Bo's three speeches share one system prompt
     assert "You speak FOR the motion, with Cy; your opponents: Bo." in rec.calls[0][0]
     assert "[Round 1] Ada (for):\n<<<\nada speaks in call 1.\n>>>" in user
     assert user.rstrip().endswith("Give your opening speech against the motion, as Bo.")
     closing_system, closing_user = rec.calls[6]  # Ada's closing
-    assert "why the motion should be carried; bring no new arguments" in closing_system
+    assert "why the motion should be carried; bring no new arguments" in closing_user
+    assert closing_system == rec.calls[0][0]
     assert "Give your closing speech for the motion, as Ada." in closing_user
-    assert "why the motion should be defeated" in rec.calls[7][0]
+    assert "why the motion should be defeated" in rec.calls[7][1]
 
 
 async def test_simultaneous_speakers_see_only_earlier_rounds() -> None:

@@ -221,7 +221,6 @@ class Oxford(DebateProtocol[OxfordOptions]):
             opponents=[config.speaker_name(pid) for pid, s in sides.items() if s != side],
             motion=config.topic,
             context=config.context,
-            task=task,
         )
         user = render(
             "oxford_turn.j2",
@@ -232,6 +231,9 @@ class Oxford(DebateProtocol[OxfordOptions]):
             round=round_number,
             rounds=config.rounds,
             phase=phase,
+            # The speech's task changes by phase: it goes after the history, so the system prompt stays the
+            # same all debate and providers' prompt caches hit.
+            task=task,
         )
         return TurnPrompt(system=system, user=user)
 
