@@ -112,8 +112,12 @@ class DebateRenderer:
         self.state.apply(event)
         self.ledger.apply(event, VOICE_IDS)
         if self.quiet:
+            # The result only: the verdict, and the format's own outcome (council, tournament and design review
+            # have no verdict, so without it they would print nothing).
             if isinstance(event, VerdictGiven):
                 self.verdict(event)
+            elif isinstance(event, OutcomeGiven):
+                self.outcome(event)
             return
         match event:
             case DebateStarted():
