@@ -270,7 +270,6 @@ def test_the_shuffle_differs_between_rankers_and_seeds() -> None:
     ("n", "extra", "message"),
     [
         (2, {}, "participants: the council format needs 3 to 10 participants, not 2"),
-        (3, {"rounds": 2}, "rounds: the council format has 3 rounds (answers, rankings, synthesis), not 2"),
         (3, {"format_options": {"chair": "x"}}, "format_options.chair: unknown field"),
         (3, {"stopping": {"assess_rounds": True}}, "stopping.assess_rounds: the council format runs"),
     ],

@@ -381,11 +381,6 @@ async def test_rounds_left_out_follow_the_bracket() -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (
-            {"rounds": 3, "n": 2},
-            "rounds: the tournament format has 2 rounds (proposals, then 1 of matches for 2), not 3; "
-            "set rounds to 2",
-        ),
         ({"judge": None}, "judge: the tournament format needs a judge to decide its matches; set judge"),
         ({"moderator": {"model": "fake:m"}}, "moderator: the tournament format has no moderator"),
         ({"format_options": {"match_rounds": 0}}, "format_options.match_rounds: Input should be greater"),

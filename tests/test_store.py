@@ -711,3 +711,18 @@ def test_db_url_from_paths_and_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert db_url_from("postgresql+psycopg2://u:p@h/db") == "postgresql+psycopg2://u:p@h/db"
     with pytest.raises(UserError, match="not a database URL"):
         db_url_from("::not a url://")
+
+
+async def test_the_listed_winner_is_the_formats_when_the_verdict_names_none(store: EventStore) -> None:
+    from moot.engine.runner import run_debate
+    from tests.conftest import make_config
+
+    for fmt, n in (("tournament", 3), ("oxford", 2)):
+        config = make_config(n, rounds=3, format=fmt, stopping={}, seed=1)
+        [e async for e in run_debate(config, log=store)]
+    rows = {row.format: row for row in await store.list_debates()}
+    assert rows["tournament"].winner in {"Ada", "Bo", "Cy"}
+    # Oxford's verdict names no winner: the list shows the side that won the swing (none on a tie).
+    outcome = next(e for e in await store.events(rows["oxford"].id) if isinstance(e, OutcomeGiven))
+    names = {"ada": "Ada", "bo": "Bo"}
+    assert rows["oxford"].winner == (", ".join(names[w] for w in outcome.outcome.winner_ids) or None)

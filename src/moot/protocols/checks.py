@@ -6,17 +6,6 @@ from moot.domain.config import DebateConfig
 from moot.errors import ConfigError
 
 
-def require_rounds(config: DebateConfig, expected: int, why: str) -> None:
-    """`rounds`, where the config gives it, must be the count the format's structure fixes; `why` names
-    that structure. Left out, the format's own count applies."""
-    if "rounds" in config.model_fields_set and config.rounds != expected:
-        raise ConfigError(
-            f"the {config.format} format has {expected} rounds ({why}), not {config.rounds}; "
-            f"set rounds to {expected} or leave it out",
-            field="rounds",
-        )
-
-
 def no_early_stopping(config: DebateConfig) -> None:
     """Reject stopping rules a format with a fixed schedule cannot honour (a timeout still applies)."""
     rules = config.stopping

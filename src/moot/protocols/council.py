@@ -34,7 +34,7 @@ from moot.domain.state import DebateState, Decision
 from moot.judging.schema import bounded_text
 from moot.prompts.render import render
 from moot.protocols.base import AskRequest, DebateProtocol, NoOptions, Phase, TurnPrompt
-from moot.protocols.checks import no_early_stopping, require_rounds
+from moot.protocols.checks import no_early_stopping
 from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
     Ask,
@@ -140,7 +140,6 @@ class Council(DebateProtocol[NoOptions]):
 
     def check(self, config: DebateConfig) -> None:
         super().check(config)
-        require_rounds(config, ROUNDS, "answers, rankings, synthesis")
         no_early_stopping(config)
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:

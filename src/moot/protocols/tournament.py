@@ -37,7 +37,7 @@ from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
 from moot.prompts.render import render
 from moot.protocols.base import AskRequest, DebateProtocol, Phase, TurnPrompt
-from moot.protocols.checks import no_early_stopping, require_rounds
+from moot.protocols.checks import no_early_stopping
 from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
     Ask,
@@ -188,10 +188,8 @@ class Tournament(DebateProtocol[TournamentOptions]):
                 "the tournament format has no moderator, and its matches are for the judge; remove moderator",
                 field="moderator",
             )
-        n = len(config.participants)
-        require_rounds(
-            config, tournament_rounds(n), f"proposals, then {tournament_rounds(n) - 1} of matches for {n}"
-        )
+        # `rounds` is not checked: the bracket fixes the length (planned_rounds), and a stored config, which
+        # always carries `rounds`, must replay whatever it says.
         no_early_stopping(config)
 
     # --- the bracket, read from the state ---------------------------------------------------------

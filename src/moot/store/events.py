@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
-from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, VerdictGiven
+from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, OutcomeGiven, VerdictGiven
 from moot.domain.state import DebateState, Status, fold
 from moot.errors import NotFoundError, StoreError, UserError, one_line
 from moot.store.connection import create_engine, make_parent, sqlite_file, translate
@@ -209,8 +209,12 @@ class EventStore:
         for e in batch:
             if e.type in STATUS_AFTER and not isinstance(e, DebateStarted):
                 values["status"] = STATUS_AFTER[e.type]
-            if isinstance(e, VerdictGiven):
-                values["winner"] = winner_label(e, tail.names)
+            if isinstance(e, VerdictGiven | OutcomeGiven):
+                # A format's own result (a tournament's champion, oxford's side) names the winner where the
+                # verdict names none; a verdict without a winner does not erase it.
+                label = winner_label(e, tail.names)
+                if label is not None:
+                    values["winner"] = label
         if len(values) > 1 or not isinstance(batch[-1], DebateStarted):
             conn.execute(sa.update(debates).where(debates.c.id == first.debate_id).values(values))
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from moot.domain.config import DebateConfig
-from moot.domain.events import DebateStarted, VerdictGiven
+from moot.domain.events import DebateStarted, OutcomeGiven, VerdictGiven
 from moot.domain.state import Status
 from moot.store.db import debates
 
@@ -75,9 +75,12 @@ def debate_row(event: DebateStarted) -> dict[str, Any]:
     }
 
 
-def winner_label(event: VerdictGiven, names: dict[str, str]) -> str | None:
+def winner_label(event: VerdictGiven | OutcomeGiven, names: dict[str, str]) -> str | None:
     """The winner's display name, 'tie: A, B' for a tie, None without a valid verdict or one that names no
-    winner (consensus formats)."""
+    winner (consensus formats). A format's outcome may name several winners: a team, not a tie."""
+    if isinstance(event, OutcomeGiven):
+        team = [names.get(pid, pid) for pid in event.outcome.winner_ids]
+        return ", ".join(team) or None
     if event.verdict is None:
         return None
     winners: Sequence[str] = [names.get(pid, pid) for pid in event.verdict.winner_ids]
