@@ -21,6 +21,7 @@ from moot import __version__
 from moot.cli.formats import formats_command
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
+from moot.cli.serve import serve_command
 from moot.cli.templates import templates_command
 from moot.config_files import (
     build_config,
@@ -462,6 +463,7 @@ def models() -> None:
 
 app.command("formats")(formats_command)
 app.command("templates")(templates_command)
+app.command("serve")(serve_command)
 
 
 @app.command()

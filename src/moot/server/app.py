@@ -1,0 +1,322 @@
+"""The HTTP API: debates over REST, their events live over Server-Sent Events and WebSocket.
+
+    uvicorn --factory moot.server:create_app     (or `moot serve`)
+
+POST /api/debates checks the config, starts the debate in the background and answers 202 with its
+id at once: a separate start call would only add a state (created, never started) to explain.
+API keys live on the server only: a request can neither send one nor read one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from pydantic import BaseModel
+
+from moot import __version__
+from moot.domain.config import DebateConfig
+from moot.domain.events import Event
+from moot.domain.models import PROVIDERS
+from moot.domain.state import DebateState, Status
+from moot.engine import ModelResolver
+from moot.errors import NotFoundError, UserError
+from moot.export import ExportFormat, export
+from moot.models.providers import SPECS
+from moot.protocols import PROTOCOLS
+from moot.server.manager import TERMINAL, DebateManager, Subscriber
+from moot.store import DebateSummary, EventStore, db_url_from
+
+_MEDIA: dict[str, str] = {
+    "markdown": "text/markdown; charset=utf-8",
+    "json": "application/json",
+    "text": "text/plain; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+}
+
+
+class Started(BaseModel):
+    id: str
+    status: Literal["queued", "running"]
+
+
+class DebateStatus(BaseModel):
+    id: str
+    status: Status | Literal["queued"]
+    round: int
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+class ProviderInfo(BaseModel):
+    name: str
+    description: str
+    key_vars: list[str]
+    key_required: bool
+    key_set: bool
+    installed: bool
+
+
+class PhaseInfo(BaseModel):
+    name: str
+    first: int
+    last: int
+    description: str
+
+
+class FormatInfo(BaseModel):
+    name: str
+    description: str
+    phases: list[PhaseInfo]
+
+
+def manager_of(request: Request | WebSocket) -> DebateManager:
+    manager: DebateManager = request.app.state.manager
+    return manager
+
+
+async def known(request: Request, debate_id: str) -> str:
+    """The id of a debate that is running or stored; 404 otherwise (checked before a stream starts)."""
+    manager = manager_of(request)
+    if not manager.running(debate_id) and not await _exists(manager.store, debate_id):
+        raise NotFoundError(f"no debate {debate_id!r}")
+    return debate_id
+
+
+async def state_of(request: Request, debate_id: str) -> DebateState:
+    return await manager_of(request).store.state(debate_id)
+
+
+def create_app(
+    db_url: str | None = None, *, max_running: int = 4, resolve: ModelResolver | None = None
+) -> FastAPI:
+    """The API over the event store at `db_url` (the default store when None). `resolve` replaces the
+    model lookup (tests pass fakes)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with await EventStore.open(db_url_from(db_url)) as store:
+            app.state.manager = DebateManager(store, max_running=max_running, resolve=resolve)
+            try:
+                yield
+            finally:
+                await app.state.manager.close()
+
+    app = FastAPI(title="moot", version=__version__, lifespan=lifespan)
+
+    @app.exception_handler(UserError)
+    async def user_error(request: Request, exc: UserError) -> JSONResponse:
+        code = 404 if isinstance(exc, NotFoundError) else 422
+        return JSONResponse({"detail": str(exc), "field": exc.field}, status_code=code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Field paths as dotted strings ("participants.0.model"), the way the CLI names them.
+        errors = [
+            {"field": ".".join(str(p) for p in e["loc"] if p != "body"), "message": e["msg"]}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.post("/api/debates", status_code=202)
+    async def create(request: Request, config: DebateConfig) -> Started:
+        """Check the config, then start the debate in the background."""
+        run = manager_of(request).start(config)
+        return Started(id=run.id, status="running" if run.started else "queued")
+
+    @app.get("/api/debates")
+    async def list_debates(
+        request: Request,
+        status: Status | None = None,
+        text: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> list[DebateSummary]:
+        """Debates newest first."""
+        store = manager_of(request).store
+        found = await store.list_debates(
+            text=text, status=status, since=since, until=until, limit=limit + offset
+        )
+        return found[offset:]
+
+    @app.get("/api/debates/{debate_id}")
+    async def get_debate(request: Request, debate_id: str) -> DebateState:
+        """The debate's whole state, folded from its events."""
+        return await state_of(request, debate_id)
+
+    @app.get("/api/debates/{debate_id}/status")
+    async def debate_status(request: Request, debate_id: str) -> DebateStatus:
+        manager = manager_of(request)
+        run = manager.get(debate_id)
+        try:
+            state = await state_of(request, debate_id)
+        except NotFoundError:
+            if run is None:
+                raise
+            # Waiting for a slot, or holding one an instant before its first event is stored.
+            return DebateStatus(
+                id=debate_id,
+                status="pending" if run.started else "queued",
+                round=0,
+                turns=0,
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=None,
+            )
+        usage = state.usage
+        return DebateStatus(
+            id=debate_id,
+            status=state.status,
+            round=len(state.rounds),
+            turns=len(state.turns),
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=usage.cost_usd,
+        )
+
+    @app.delete("/api/debates/{debate_id}", status_code=204)
+    async def delete(request: Request, debate_id: str) -> None:
+        manager = manager_of(request)
+        if manager.running(debate_id):
+            raise HTTPException(409, f"debate {debate_id!r} is running; stop it first")
+        await manager.store.delete(debate_id)
+
+    @app.post("/api/debates/{debate_id}/stop", status_code=202)
+    async def stop(request: Request, debate_id: str) -> dict[str, str]:
+        """Cancel a running debate; it is recorded as interrupted, its finished turns kept."""
+        if not manager_of(request).stop(debate_id):
+            await state_of(request, debate_id)  # 404 when unknown
+            raise HTTPException(409, f"debate {debate_id!r} is not running")
+        return {"id": debate_id, "status": "stopping"}
+
+    @app.get("/api/debates/{debate_id}/export")
+    async def export_debate(
+        request: Request, debate_id: str, format: ExportFormat = "markdown"
+    ) -> PlainTextResponse:
+        stored = await manager_of(request).store.events(debate_id)
+        if not stored:
+            raise NotFoundError(f"no debate {debate_id!r}")
+        return PlainTextResponse(export(stored, format), media_type=_MEDIA[format])
+
+    @app.get("/api/models")
+    async def models() -> list[ProviderInfo]:
+        """Providers and whether this server has their key (never the key itself)."""
+        return [
+            ProviderInfo(
+                name=name,
+                description=PROVIDERS[name],
+                key_vars=list(spec.key_vars),
+                key_required=spec.key_required,
+                key_set=spec.key() is not None,
+                installed=spec.installed(),
+            )
+            for name, spec in SPECS.items()
+        ]
+
+    @app.get("/api/formats")
+    async def formats(rounds: Annotated[int, Query(ge=1, le=50)] = 3) -> list[FormatInfo]:
+        return [
+            FormatInfo(
+                name=name,
+                description=protocol.description,
+                phases=[
+                    PhaseInfo(name=p.name, first=p.first, last=p.last, description=p.description)
+                    for p in protocol.phases(rounds)
+                ],
+            )
+            for name, protocol in PROTOCOLS.items()
+        ]
+
+    @app.get("/api/debates/{debate_id}/events", response_class=EventSourceResponse)
+    async def events(
+        request: Request,
+        debate_id: Annotated[str, Depends(known)],
+        last_event_id: Annotated[int | None, Header()] = None,
+    ) -> AsyncIterator[ServerSentEvent]:
+        """Every stored event after Last-Event-ID (each with `id: seq`), then the live stream (token
+        deltas without an id); ends after the terminal event."""
+        async for item in _feed(manager_of(request), debate_id, last_event_id or 0):
+            if isinstance(item, str):
+                yield ServerSentEvent(event="disconnected", data={"reason": item})
+                return
+            seq = str(item.seq) if item.durable else None
+            yield ServerSentEvent(raw_data=item.model_dump_json(), event=item.type, id=seq)
+
+    @app.websocket("/api/ws/{debate_id}")
+    async def ws(websocket: WebSocket, debate_id: str, after: int = 0) -> None:
+        """The events stream as JSON messages; `after` plays the part of Last-Event-ID."""
+        await websocket.accept()
+        try:
+            async for item in _feed(manager_of(websocket), debate_id, after):
+                if isinstance(item, str):
+                    await websocket.send_json({"type": "disconnected", "reason": item})
+                    break
+                await websocket.send_text(item.model_dump_json())
+        except NotFoundError as exc:
+            await websocket.send_json({"type": "error", "detail": str(exc)})
+        except WebSocketDisconnect:
+            return
+        await websocket.close()
+
+    return app
+
+
+async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIterator[Event | str]:
+    """Stored events after `after`, then live ones, with no gap and no repeat; a str is the reason the
+    feed was cut. Raises NotFoundError (before yielding anything) for an unknown debate."""
+    # Subscribe before reading the store: an event appended in between then arrives live and is
+    # dropped by seq, instead of falling between the two.
+    sub: Subscriber | None = manager.subscribe(debate_id)
+    try:
+        # Progress markers wait in memory for the next checkpoint; one already sent live to others
+        # would otherwise be in neither the store nor this feed.
+        await manager.store.flush()
+        stored = await manager.store.events(debate_id, after_seq=after)
+        if sub is None and not stored and not await _exists(manager.store, debate_id):
+            raise NotFoundError(f"no debate {debate_id!r}")
+        last = after
+        for event in stored:
+            yield event
+            last = event.seq or last
+            if isinstance(event, TERMINAL):
+                return
+        if sub is None:
+            return
+        while (live := await sub.get()) is not None:
+            if live.durable:
+                if (live.seq or 0) <= last:
+                    continue
+                last = live.seq or last
+            yield live
+            if isinstance(live, TERMINAL):
+                return
+        if sub.reason is not None:
+            yield sub.reason
+    finally:
+        if sub is not None:
+            manager.unsubscribe(debate_id, sub)
+
+
+async def _exists(store: EventStore, debate_id: str) -> bool:
+    try:
+        await store.summary(debate_id)
+    except NotFoundError:
+        return False
+    return True
+
+
+__all__ = ["create_app"]
