@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig, config_error
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Decision, Turn
 from moot.errors import ConfigError
 from moot.prompts.history import HistoryWindow, history_window
 from moot.prompts.render import render
-from moot.protocols.steps import AskSpec, Step, TurnSpec
+from moot.protocols.steps import AskSpec, Assess, Finish, Judge, StartRound, Step, Stop, TurnSpec
+from moot.protocols.stopping import stop_reason
+
+# A rule that may end the rounds: the reason to stop after the latest completed round, or None to go on.
+StopRule = Callable[[DebateConfig, DebateState], StopReason | None]
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,29 @@ class DebateProtocol(ABC, Generic[OptionsT]):
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
         """The format's own result (for formats that `Conclude`); None when it has nothing to state."""
         return None
+
+    def between_rounds(
+        self, config: DebateConfig, state: DebateState, rule: StopRule = stop_reason
+    ) -> Step | None:
+        """Before the first round or after a completed one: assess the round just held (where this format
+        assesses), stop if `rule` says so, else start the next round. None once the rounds have stopped, for the
+        format to go on with what follows them (votes, a conclusion, the verdict)."""
+        if state.stop_reason is not None:
+            return None
+        current = state.current_round
+        done = current.number if current else 0
+        if done and self.assesses_rounds(config) and state.assessed(done) is None:
+            return Assess(done)
+        reason = rule(config, state)
+        if reason is not None:
+            return Stop(reason)
+        return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
+
+    def verdict_then_finish(self, config: DebateConfig, state: DebateState) -> Step:
+        """The judge's verdict, where there is a judge and it has not ruled yet; then the end."""
+        if config.judge is not None and self.gives_verdict and not state.judged:
+            return Judge()
+        return Finish()
 
     def visible_turns(self, config: DebateConfig, state: DebateState, round_number: int) -> list[Turn]:
         """Sequential speakers see everything said so far; simultaneous ones only earlier rounds."""

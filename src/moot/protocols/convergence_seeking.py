@@ -35,15 +35,12 @@ from moot.prompts.render import render
 from moot.protocols.base import DebateProtocol, Phase, TurnPrompt, labelled_history
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
-    Assess,
     Conclude,
     EndRound,
     Finish,
     Judge,
     Speak,
-    StartRound,
     Step,
-    Stop,
     TurnSpec,
 )
 from moot.protocols.stopping import last_completed, similarity, stop_reason
@@ -138,14 +135,11 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
             if config.turn_order == "simultaneous":
                 return Speak.by(current.number, *waiting)
             return Speak.by(current.number, waiting[0])
-        done = current.number if current else 0
-        if state.stop_reason is None:
-            if done and self.assesses_rounds(config) and state.assessed(done) is None:
-                return Assess(done)
-            reason = self.settled(config, state) or stop_reason(_general_rules(config), state)
-            if reason is not None:
-                return Stop(reason)
-            return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
+        step = self.between_rounds(
+            config, state, lambda c, s: self.settled(c, s) or stop_reason(_general_rules(c), s)
+        )
+        if step is not None:
+            return step
         if config.judge is not None and not state.judged:
             return Judge()
         if state.outcome is None:

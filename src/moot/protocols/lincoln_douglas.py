@@ -26,8 +26,7 @@ from moot.errors import ConfigError
 from moot.prompts.render import render
 from moot.protocols.base import DebateProtocol, Phase, TurnPrompt, labelled_history
 from moot.protocols.round_robin import opening_middle_closing
-from moot.protocols.steps import Assess, EndRound, Finish, Judge, Speak, StartRound, Step, Stop, TurnSpec
-from moot.protocols.stopping import stop_reason
+from moot.protocols.steps import EndRound, Speak, Step, TurnSpec
 
 Role = Literal["affirmative", "negative"]
 PartName = Literal[
@@ -170,17 +169,7 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
             if taken >= len(parts):
                 return EndRound(current.number)
             return Speak(current.number, (parts[taken].turn,))
-        done = current.number if current else 0
-        if state.stop_reason is None:
-            if done and self.assesses_rounds(config) and state.assessed(done) is None:
-                return Assess(done)
-            reason = stop_reason(config, state)
-            if reason is not None:
-                return Stop(reason)
-            return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
-        if config.judge is not None and not state.judged:
-            return Judge()
-        return Finish()
+        return self.between_rounds(config, state) or self.verdict_then_finish(config, state)
 
     def part(self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int) -> Part:
         """The part this turn is: the next one of the round's schedule that this speaker and target take."""

@@ -30,18 +30,13 @@ from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
     Ask,
     AskSpec,
-    Assess,
     Conclude,
     EndRound,
-    Finish,
-    Judge,
     Speak,
     StartRound,
     Step,
-    Stop,
     TurnSpec,
 )
-from moot.protocols.stopping import stop_reason
 
 Side = Literal["for", "against"]
 When = Literal["before", "after"]
@@ -179,20 +174,13 @@ class Oxford(DebateProtocol[OxfordOptions]):
                 return Speak.by(current.number, *waiting)
             return Speak.by(current.number, waiting[0])
         done = current.number
-        if state.stop_reason is None:
-            if self.assesses_rounds(config) and state.assessed(done) is None:
-                return Assess(done)
-            reason = stop_reason(config, state)
-            if reason is not None:
-                return Stop(reason)
-            return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
+        if (step := self.between_rounds(config, state)) is not None:
+            return step
         if not state.decided(VOTE, "judge", "after"):
             return Ask(done, (AskSpec(VOTE, "judge", "after"),))
         if state.outcome is None:
             return Conclude()
-        if config.judge is not None and not state.judged:
-            return Judge()
-        return Finish()
+        return self.verdict_then_finish(config, state)
 
     def turn_prompt(
         self,

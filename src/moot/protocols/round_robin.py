@@ -11,8 +11,7 @@ from __future__ import annotations
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
 from moot.protocols.base import DebateProtocol, NoOptions, Phase
-from moot.protocols.steps import Assess, EndRound, Finish, Judge, Speak, StartRound, Step, Stop
-from moot.protocols.stopping import stop_reason
+from moot.protocols.steps import EndRound, Speak, Step
 
 # A phase before its rounds are known: (name, description).
 PhaseText = tuple[str, str]
@@ -24,17 +23,7 @@ class RoundRobin(DebateProtocol[NoOptions]):
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
         if current is None or current.completed:
-            done = current.number if current else 0
-            if state.stop_reason is None:
-                if done and self.assesses_rounds(config) and state.assessed(done) is None:
-                    return Assess(done)
-                reason = stop_reason(config, state)
-                if reason is not None:
-                    return Stop(reason)
-                return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
-            if config.judge is not None and not state.judged:
-                return Judge()
-            return Finish()
+            return self.between_rounds(config, state) or self.verdict_then_finish(config, state)
         waiting = tuple(p.id for p in config.participants if not current.spoke(p.id))
         if not waiting:
             return EndRound(current.number)

@@ -17,7 +17,7 @@ from moot.prompts.history import fenced
 from moot.prompts.render import render
 from moot.protocols.base import DebateProtocol, NoOptions, Phase, TurnPrompt, labelled_history
 from moot.protocols.round_robin import opening_middle_closing
-from moot.protocols.steps import Assess, EndRound, Finish, Judge, Speak, StartRound, Step, Stop, TurnSpec
+from moot.protocols.steps import EndRound, Speak, Step, TurnSpec
 from moot.protocols.stopping import stop_reason
 
 MODERATOR = "moderator"
@@ -52,17 +52,9 @@ class Roundtable(DebateProtocol[NoOptions]):
             if config.turn_order == "simultaneous":
                 return Speak.by(current.number, *waiting)
             return Speak.by(current.number, waiting[0])
-        done = current.number if current else 0
-        if state.stop_reason is None:
-            if done and self.assesses_rounds(config) and state.assessed(done) is None:
-                return Assess(done)
-            reason = stop_reason(config, _answers_only(state))
-            if reason is not None:
-                return Stop(reason)
-            return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
-        if config.judge is not None and not state.judged:
-            return Judge()
-        return Finish()
+        # The stopping rules weigh the panellists' answers, not the moderator's questions.
+        step = self.between_rounds(config, state, lambda c, s: stop_reason(c, _answers_only(s)))
+        return step or self.verdict_then_finish(config, state)
 
     def visible_turns(self, config: DebateConfig, state: DebateState, round_number: int) -> list[Turn]:
         """Like every format, plus the question: simultaneous participants see this round's moderator turn."""

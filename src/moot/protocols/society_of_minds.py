@@ -32,15 +32,10 @@ from moot.protocols.answers import AnswerType, extract_answer
 from moot.protocols.base import DebateProtocol, Phase, TurnPrompt
 from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
-    Assess,
     Conclude,
     EndRound,
-    Finish,
-    Judge,
     Speak,
-    StartRound,
     Step,
-    Stop,
     TurnSpec,
 )
 from moot.protocols.stopping import stop_reason
@@ -116,19 +111,14 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
         if current is not None and not current.completed:
             waiting = [p.id for p in config.participants if not current.spoke(p.id)]
             return Speak.by(current.number, *waiting) if waiting else EndRound(current.number)
-        done = current.number if current else 0
-        if state.stop_reason is None:
-            if done and self.assesses_rounds(config) and state.assessed(done) is None:
-                return Assess(done)
-            reason = stop_reason(config, state) or self._unanimous(config, state, current)
-            if reason is not None:
-                return Stop(reason)
-            return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
+        step = self.between_rounds(
+            config, state, lambda c, s: stop_reason(c, s) or self._unanimous(c, s, current)
+        )
+        if step is not None:
+            return step
         if state.outcome is None:
             return Conclude()
-        if config.judge is not None and not state.judged:
-            return Judge()
-        return Finish()
+        return self.verdict_then_finish(config, state)
 
     def _unanimous(self, config: DebateConfig, state: DebateState, latest: Round | None) -> StopReason | None:
         options = self.options(config)
