@@ -13,6 +13,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic_ai.models import Model
@@ -149,6 +150,28 @@ def preflight(config: DebateConfig) -> ModelResolver:
     return lambda options: built[model_key(options)]
 
 
+@dataclass(frozen=True)
+class Checked:
+    """What the checks before a run produce: the models' resolver and each participant's tools."""
+
+    resolve: ModelResolver
+    tools: dict[str, Toolkit]
+
+
+def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Checked:
+    """Every check a debate passes before anything is written or called: the format's rules, context windows,
+    prices for budgets, tools, and (without `resolve`) each model's package, key and name.
+
+    Raises a UserError naming the field. Callers that must answer before a debate starts (the server) call it
+    first; `run_debate` calls it too, so no path skips a check.
+    """
+    get_protocol(config.format).check(config)
+    check_windows(config)
+    check_budget_prices(config)
+    tools = resolve_tools(config)
+    return Checked(resolve if resolve is not None else preflight(config), tools)
+
+
 async def run_debate(
     config: DebateConfig,
     *,
@@ -161,13 +184,10 @@ async def run_debate(
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
     consumer marks the debate interrupted; finished turns stay stored.
     """
-    get_protocol(config.format).check(config)
-    check_windows(config)
-    check_budget_prices(config)
-    tools = resolve_tools(config)
-    if resolve is None:
-        resolve = preflight(config)
-    runner = _Runner(config, log or InMemoryLog(), resolve, debate_id or uuid.uuid4().hex, tools)
+    checked = check_run(config, resolve)
+    runner = _Runner(
+        config, log or InMemoryLog(), checked.resolve, debate_id or uuid.uuid4().hex, checked.tools
+    )
     async for event in runner.events():
         yield event
 

@@ -12,12 +12,10 @@ import contextlib
 import uuid
 from dataclasses import dataclass, field
 
-from moot.context.check import check_windows
 from moot.domain.config import DebateConfig
 from moot.domain.events import DebateCompleted, DebateFailed, DebateInterrupted, Event
-from moot.engine import ModelResolver, preflight, run_debate
-from moot.engine.budget import check_budget_prices
-from moot.protocols import get_protocol
+from moot.engine import ModelResolver, run_debate
+from moot.engine.runner import check_run
 from moot.store import EventStore
 
 TERMINAL = (DebateCompleted, DebateFailed, DebateInterrupted)
@@ -83,10 +81,7 @@ class DebateManager:
 
     def start(self, config: DebateConfig) -> Run:
         """Check `config` now (a UserError names the bad field), then run it in the background."""
-        get_protocol(config.format).check(config)
-        check_windows(config)
-        check_budget_prices(config)
-        resolve = self._resolve or preflight(config)
+        resolve = check_run(config, self._resolve).resolve
         run = Run(id=uuid.uuid4().hex, config=config)
         self._runs[run.id] = run
         run.task = asyncio.create_task(self._run(run, resolve), name=f"debate-{run.id}")
