@@ -5,7 +5,8 @@
     │   ├── ConfigError        a field of a debate or participant is invalid
     │   ├── MissingKeyError    a provider's API key is not in the environment
     │   ├── ProviderNotInstalledError  the provider's optional extra is not installed
-    │   └── NotFoundError      no debate with that id in the store
+    │   ├── NotFoundError      no debate with that id in the store
+    │   └── StateError         the action does not fit the debate's state (resume a completed debate)
     └── RunError               something failed while a debate was running
         ├── ModelCallError     a model call failed (vendor errors are translated to this at the adapter)
         └── StoreError         the event store could not be read or written
@@ -65,6 +66,10 @@ class ProviderNotInstalledError(UserError):
 
 class NotFoundError(UserError):
     """Nothing with that id exists."""
+
+
+class StateError(UserError):
+    """The debate exists, but what was asked does not fit where it stands (HTTP 409)."""
 
 
 class RunError(MootError):

@@ -426,7 +426,9 @@ class DebateRenderer:
         s = self.state
         usage = s.usage
         wall = (s.ended_at - s.started_at).total_seconds() if s.ended_at and s.started_at else 0.0
-        status_style = {"completed": "green", "failed": "red", "interrupted": "yellow"}.get(s.status, "white")
+        status_style = {"completed": "green", "failed": "red", "interrupted": "yellow", "paused": "cyan"}.get(
+            s.status, "white"
+        )
         self.console.print(Rule(style="dim"))
         # Before the status line: scripts read the debate's id from the last line.
         self._ledger_table()

@@ -15,6 +15,7 @@ StopKind = Literal[
     "diminishing_returns",
     "timeout",
     "budget",
+    "user",
 ]
 
 

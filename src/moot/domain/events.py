@@ -259,6 +259,22 @@ class DebateInterrupted(BaseEvent):
     reason: str = "interrupted by the user"
 
 
+class DebatePaused(BaseEvent):
+    """The debate stopped between two steps on request; `resume` carries on from here."""
+
+    type: Literal["debate_paused"] = "debate_paused"
+    reason: str = "paused by the user"
+
+
+class DebateResumed(BaseEvent):
+    """A paused, interrupted or failed debate carries on from its log. A turn that was under way when it
+    stopped was never completed, so it is run again; completed ones are kept, never repeated."""
+
+    type: Literal["debate_resumed"] = "debate_resumed"
+    reason: str = "resumed by the user"
+    after_status: str = Field(description="The status it resumed from: paused, interrupted or failed")
+
+
 Event = Annotated[
     DebateStarted
     | RoundStarted
@@ -280,7 +296,9 @@ Event = Annotated[
     | VerdictGiven
     | DebateCompleted
     | DebateFailed
-    | DebateInterrupted,
+    | DebateInterrupted
+    | DebatePaused
+    | DebateResumed,
     Field(discriminator="type"),
 ]
 

@@ -15,6 +15,8 @@ from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
+    DebatePaused,
+    DebateResumed,
     DebateStarted,
     DebateStopping,
     DecisionGiven,
@@ -50,7 +52,7 @@ def split_turn_key(key: str) -> tuple[str, str | None]:
     return speaker, target or None
 
 
-Status = Literal["pending", "running", "judging", "completed", "failed", "interrupted"]
+Status = Literal["pending", "running", "judging", "paused", "completed", "failed", "interrupted"]
 
 
 # How much of a tool call's arguments its one-line summary shows.
@@ -279,6 +281,7 @@ class DebateState(BaseModel):
             case DebateStopping():
                 self.stop_reason = event.reason
                 self.stopped_after = event.after_round
+                self._drop_unfinished()  # a user's stop cuts the turns under way
             case JudgingStarted():
                 self.status = "judging"
             case JudgeVerdictGiven():
@@ -309,15 +312,26 @@ class DebateState(BaseModel):
                 self.status = "failed"
                 self.error = event.error
                 self.ended_at = event.at
-                self.speaking.clear()
-                self.calling.clear()
+                self._drop_unfinished()
             case DebateInterrupted():
                 self.status = "interrupted"
                 self.error = event.reason
                 self.ended_at = event.at
-                self.speaking.clear()
-                self.calling.clear()
+                self._drop_unfinished()
+            case DebatePaused():
+                self.status = "paused"
+                self._drop_unfinished()
+            case DebateResumed():
+                self.status = "running"
+                self.error = None
+                self.ended_at = None
+                self._drop_unfinished()
         return self
+
+    def _drop_unfinished(self) -> None:
+        """Forget turns that started and never completed: they are run again, not kept in part."""
+        self.speaking.clear()
+        self.calling.clear()
 
     def _round(self, number: int) -> Round:
         for r in reversed(self.rounds):

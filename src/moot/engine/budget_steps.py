@@ -16,6 +16,9 @@ from moot.engine.run_state import RunnerBase
 from moot.judging.panel import seat_roster, seats
 from moot.protocols import Ask, Assess, Judge, Speak
 
+# Stops that end the rounds from outside the format's rules: after them only the verdict is asked for.
+HARD_STOPS = frozenset({"budget", "user"})
+
 
 class BudgetSteps(RunnerBase):
     """The runner's budget checks between steps: `limits.warn_at_cost`, `cost_limit`, `token_limit`."""
@@ -85,14 +88,17 @@ class BudgetSteps(RunnerBase):
         why = over_budget(self.config.limits, self.state.usage, calls, verdict=not judged)
         if why is None:
             return False
+        await self._stop_now(StopReason(kind="budget", detail=why))
+        return True
+
+    async def _stop_now(self, reason: StopReason) -> None:
+        """End the rounds here, whatever the format: close the round under way and record why."""
         ids = self._event_args()
         current = self.state.current_round
         if current is not None and not current.completed:
             await self._emit(RoundCompleted(**ids, round=current.number))
         after = current.number if current is not None else 0
-        reason = StopReason(kind="budget", detail=why)
         await self._emit(DebateStopping(**ids, reason=reason, after_round=after))
-        return True
 
     async def _verdict_affordable(self) -> bool:
         """Whether the verdict fits in what is left of the limits (the reserve included); if not, say why."""
@@ -104,13 +110,16 @@ class BudgetSteps(RunnerBase):
         await self._emit(Notice(**self._event_args(), source="budget", message=f"no verdict: {why}"))
         return False
 
-    async def _after_budget_stop(self) -> None:
-        """After a budget stop no more debating calls are made, whatever the format: the verdict on what
-        exists (when a judge is configured and the limits allow it), then the end."""
+    async def _after_hard_stop(self) -> None:
+        """After a budget or user stop no more debating calls are made, whatever the format: the verdict on
+        what exists (when a judge is configured and the limits allow it), then the end."""
         judged = self.config.judge is not None or bool(self.config.judges)
+        reason = self.state.stop_reason
+        by = "the budget" if reason is not None and reason.kind == "budget" else "the user"
         if judged and not self.state.judged and not self.state.turns:
-            message = "no verdict: the budget stopped the debate before anyone spoke"
-            await self._emit(Notice(**self._event_args(), source="budget", message=message))
+            message = f"no verdict: {by} stopped the debate before anyone spoke"
+            source = "budget" if by == "the budget" else "stop"
+            await self._emit(Notice(**self._event_args(), source=source, message=message))
         elif judged and not self.state.judged and await self._verdict_affordable():
             await self._judge()
         await self._emit(DebateCompleted(**self._event_args()))

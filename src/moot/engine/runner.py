@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,6 +28,8 @@ from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
+    DebatePaused,
+    DebateResumed,
     DebateStarted,
     DebateStopping,
     DecisionGiven,
@@ -43,16 +45,17 @@ from moot.domain.events import (
     TurnStarted,
 )
 from moot.domain.personas import auto_persona_ids
-from moot.domain.state import DebateState
+from moot.domain.state import DebateState, fold
 from moot.engine.budget import check_budget_prices, price_notice
-from moot.engine.budget_steps import BudgetSteps
+from moot.engine.budget_steps import HARD_STOPS, BudgetSteps
 from moot.engine.calls import ToolUse, ask_judge, stream_reply, stream_tool_reply
 from moot.engine.context_steps import SUMMARY_WORDS as SUMMARY_WORDS
 from moot.engine.context_steps import ContextSteps
+from moot.engine.control import RunControl, time_running
 from moot.engine.judging_steps import JudgingSteps
 from moot.engine.personas import propose_personas
 from moot.engine.tools import Toolkit, check_tool_models, kit_for, resolve_tools
-from moot.errors import ConfigError, MootError, RunError, UserError, one_line
+from moot.errors import ConfigError, MootError, RunError, StateError, UserError, one_line
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import (
     Ask,
@@ -64,6 +67,7 @@ from moot.protocols import (
     Judge,
     Speak,
     StartRound,
+    Step,
     Stop,
     TurnPrompt,
     TurnSpec,
@@ -178,16 +182,49 @@ async def run_debate(
     log: EventLog | None = None,
     resolve: ModelResolver | None = None,
     debate_id: str | None = None,
+    control: RunControl | None = None,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
-    consumer marks the debate interrupted; finished turns stay stored.
+    consumer marks the debate interrupted; finished turns stay stored. `control` pauses or stops it.
     """
     checked = check_run(config, resolve)
     runner = _Runner(
-        config, log or InMemoryLog(), checked.resolve, debate_id or uuid.uuid4().hex, checked.tools
+        config, log or InMemoryLog(), checked.resolve, debate_id or uuid.uuid4().hex, checked.tools, control
     )
+    async for event in runner.events():
+        yield event
+
+
+def resumable(events: Sequence[Event]) -> DebateState:
+    """The state of a stored debate that can carry on; a StateError when it cannot (it completed)."""
+    state = fold(events)
+    if state.config is None:
+        raise StateError("the debate has no debate_started event, so there is nothing to resume")
+    if state.status == "completed":
+        raise StateError(f"debate {state.debate_id!r} has completed; there is nothing to resume")
+    return state
+
+
+async def resume_debate(
+    events: Sequence[Event],
+    *,
+    log: EventLog,
+    resolve: ModelResolver | None = None,
+    control: RunControl | None = None,
+    reason: str = "resumed by the user",
+) -> AsyncIterator[Event]:
+    """Carry a paused, interrupted, failed or crashed debate on from its stored `events`.
+
+    The state is the fold of the log, so the format picks up at its next step: completed turns are kept and
+    never asked again; a turn under way when it stopped is run again. `log` must hold `events` already.
+    """
+    state = resumable(events)
+    assert state.config is not None
+    checked = check_run(state.config, resolve)
+    runner = _Runner(state.config, log, checked.resolve, state.debate_id, checked.tools, control)
+    runner.resume_from(events, reason)
     async for event in runner.events():
         yield event
 
@@ -200,8 +237,11 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         resolve: ModelResolver,
         debate_id: str,
         tools: dict[str, Toolkit] | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.config = config
+        self.control = control or RunControl()
+        self._resumed: str | None = None  # the reason, when this run carries a stored debate on
         self.log = log
         self.resolve = resolve
         self.tools = tools or {}
@@ -212,7 +252,14 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
         self._started = time.monotonic()
+        self._ran_before = 0.0  # seconds the debate ran before this run (a resumed one)
         self._warned = False
+
+    def resume_from(self, events: Sequence[Event], reason: str) -> None:
+        """Start from the stored `events` instead of a new debate."""
+        self.state = fold(events)
+        self._resumed = reason
+        self._ran_before = time_running(events)
 
     async def events(self) -> AsyncIterator[Event]:
         task = asyncio.create_task(self._drive())
@@ -240,52 +287,26 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
 
     async def _drive(self) -> None:
         ids = self._event_args()
-        self._started = time.monotonic()
+        self._started = time.monotonic() - self._ran_before
         try:
-            await self._emit(DebateStarted(**ids, config=self.config))
-            for message in self.protocol.notices(self.config):
-                await self._emit(Notice(**ids, source=self.config.format, message=message))
-            if (unpriced := price_notice(self.config)) is not None:
-                await self._emit(Notice(**ids, source="budget", message=unpriced))
-            if auto_persona_ids(self.config):
-                await self._assign_personas()
+            if self._resumed is None:
+                await self._begin()
+            else:
+                await self._emit(DebateResumed(**ids, reason=self._resumed, after_status=self.state.status))
             while True:
-                if self.state.stop_reason is not None and self.state.stop_reason.kind == "budget":
-                    await self._after_budget_stop()
+                if self.control.stop_requested and self.state.stop_reason is None:
+                    await self._stop_now(StopReason(kind="user", detail="stopped by the user"))
+                if self.state.stop_reason is not None and self.state.stop_reason.kind in HARD_STOPS:
+                    await self._after_hard_stop()
+                    break
+                if self.control.pause_requested:
+                    await self._emit(DebatePaused(**ids))
                     break
                 step = self.protocol.next_step(self.config, self.state)
                 if await self._over_budget(step):
                     continue
-                match step:
-                    case StartRound(number=n, phase=phase):
-                        if n > 1 and (reason := self._out_of_time()) is not None:
-                            await self._emit(DebateStopping(**ids, reason=reason, after_round=n - 1))
-                        else:
-                            await self._emit(RoundStarted(**ids, round=n, phase=phase))
-                    case Speak(round=n, turns=turns):
-                        await self._speak(n, turns)
-                    case Ask(round=n, asks=asks):
-                        await self._together([self._ask(n, spec) for spec in asks])
-                    case Conclude():
-                        await self._conclude()
-                    case EndRound(number=n):
-                        await self._emit(RoundCompleted(**ids, round=n))
-                    case Assess(round=n):
-                        await self._assess(n)
-                    case Stop(reason=reason):
-                        done = self.state.current_round
-                        await self._emit(
-                            DebateStopping(**ids, reason=reason, after_round=done.number if done else 0)
-                        )
-                    case Judge():
-                        if await self._verdict_affordable():
-                            await self._judge()
-                        else:
-                            await self._emit(DebateCompleted(**ids))
-                            break
-                    case Finish():
-                        await self._emit(DebateCompleted(**ids))
-                        break
+                if await self._take(step):
+                    break
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._emit(DebateInterrupted(**ids)))
@@ -299,6 +320,61 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             raise
         finally:
             self._queue.put_nowait(None)
+
+    async def _begin(self) -> None:
+        ids = self._event_args()
+        await self._emit(DebateStarted(**ids, config=self.config))
+        for message in self.protocol.notices(self.config):
+            await self._emit(Notice(**ids, source=self.config.format, message=message))
+        if (unpriced := price_notice(self.config)) is not None:
+            await self._emit(Notice(**ids, source="budget", message=unpriced))
+        if auto_persona_ids(self.config):
+            await self._assign_personas()
+
+    async def _take(self, step: Step) -> bool:
+        """Run one step as a task a stop can cut (a debating call, while the rounds have not stopped yet).
+        True when the debate is over."""
+        cuttable = isinstance(step, Speak | Ask | Assess) and self.state.stop_reason is None
+        task = asyncio.create_task(self._step(step))
+        self.control.running(task, cuttable=cuttable)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not self.control.cut():
+                raise
+            return False  # the loop records the stop and goes on to the verdict
+
+    async def _step(self, step: Step) -> bool:
+        ids = self._event_args()
+        match step:
+            case StartRound(number=n, phase=phase):
+                if n > 1 and (reason := self._out_of_time()) is not None:
+                    await self._emit(DebateStopping(**ids, reason=reason, after_round=n - 1))
+                else:
+                    await self._emit(RoundStarted(**ids, round=n, phase=phase))
+            case Speak(round=n, turns=turns):
+                await self._speak(n, turns)
+            case Ask(round=n, asks=asks):
+                await self._together([self._ask(n, spec) for spec in asks])
+            case Conclude():
+                await self._conclude()
+            case EndRound(number=n):
+                await self._emit(RoundCompleted(**ids, round=n))
+            case Assess(round=n):
+                await self._assess(n)
+            case Stop(reason=reason):
+                done = self.state.current_round
+                await self._emit(DebateStopping(**ids, reason=reason, after_round=done.number if done else 0))
+            case Judge():
+                if await self._verdict_affordable():
+                    await self._judge()
+                else:
+                    await self._emit(DebateCompleted(**ids))
+                    return True
+            case Finish():
+                await self._emit(DebateCompleted(**ids))
+                return True
+        return False
 
     async def _assign_personas(self) -> None:
         """Fill the 'auto' personas with a model's proposal; the recorded event carries them for replays."""

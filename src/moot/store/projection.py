@@ -21,6 +21,8 @@ STATUS_AFTER: dict[str, str] = {
     "debate_completed": "completed",
     "debate_failed": "failed",
     "debate_interrupted": "interrupted",
+    "debate_paused": "paused",
+    "debate_resumed": "running",
 }
 
 
@@ -59,7 +61,7 @@ def debate_row(event: DebateStarted) -> dict[str, Any]:
     config: DebateConfig = event.config
     return {
         "id": event.debate_id,
-        "topic": config.topic,
+        "topic": without_nul(config.topic),
         "status": STATUS_AFTER[event.type],
         "format": config.format,
         "turn_order": config.turn_order,
@@ -80,10 +82,15 @@ def winner_label(event: VerdictGiven | OutcomeGiven, names: dict[str, str]) -> s
     winner (consensus formats). A format's outcome may name several winners: a team, not a tie."""
     if isinstance(event, OutcomeGiven):
         team = [names.get(pid, pid) for pid in event.outcome.winner_ids]
-        return ", ".join(team) or None
+        return without_nul(", ".join(team)) or None
     if event.verdict is None:
         return None
     winners: Sequence[str] = [names.get(pid, pid) for pid in event.verdict.winner_ids]
     if not winners:
         return None
-    return f"tie: {', '.join(winners)}" if len(winners) > 1 else winners[0]
+    return without_nul(f"tie: {', '.join(winners)}" if len(winners) > 1 else winners[0])
+
+
+def without_nul(text: str) -> str:
+    """`text` without NUL characters, which PostgreSQL text columns cannot hold (the log keeps them)."""
+    return text.replace("\x00", "")

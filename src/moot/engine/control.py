@@ -1,0 +1,71 @@
+"""Asking a running debate to pause or stop, from outside the task that runs it (the server's endpoints).
+
+A pause waits for the step under way (a turn, or the turns spoken at once) and records `debate_paused`. A stop
+cuts the step under way, records a `user` stop and goes on to the verdict on what exists. Both are decided
+between steps, so the log never holds half a step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from moot.domain.events import (
+    DebateFailed,
+    DebateInterrupted,
+    DebatePaused,
+    DebateResumed,
+    DebateStarted,
+    Event,
+)
+
+
+class RunControl:
+    """Requests for one run; the runner reads them between steps."""
+
+    def __init__(self) -> None:
+        self.pause_requested = False
+        self.stop_requested = False
+        self._step: asyncio.Task[Any] | None = None
+        self._cuttable = False
+
+    def pause(self) -> None:
+        self.pause_requested = True
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        if self._step is not None and self._cuttable and not self._step.done():
+            self._step.cancel()
+
+    def running(self, step: asyncio.Task[Any], *, cuttable: bool) -> None:
+        """The runner's step under way; a stop cancels it when `cuttable` (a debating call, not the verdict)."""
+        self._step = step
+        self._cuttable = cuttable
+        if cuttable and self.stop_requested:
+            step.cancel()
+
+    def cut(self) -> bool:
+        """Whether the step that just ended with CancelledError was cut by a stop (rather than the run
+        itself being cancelled)."""
+        task = asyncio.current_task()
+        return self.stop_requested and self._cuttable and (task is None or task.cancelling() == 0)
+
+
+def time_running(events: Sequence[Event]) -> float:
+    """Seconds the debate spent running, over all its runs: from each start or resume to the pause, interruption
+    or failure that ended it. A run ended by a crash counts up to its last stored event."""
+    total = 0.0
+    began: datetime | None = None
+    last: datetime | None = None
+    for event in events:
+        last = event.at
+        if isinstance(event, DebateStarted | DebateResumed):
+            began = event.at
+        elif isinstance(event, DebatePaused | DebateInterrupted | DebateFailed) and began is not None:
+            total += (event.at - began).total_seconds()
+            began = None
+    if began is not None and last is not None:
+        total += (last - began).total_seconds()
+    return max(total, 0.0)
