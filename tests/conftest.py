@@ -26,12 +26,15 @@ from moot.domain.verdict import CRITERIA
 
 models.ALLOW_MODEL_REQUESTS = False
 
+pytest_plugins = ["tests.postgres_server"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # Never touch the user's real database or prompt overrides.
     monkeypatch.setenv("MOOT_HOME", str(tmp_path / "moot-home"))
     monkeypatch.delenv("MOOT_PROMPTS", raising=False)
+    monkeypatch.delenv("MOOT_DATABASE_URL", raising=False)
     # Wide enough that rich tables do not wrap the words tests look for.
     monkeypatch.setenv("COLUMNS", "200")
 

@@ -16,6 +16,7 @@ def test_readme_opens_with_the_two_commands() -> None:
     run, test = readme_commands()
     assert "pip install -e ." in run and "moot run" in run
     assert "'.[dev]'" in test and "pytest" in test and "mypy" in test and "ruff check" in test
+    assert test.startswith("bash scripts/install-test-system.sh && ")  # PostgreSQL for the store tests
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -1,11 +1,13 @@
-"""The event store: seq numbering, round trips, the debates projection, lookups, durability, errors."""
+"""The event store: seq numbering, round trips, the debates projection, lookups, durability, errors.
+
+Tests that take `db_url` or `store` run on SQLite and on PostgreSQL (a throwaway server, see
+tests/postgres_server.py); the rest are about SQLite files or about no database at all.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import shutil
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -18,6 +20,7 @@ from typing import Any, get_args
 from zoneinfo import ZoneInfo
 
 import pytest
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
@@ -31,6 +34,8 @@ from moot.domain.events import (
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
+    DebatePaused,
+    DebateResumed,
     DebateStarted,
     DebateStopping,
     DecisionGiven,
@@ -117,10 +122,30 @@ def one_of_each(debate_id: str = "d1") -> list[Event]:
     ]
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database: an SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'moot.db'}"
+    url: str = request.getfixturevalue("postgres_db")
+    return url
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
-    async with await EventStore.open(f"sqlite:///{tmp_path / 'moot.db'}") as s:
+async def store(db_url: str) -> AsyncIterator[EventStore]:
+    async with await EventStore.open(db_url) as s:
         yield s
+
+
+def raw_sql(url: str, statement: str) -> list[tuple[Any, ...]]:
+    """Run `statement` behind the store's back; the rows it returns, if any."""
+    engine = create_engine(db_url_from(url))
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(sa.text(statement))
+            return [tuple(row) for row in result] if result.returns_rows else []
+    finally:
+        engine.dispose()
 
 
 async def append_all(store: EventStore, events: list[Event]) -> list[Event]:
@@ -256,6 +281,8 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             panel=PanelResult(seated=["Judge 2"], valid=[], dropped=["Judge 2"], agreement="none"),
         ),
         DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),
+        DebateResumed(debate_id="d2", after_status="failed"),
+        DebatePaused(debate_id="d2"),
         started("d3"),
         DebateInterrupted(debate_id="d3"),
     ]
@@ -288,12 +315,72 @@ async def test_append_before_debate_started_is_refused(store: EventStore) -> Non
         await store.append(RoundStarted(debate_id="nope", round=1))
 
 
-async def test_starting_a_debate_twice_is_refused(store: EventStore, tmp_path: Path) -> None:
+async def test_starting_a_debate_twice_is_refused(store: EventStore, db_url: str) -> None:
     await store.append(started())
-    async with await EventStore.open(str(tmp_path / "moot.db")) as other:
+    async with await EventStore.open(db_url) as other:
         with pytest.raises(StoreError, match="already exists"):
             await other.append(started())
     assert len(await store.events("d1")) == 1
+
+
+async def test_two_stores_write_different_debates_at_once(db_url: str) -> None:
+    """Two writers (two servers, or a server and the CLI) on one database, each with its own debates."""
+    async with await EventStore.open(db_url) as one, await EventStore.open(db_url) as two:
+
+        async def debate(store: EventStore, debate_id: str) -> list[Event]:
+            return await append_all(store, one_of_each(debate_id))
+
+        results = await asyncio.gather(*(debate(s, f"{s is one}-{i}") for i in range(4) for s in (one, two)))
+        assert all([e.seq for e in r] == list(range(1, 11)) for r in results)
+        for store in (one, two):
+            assert len(await store.list_debates()) == 8
+            assert [e.seq for e in await store.events("False-3")] == list(range(1, 11))
+
+
+async def test_a_second_writer_on_one_debate_is_refused_and_leaves_no_gap(db_url: str) -> None:
+    async with await EventStore.open(db_url) as one, await EventStore.open(db_url) as two:
+        await one.append(started())
+        assert (await two.append(turn(text="two's turn"))).seq == 2
+        # `one` still counts from its own tail: its seq 2 is taken, and the write is refused whole.
+        with pytest.raises(StoreError, match=r"could not append turn_completed to debate 'd1'"):
+            await one.append(turn(text="one's turn"))
+        assert [(e.seq, getattr(e, "text", None)) for e in await one.events("d1")] == [
+            (1, None),
+            (2, "two's turn"),
+        ]
+        # The refused store looks the tail up again, so its next event follows on.
+        assert (await one.append(turn(text="one again"))).seq == 3
+
+
+async def test_stores_opening_an_empty_database_at_once_migrate_it_once(db_url: str) -> None:
+    stores = await asyncio.gather(*(EventStore.open(db_url) for _ in range(4)))
+    try:
+        await stores[0].append(started())
+        assert [len(await s.events("d1")) for s in stores] == [1, 1, 1, 1]
+    finally:
+        for s in stores:
+            await s.close()
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0001",)]
+
+
+async def test_nul_characters_and_long_ids(store: EventStore) -> None:
+    """PostgreSQL text cannot hold a NUL: the log keeps it (as JSON), the listing drops it, lookups miss."""
+    await store.append(started(topic="Tea\x00 or coffee?"))
+    stored = await store.events("d1")
+    assert isinstance(stored[0], DebateStarted) and stored[0].config.topic == "Tea\x00 or coffee?"
+    assert (await store.summary("d1")).topic == "Tea or coffee?"
+    assert await store.list_debates(text="\x00") == []
+    assert await store.events("d1\x00") == []
+    for lookup in (store.summary, store.resolve_id, store.delete):
+        with pytest.raises(NotFoundError):
+            await lookup("d1\x00")
+    with pytest.raises(StoreError, match="at most 64 characters and no NUL"):
+        await store.append(started("x" * 65))
+    with pytest.raises(StoreError, match="at most 64 characters and no NUL"):
+        await store.append(started("a\x00b"))
+    with pytest.raises(StoreError, match="at most 64 characters and no NUL"):
+        await store.append(RoundStarted(debate_id="a\x00b", round=1))
+    assert (await store.append(started("x" * 64))).seq == 1
 
 
 # -- the debates projection ---------------------------------------------------------------------
@@ -339,6 +426,8 @@ async def test_projection_tie_and_missing_verdict(store: EventStore) -> None:
     [
         (DebateFailed(debate_id="d1", error="boom", error_type="X"), "failed"),
         (DebateInterrupted(debate_id="d1"), "interrupted"),
+        (DebatePaused(debate_id="d1"), "paused"),
+        (DebateResumed(debate_id="d1", after_status="paused"), "running"),
     ],
 )
 async def test_projection_terminal_status(store: EventStore, last: Event, status: str) -> None:
@@ -372,6 +461,9 @@ async def test_list_filters_and_order(store: EventStore) -> None:
     assert ids(await store.list_debates(since=T0 + hour, until=T0 + day + hour)) == ["mid"]
     assert ids(await store.list_debates(since=datetime(2025, 3, 2, 12, 0))) == ["new", "mid"]  # naive: UTC
     assert ids(await store.list_debates(limit=2)) == ["new", "mid"]
+    assert ids(await store.list_debates(limit=2, offset=1)) == ["mid", "old"]
+    assert ids(await store.list_debates(text="tea", offset=1)) == ["mid"]
+    assert ids(await store.list_debates(offset=3)) == []
     assert ids(await store.list_debates(limit=0)) == []
     with pytest.raises(UserError, match="unknown status 'done'"):
         await store.list_debates(status="done")
@@ -426,33 +518,30 @@ async def test_delete_removes_events_and_row(store: EventStore) -> None:
 # -- opening, migrations, durability ------------------------------------------------------------
 
 
-async def test_reopening_keeps_data_and_migrating_again_is_a_no_op(tmp_path: Path) -> None:
-    path = tmp_path / "moot.db"
-    async with await EventStore.open(str(path)) as first:
+async def test_reopening_keeps_data_and_migrating_again_is_a_no_op(db_url: str) -> None:
+    async with await EventStore.open(db_url) as first:
         await append_all(first, one_of_each())
     for _ in range(2):
-        async with await EventStore.open(str(path)) as again:
+        async with await EventStore.open(db_url) as again:
             assert len(await again.events("d1")) == 10
             assert (await again.summary("d1")).status == "completed"
-    with sqlite3.connect(path) as raw:
-        assert raw.execute("select version_num from alembic_version").fetchall() == [("0001",)]
-        assert raw.execute("pragma journal_mode").fetchone() == ("wal",)
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0001",)]
+    if db_url.startswith("sqlite"):
+        assert raw_sql(db_url, "pragma journal_mode") == [("wal",)]
 
 
-async def test_append_continues_numbering_after_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "moot.db"
-    async with await EventStore.open(str(path)) as first:
+async def test_append_continues_numbering_after_reopen(db_url: str) -> None:
+    async with await EventStore.open(db_url) as first:
         await first.append(started())
         await first.append(RoundStarted(debate_id="d1", round=1))
-    async with await EventStore.open(str(path)) as second:
+    async with await EventStore.open(db_url) as second:
         assert (await second.append(turn())).seq == 3
         assert [e.seq for e in await second.events("d1")] == [1, 2, 3]
 
 
-async def test_migrations_match_the_tables(tmp_path: Path) -> None:
-    path = tmp_path / "moot.db"
-    await (await EventStore.open(str(path))).close()
-    engine = create_engine(f"sqlite:///{path}")
+async def test_migrations_match_the_tables(db_url: str) -> None:
+    await (await EventStore.open(db_url)).close()
+    engine = create_engine(db_url_from(db_url))
     try:
         with engine.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
@@ -460,35 +549,30 @@ async def test_migrations_match_the_tables(tmp_path: Path) -> None:
         engine.dispose()
 
 
-async def test_database_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "moot.db"
-    await (await EventStore.open(str(path))).close()
-    with sqlite3.connect(path) as raw:
-        raw.execute("update alembic_version set version_num = 'from_the_future'")
+async def test_database_from_a_newer_moot_is_refused(db_url: str) -> None:
+    await (await EventStore.open(db_url)).close()
+    raw_sql(db_url, "update alembic_version set version_num = 'from_the_future'")
     with pytest.raises(StoreError, match="newer moot"):
-        await EventStore.open(str(path))
+        await EventStore.open(db_url)
 
 
-async def test_unreadable_event_is_a_store_error(store: EventStore, tmp_path: Path) -> None:
+async def test_unreadable_event_is_a_store_error(store: EventStore, db_url: str) -> None:
     await store.append(started())
-    with sqlite3.connect(tmp_path / "moot.db") as raw:
-        raw.execute('update events set payload = \'{"type": "mystery"}\'')
+    raw_sql(db_url, 'update events set payload = \'{"type": "mystery"}\'')
     with pytest.raises(StoreError, match="event 1 of debate 'd1'"):
         await store.events("d1")
 
 
-async def test_close_then_reopen_sees_every_appended_event(tmp_path: Path) -> None:
-    path = tmp_path / "moot.db"
-    store = await EventStore.open(str(path))
+async def test_close_then_reopen_sees_every_appended_event(db_url: str) -> None:
+    store = await EventStore.open(db_url)
     returned = await append_all(store, one_of_each())
     await store.close()  # no flush, no checkpoint: only what append already committed
-    async with await EventStore.open(str(path)) as reopened:
+    async with await EventStore.open(db_url) as reopened:
         assert await reopened.events("d1") == returned
 
 
-def test_events_survive_a_killed_process(tmp_path: Path) -> None:
+def test_events_survive_a_killed_process(db_url: str) -> None:
     """A process that dies right after append returns, without closing anything, loses nothing."""
-    path = tmp_path / "moot.db"
     script = textwrap.dedent(
         f"""
         import asyncio, os, signal
@@ -496,7 +580,7 @@ def test_events_survive_a_killed_process(tmp_path: Path) -> None:
         from tests.test_store import one_of_each
 
         async def main():
-            store = await EventStore.open({str(path)!r})
+            store = await EventStore.open({db_url!r})
             for event in one_of_each():
                 await store.append(event)
             os.kill(os.getpid(), signal.SIGKILL)
@@ -509,7 +593,7 @@ def test_events_survive_a_killed_process(tmp_path: Path) -> None:
     assert done.returncode == -9, done.stderr.decode()
 
     async def read() -> list[Event]:
-        async with await EventStore.open(str(path)) as store:
+        async with await EventStore.open(db_url) as store:
             return await store.events("d1")
 
     assert [e.seq for e in asyncio.run(read())] == list(range(1, 11))
@@ -645,7 +729,7 @@ async def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
 
 
 async def test_cancelled_append_waits_for_its_commit_and_numbering_goes_on(
-    store: EventStore, tmp_path: Path
+    store: EventStore, db_url: str
 ) -> None:
     await store.append(started())
     loop = asyncio.get_running_loop()
@@ -665,14 +749,16 @@ async def test_cancelled_append_waits_for_its_commit_and_numbering_goes_on(
     finally:
         sa_event.remove(Engine, "before_cursor_execute", slow)
     # The worker cannot be interrupted: the turn was committed before the cancellation got through.
-    with sqlite3.connect(tmp_path / "moot.db") as raw:
-        assert raw.execute("select max(seq) from events").fetchone() == (2,)
+    assert raw_sql(db_url, "select max(seq) from events") == [(2,)]
     assert (await store.append(turn(text="next"))).seq == 3
     assert [e.seq for e in await store.events("d1")] == [1, 2, 3]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("psycopg") is not None, reason="psycopg is installed")
-async def test_missing_database_driver_is_a_store_error() -> None:
+async def test_missing_database_driver_is_a_store_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As if psycopg were not installed (it is, for the PostgreSQL tests): a None entry makes import fail.
+    for name in [m for m in sys.modules if m == "psycopg" or m.startswith("psycopg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "psycopg", None)
     before = len(_worker_threads())
     with pytest.raises(StoreError, match="driver is not installed"):
         await EventStore.open("postgresql+asyncpg://u:p@localhost/moot")
@@ -693,6 +779,22 @@ def test_default_url_without_moot_home(monkeypatch: pytest.MonkeyPatch) -> None:
     url = default_db_url()
     assert url.startswith("sqlite:///")
     assert url.endswith("moot.db") and "moot" in url.removesuffix("moot.db")
+
+
+def test_moot_database_url_is_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOOT_DATABASE_URL", " postgresql://moot:pw@db.example/moot ")
+    assert default_db_url() == "postgresql+psycopg://moot:pw@db.example/moot"
+    assert db_url_from(None) == db_url_from("") == default_db_url()
+    assert db_url_from(str(tmp_path / "x.db")) == f"sqlite:///{tmp_path / 'x.db'}"  # --db still wins
+    monkeypatch.setenv("MOOT_DATABASE_URL", str(tmp_path))  # a path works as it does for --db
+    assert db_url_from(None) == f"sqlite:///{tmp_path / 'moot.db'}"
+    monkeypatch.setenv("MOOT_DATABASE_URL", "  ")
+    assert db_url_from(None) == f"sqlite:///{tmp_path / 'moot-home' / 'moot.db'}"
+    monkeypatch.setenv("MOOT_DATABASE_URL", "postgresql://moot:s3cret@db:port/moot")
+    with pytest.raises(
+        UserError, match=r"^MOOT_DATABASE_URL: 'postgresql://moot:\*\*\*@db:port/moot' is not"
+    ):
+        db_url_from(None)
 
 
 def test_db_url_from_paths_and_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

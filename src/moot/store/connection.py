@@ -14,20 +14,36 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from moot.errors import StoreError, one_line
+from moot.store.location import redact
+
+# An execution option: on SQLite, take the write lock when the transaction begins (waiting up to the
+# busy timeout for another writer), not at its first write, when a reader could no longer wait for it.
+IMMEDIATE = "moot_begin_immediate"
+
+# A server that does not answer fails an open after this long instead of hanging it.
+CONNECT_TIMEOUT_S = 10
 
 
 @contextlib.contextmanager
-def translate(action: str) -> Iterator[None]:
-    """Turn database and file-system failures into a one-line StoreError."""
+def translate(action: str, url: URL | None = None) -> Iterator[None]:
+    """Turn database and file-system failures into a one-line StoreError, with any password hidden."""
     try:
         yield
     except CommandError as exc:
-        raise StoreError(
-            f"could not {action}: {one_line(str(exc), 200)} (was the database written by a newer moot?)"
-        ) from exc
+        message = f"{one_line(str(exc), 200)} (was the database written by a newer moot?)"
+        raise StoreError(f"could not {action}: {_hide_password(message, url)}") from exc
     except (SQLAlchemyError, OSError) as exc:
         reason = exc.orig if isinstance(exc, DBAPIError) else exc
-        raise StoreError(f"could not {action}: {one_line(str(reason), 200)}") from exc
+        raise StoreError(f"could not {action}: {_hide_password(one_line(str(reason), 200), url)}") from exc
+
+
+def _hide_password(text: str, url: URL | None) -> str:
+    text = redact(text)
+    password = url.password if url is not None else None
+    # A driver may quote its connection string; a one-character password would mangle the message.
+    if password and len(password) > 2:
+        text = text.replace(password, "***")
+    return text
 
 
 def is_memory(url: URL) -> bool:
@@ -52,6 +68,13 @@ def create_engine(url: URL, where: str) -> Engine:
     if is_memory(url):
         # One connection, or each new one would be a new, empty database; the worker thread makes it.
         kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+    elif url.get_backend_name() == "postgresql":
+        # A server restarted under a long-lived `moot serve` leaves dead pooled connections: test each
+        # one before use (one round trip) rather than fail the next append.
+        connect_args: dict[str, Any] = {"application_name": "moot"}
+        if "connect_timeout" not in url.query:
+            connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+        kwargs = {"pool_pre_ping": True, "connect_args": connect_args}
     try:
         engine = sa.create_engine(url, **kwargs)
     except ImportError as exc:
@@ -89,4 +112,4 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        conn.exec_driver_sql("BEGIN")
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(IMMEDIATE) else "BEGIN")

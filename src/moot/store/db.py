@@ -16,8 +16,11 @@ from alembic.config import Config
 from sqlalchemy.engine import Connection, Dialect
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# Any fixed number: PostgreSQL advisory-lock key that serialises migrations across processes.
+MIGRATION_LOCK_KEY = 0x6D6F6F74  # "moot"
 
 metadata = sa.MetaData()
+ID_LENGTH = 64
 
 
 class UTCDateTime(sa.TypeDecorator[datetime]):
@@ -50,7 +53,7 @@ def as_utc(value: datetime) -> datetime:
 debates = sa.Table(
     "debates",
     metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("id", sa.String(ID_LENGTH), primary_key=True),
     sa.Column("topic", sa.Text, nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("format", sa.String(32), nullable=False),
@@ -67,7 +70,9 @@ debates = sa.Table(
 events = sa.Table(
     "events",
     metadata,
-    sa.Column("debate_id", sa.String(64), sa.ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column(
+        "debate_id", sa.String(ID_LENGTH), sa.ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True
+    ),
     sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("type", sa.String(32), nullable=False),
     sa.Column("at", UTCDateTime, nullable=False),
@@ -94,4 +99,8 @@ def alembic_config(url: str | None = None, *, connection: Connection | None = No
 
 def upgrade_schema(connection: Connection) -> None:
     """Bring the database behind `connection` to the newest revision; a no-op when it is current."""
+    if connection.dialect.name == "postgresql":
+        # Two stores opening an empty database at once would both create the tables and one would fail
+        # on the catalog; the lock, held until the caller commits, makes the second see the first's work.
+        connection.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))
     command.upgrade(alembic_config(connection=connection), "head")

@@ -25,14 +25,14 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, OutcomeGiven, VerdictGiven
 from moot.domain.state import DebateState, Status, fold
 from moot.errors import NotFoundError, StoreError, UserError, one_line
-from moot.store.connection import create_engine, make_parent, sqlite_file, translate
-from moot.store.db import debates, events, upgrade_schema
+from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
+from moot.store.db import ID_LENGTH, debates, events, upgrade_schema
 from moot.store.location import db_url_from
 from moot.store.projection import (
-    STATUS_AFTER,
     SUMMARY_COLUMNS,
     DebateSummary,
     debate_row,
+    status_after,
     winner_label,
 )
 
@@ -66,7 +66,10 @@ class EventStore:
         self, engine: Engine, *, url: URL, db_file: Path | None, executor: ThreadPoolExecutor
     ) -> None:
         self._engine = engine
+        self._url = url
         self._where = url.render_as_string(hide_password=True)
+        # Debate ids compare byte by byte on SQLite; PostgreSQL would sort them by the database's locale.
+        self._id_order = debates.c.id.collate("C") if url.get_backend_name() == "postgresql" else debates.c.id
         self._db_file = db_file
         self._db_identity: tuple[int, int] | None = None
         self._executor = executor
@@ -87,7 +90,7 @@ class EventStore:
         parsed = make_url(db_url_from(url))
         db_file = sqlite_file(parsed)
         where = parsed.render_as_string(hide_password=True)
-        with translate(f"open the event store at {where}"):
+        with translate(f"open the event store at {where}", parsed):
             engine = create_engine(parsed, where)
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WORKER_THREAD_PREFIX)
             store = cls(engine, url=parsed, db_file=db_file, executor=executor)
@@ -102,7 +105,8 @@ class EventStore:
     def _open(self) -> None:
         if self._db_file is not None:
             make_parent(self._db_file)
-        with self._engine.begin() as conn:
+        # Immediate, so stores opening a new SQLite file at once wait their turn to migrate it.
+        with self._engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
             upgrade_schema(conn)
         self._db_identity = self._file_identity()
 
@@ -148,7 +152,7 @@ class EventStore:
         debate_id = event.debate_id
         async with self._write_lock:
             self._check_open()
-            with translate(f"append {event.type} to debate {debate_id!r} in {self._where}"):
+            with translate(f"append {event.type} to debate {debate_id!r} in {self._where}", self._url):
                 tail = self._tails.get(debate_id)
                 if tail is not None and not event.checkpoint:
                     return _queue(tail, event)  # nothing to read or write yet: no hop
@@ -172,7 +176,7 @@ class EventStore:
     def _flush_all(self) -> None:
         for debate_id, tail in list(self._tails.items()):
             if tail.pending:
-                with translate(f"write the events of debate {debate_id!r} to {self._where}"):
+                with translate(f"write the events of debate {debate_id!r} to {self._where}", self._url):
                     self._flush(tail)
 
     def _flush(self, tail: _Tail) -> None:
@@ -207,8 +211,8 @@ class EventStore:
         )
         values: dict[str, Any] = {"updated_at": batch[-1].at}
         for e in batch:
-            if e.type in STATUS_AFTER and not isinstance(e, DebateStarted):
-                values["status"] = STATUS_AFTER[e.type]
+            if (status := status_after(e)) is not None and not isinstance(e, DebateStarted):
+                values["status"] = status
             if isinstance(e, VerdictGiven | OutcomeGiven):
                 # A format's own result (a tournament's champion, oxford's side) names the winner where the
                 # verdict names none; a verdict without a winner does not erase it.
@@ -220,6 +224,11 @@ class EventStore:
 
     def _load_tail(self, event: Event) -> _Tail:
         debate_id = event.debate_id
+        if not _storable(debate_id) or len(debate_id) > ID_LENGTH:
+            raise StoreError(
+                f"debate id {debate_id[:80]!r} cannot be stored: give at most {ID_LENGTH} "
+                "characters and no NUL"
+            )
         with self._engine.connect() as conn:
             participants = conn.execute(
                 sa.select(debates.c.participants).where(debates.c.id == debate_id)
@@ -243,7 +252,9 @@ class EventStore:
         """Remove a debate: its events and its row. Raises NotFoundError when there is no such debate."""
         async with self._write_lock:
             self._check_open()
-            with translate(f"delete debate {debate_id!r} from {self._where}"):
+            if not _storable(debate_id):
+                raise _not_found(debate_id)
+            with translate(f"delete debate {debate_id!r} from {self._where}", self._url):
                 self._tails.pop(debate_id, None)
                 await _in_worker(self._executor, functools.partial(self._delete, debate_id))
 
@@ -258,6 +269,9 @@ class EventStore:
 
     async def events(self, debate_id: str, after_seq: int = 0) -> list[Event]:
         """The debate's stored events with `seq > after_seq`, in order; empty for an unknown id."""
+        if not _storable(debate_id):
+            self._check_open()
+            return []
         return await self._read(
             f"read the events of debate {debate_id!r}", functools.partial(self._events, debate_id, after_seq)
         )
@@ -281,6 +295,9 @@ class EventStore:
 
     async def summary(self, debate_id: str) -> DebateSummary:
         """The debate's projection row. Raises NotFoundError for an unknown id."""
+        if not _storable(debate_id):
+            self._check_open()
+            raise _not_found(debate_id)
         return await self._read(f"read debate {debate_id!r}", functools.partial(self._summary_of, debate_id))
 
     def _summary_of(self, debate_id: str) -> DebateSummary:
@@ -296,6 +313,8 @@ class EventStore:
         return await self._read(f"look up debate {given!r}", functools.partial(self._resolve_id, given))
 
     def _resolve_id(self, given: str) -> str:
+        if not _storable(given):
+            raise _not_found(given)
         with self._engine.connect() as conn:
             if given:
                 exact = conn.execute(sa.select(debates.c.id).where(debates.c.id == given))
@@ -320,10 +339,14 @@ class EventStore:
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 50,
+        offset: int = 0,
     ) -> list[DebateSummary]:
-        """Debates newest first. `text` is found in the topic ignoring case; `since`/`until` bound the
-        creation time (inclusive; a naive datetime is taken as UTC)."""
+        """Debates newest first, `limit` of them after skipping `offset`. `text` is found in the topic
+        ignoring case; `since`/`until` bound the creation time (inclusive; a naive datetime is UTC)."""
         query = sa.select(*SUMMARY_COLUMNS)
+        if text and not _storable(text):
+            self._check_open()
+            return []  # no topic holds a NUL (see debate_row)
         if text:
             query = query.where(debates.c.topic.icontains(text, autoescape=True))
         if status is not None:
@@ -336,7 +359,11 @@ class EventStore:
             query = query.where(debates.c.created_at >= since)
         if until is not None:
             query = query.where(debates.c.created_at <= until)
-        query = query.order_by(debates.c.created_at.desc(), debates.c.id.desc()).limit(max(limit, 0))
+        query = (
+            query.order_by(debates.c.created_at.desc(), self._id_order.desc())
+            .limit(max(limit, 0))
+            .offset(max(offset, 0))
+        )
         return await self._read("list debates", functools.partial(self._list, query))
 
     def _list(self, query: sa.Select[Any]) -> list[DebateSummary]:
@@ -349,7 +376,7 @@ class EventStore:
     async def _read(self, action: str, read: Callable[[], _T]) -> _T:
         """`read` run on the worker: the one hop a read makes."""
         self._check_open()
-        with translate(f"{action} in {self._where}"):
+        with translate(f"{action} in {self._where}", self._url):
             return await _in_worker(self._executor, read)
 
     def _check_open(self) -> None:
@@ -422,6 +449,11 @@ async def _in_worker(executor: ThreadPoolExecutor, call: Callable[[], _T]) -> _T
         if not future.cancelled():
             future.exception()  # the caller gets the cancellation; mark any failure as seen
         raise
+
+
+def _storable(text: str) -> bool:
+    """False for text that PostgreSQL cannot hold in a text column (a NUL); no stored id or topic has one."""
+    return "\x00" not in text
 
 
 def _not_found(debate_id: str) -> NotFoundError:

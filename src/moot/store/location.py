@@ -1,8 +1,10 @@
-"""Where the event store lives: `$MOOT_HOME/moot.db`, else the user's data directory."""
+"""Where the event store lives: `$MOOT_DATABASE_URL`, else `$MOOT_HOME/moot.db`, else the user's data
+directory."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import platformdirs
@@ -12,6 +14,10 @@ from sqlalchemy.exc import ArgumentError
 from moot.errors import UserError
 
 DB_FILENAME = "moot.db"
+DATABASE_URL_VAR = "MOOT_DATABASE_URL"
+
+# `scheme://user:password@`: what `redact` hides in text that may not parse as a URL.
+_PASSWORD_IN_URL = re.compile(r"(://[^/@:\s]*:)[^/\s]*(@)")
 
 # The store runs synchronous SQLAlchemy on a worker thread of its own, so it needs a sync driver: async
 # ones people give (or that older moot versions wrote into their configs) are mapped to their sync twin,
@@ -34,7 +40,11 @@ def moot_home() -> Path:
 
 
 def default_db_url() -> str:
-    """The SQLAlchemy URL of the default store, an SQLite file under `moot_home()`."""
+    """The SQLAlchemy URL of the default store: `$MOOT_DATABASE_URL` (a URL or a file path) when set,
+    else an SQLite file under `moot_home()`."""
+    configured = os.environ.get(DATABASE_URL_VAR, "").strip()
+    if configured:
+        return _url_of(configured, field=DATABASE_URL_VAR)
     return sqlite_url(moot_home() / DB_FILENAME)
 
 
@@ -47,26 +57,35 @@ def db_url_from(value: str | None) -> str:
     """The store URL for what a user gave: nothing (the default), a file path, or a SQLAlchemy URL."""
     if value is None or not value.strip():
         return default_db_url()
-    value = value.strip()
+    return _url_of(value.strip(), field="db")
+
+
+def _url_of(value: str, *, field: str) -> str:
     if "://" in value:
-        return sync_url(value)
+        return sync_url(value, field=field)
     path = Path(value).expanduser()
     if path.is_dir():
         path = path / DB_FILENAME
     return sqlite_url(path)
 
 
-def sync_url(url: str) -> str:
+def sync_url(url: str, *, field: str = "db") -> str:
     """`url` with an async driver swapped for the sync one the store uses (sqlite+aiosqlite -> sqlite,
     postgresql and postgresql+asyncpg -> postgresql+psycopg); other URLs come back unchanged."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise UserError(
-            f"{url!r} is not a database URL; give a file path or a URL like sqlite:///path/moot.db",
-            field="db",
+            f"{redact(url)!r} is not a database URL; give a file path or a URL like "
+            "sqlite:///path/moot.db or postgresql://user@host/moot",
+            field=field,
         ) from None
     driver = _SYNC_DRIVERS.get(parsed.drivername)
     if driver is None:
         return url
     return parsed.set(drivername=driver).render_as_string(hide_password=False)
+
+
+def redact(text: str) -> str:
+    """`text` with the password of any URL in it replaced by `***`."""
+    return _PASSWORD_IN_URL.sub(r"\1***\2", text)

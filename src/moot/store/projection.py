@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from moot.domain.config import DebateConfig
-from moot.domain.events import DebateStarted, OutcomeGiven, VerdictGiven
+from moot.domain.events import DebatePaused, DebateStarted, Event, OutcomeGiven, VerdictGiven
 from moot.domain.state import Status
 from moot.store.db import debates
 
@@ -55,6 +55,13 @@ class DebateSummary(BaseModel):
 
 # Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
 SUMMARY_COLUMNS = [debates.c[name] for name in DebateSummary.model_fields]
+
+
+def status_after(event: Event) -> str | None:
+    """The status a debate has after `event`; None for events that do not change it."""
+    if isinstance(event, DebatePaused) and event.before_start:
+        return "created"
+    return STATUS_AFTER.get(event.type)
 
 
 def debate_row(event: DebateStarted) -> dict[str, Any]:
