@@ -264,6 +264,9 @@ class DebatePaused(BaseEvent):
 
     type: Literal["debate_paused"] = "debate_paused"
     reason: str = "paused by the user"
+    before_start: bool = Field(
+        default=False, description="Created without starting: it waits for a start, its first step not taken"
+    )
 
 
 class DebateResumed(BaseEvent):

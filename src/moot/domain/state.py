@@ -52,7 +52,7 @@ def split_turn_key(key: str) -> tuple[str, str | None]:
     return speaker, target or None
 
 
-Status = Literal["pending", "running", "judging", "paused", "completed", "failed", "interrupted"]
+Status = Literal["created", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"]
 
 
 # How much of a tool call's arguments its one-line summary shows.
@@ -319,7 +319,7 @@ class DebateState(BaseModel):
                 self.ended_at = event.at
                 self._drop_unfinished()
             case DebatePaused():
-                self.status = "paused"
+                self.status = "created" if event.before_start else "paused"
                 self._drop_unfinished()
             case DebateResumed():
                 self.status = "running"

@@ -28,6 +28,8 @@ class RunControl:
     def __init__(self) -> None:
         self.pause_requested = False
         self.stop_requested = False
+        # What the log says when the run is cancelled outright (Ctrl-C, a server shutting down).
+        self.interrupt_reason = "interrupted by the user"
         self._step: asyncio.Task[Any] | None = None
         self._cuttable = False
 

@@ -85,6 +85,9 @@ ModelResolver = Callable[[ModelOptions], Model]
 LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR", "\n<<<"]
 
 
+CREATED = "created; waiting to be started"
+
+
 def summarises(config: DebateConfig) -> bool:
     """Whether some speaker's history strategy may call the summariser."""
     strategies = {config.history.strategy, *(p.history_strategy for p in config.participants)}
@@ -183,16 +186,19 @@ async def run_debate(
     resolve: ModelResolver | None = None,
     debate_id: str | None = None,
     control: RunControl | None = None,
+    hold: bool = False,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
-    consumer marks the debate interrupted; finished turns stay stored. `control` pauses or stops it.
+    consumer marks the debate interrupted; finished turns stay stored. `control` pauses or stops it. With
+    `hold`, the debate is recorded and left `created`, before its first call: `resume_debate` starts it.
     """
     checked = check_run(config, resolve)
     runner = _Runner(
         config, log or InMemoryLog(), checked.resolve, debate_id or uuid.uuid4().hex, checked.tools, control
     )
+    runner.hold = hold
     async for event in runner.events():
         yield event
 
@@ -242,6 +248,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         self.config = config
         self.control = control or RunControl()
         self._resumed: str | None = None  # the reason, when this run carries a stored debate on
+        self.hold = False  # record the debate as created, and stop there
         self.log = log
         self.resolve = resolve
         self.tools = tools or {}
@@ -291,8 +298,13 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         try:
             if self._resumed is None:
                 await self._begin()
+                if self.hold:
+                    await self._emit(DebatePaused(**ids, reason=CREATED, before_start=True))
+                    return
             else:
                 await self._emit(DebateResumed(**ids, reason=self._resumed, after_status=self.state.status))
+            if auto_persona_ids(self.config):  # a new debate's, or one created or cut before they were given
+                await self._assign_personas()
             while True:
                 if self.control.stop_requested and self.state.stop_reason is None:
                     await self._stop_now(StopReason(kind="user", detail="stopped by the user"))
@@ -309,7 +321,9 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                     break
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._emit(DebateInterrupted(**ids)))
+                await asyncio.shield(
+                    self._emit(DebateInterrupted(**ids, reason=self.control.interrupt_reason))
+                )
             raise
         except MootError as exc:
             await self._emit(DebateFailed(**ids, error=redact(str(exc)), error_type=type(exc).__name__))
@@ -328,8 +342,6 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             await self._emit(Notice(**ids, source=self.config.format, message=message))
         if (unpriced := price_notice(self.config)) is not None:
             await self._emit(Notice(**ids, source="budget", message=unpriced))
-        if auto_persona_ids(self.config):
-            await self._assign_personas()
 
     async def _take(self, step: Step) -> bool:
         """Run one step as a task a stop can cut (a debating call, while the rounds have not stopped yet).
