@@ -230,16 +230,17 @@ def test_concurrency_limit(db: str) -> None:
         assert b["started_at"] >= a["ended_at"]
 
 
-def test_delete_while_running_is_409_then_stop_interrupts(client: TestClient) -> None:
+def test_delete_while_running_is_409_then_stop_judges_and_delete_works(client: TestClient) -> None:
     debate_id = start(client, body(model="fake:ada-200", rounds=5))
     wait_for(client, debate_id, "running")
     r = client.delete(f"/api/debates/{debate_id}")
     assert r.status_code == 409
     assert client.post(f"/api/debates/{debate_id}/stop").status_code == 202
-    wait_for(client, debate_id, "interrupted")
+    wait_for(client, debate_id, "completed")
     assert client.post(f"/api/debates/{debate_id}/stop").status_code == 409
     events = sse(client.get(f"/api/debates/{debate_id}/events").text)
-    assert events[-1]["event"] == "debate_interrupted"
+    kinds = [e["event"] for e in events]
+    assert "debate_stopping" in kinds and kinds[-1] == "debate_completed"
     assert client.delete(f"/api/debates/{debate_id}").status_code == 204
     assert client.get(f"/api/debates/{debate_id}").status_code == 404
 

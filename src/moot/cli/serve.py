@@ -2,24 +2,99 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import typer
+
+from moot.errors import UserError
+
+OnRestart = Literal["resume", "interrupt"]
 
 
 def serve_command(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
     db: Annotated[
-        str | None, typer.Option("--db", help="Database file or SQLAlchemy URL (default: $MOOT_HOME/moot.db)")
+        str | None,
+        typer.Option(
+            "--db",
+            help="Database file or SQLAlchemy URL (default: $MOOT_DATABASE_URL, else $MOOT_HOME/moot.db)",
+        ),
     ] = None,
     max_running: Annotated[
         int, typer.Option("--max-running", min=1, help="Debates that may run at once; later ones wait.")
     ] = 4,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cors-origin",
+            help="Browser origin allowed to call the API (repeat for more); added to $MOOT_CORS_ORIGINS.",
+        ),
+    ] = None,
+    allow_base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-base-url",
+            help="URL prefix a request's base_url may use (repeat for more); added to $MOOT_ALLOWED_BASE_URLS.",
+        ),
+    ] = None,
+    allow_tool: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-tool",
+            help="Tool requests may give participants, e.g. mytools:lookup (repeat for more); added to "
+            "$MOOT_ALLOWED_TOOLS (default: web_search).",
+        ),
+    ] = None,
+    on_restart: Annotated[
+        OnRestart,
+        typer.Option(
+            "--on-restart",
+            help="What to do at start with debates that were running when the server stopped: resume them "
+            "from their log, or mark them interrupted.",
+        ),
+    ] = "resume",
+    max_running_per_token: Annotated[
+        int | None,
+        typer.Option(
+            "--max-running-per-token", help="Debates one token may have running or queued (default 10)."
+        ),
+    ] = None,
 ) -> None:
-    """Serve the API; the docs are at /docs. Keys come from this machine's environment only."""
+    """Serve the API; the docs are at /docs. Keys come from this machine's environment only.
+
+    Anywhere but a loopback address it needs MOOT_API_TOKEN: every /api call then sends
+    `Authorization: Bearer <token>`. The token is read from the environment only (a command line shows in `ps`).
+    """
+    from moot.server.settings import ServerSettings, is_loopback
+
+    try:
+        env = ServerSettings.from_env()
+        overrides: dict[str, Any] = {}
+        for name, extra in (
+            ("cors_origins", cors_origin),
+            ("allowed_base_urls", allow_base_url),
+            ("allowed_tools", allow_tool),
+        ):
+            if extra:
+                overrides[name] = (*getattr(env, name), *extra)
+        if max_running_per_token is not None:
+            overrides["max_running_per_token"] = max_running_per_token
+        settings = ServerSettings.from_env(**overrides) if overrides else env
+    except UserError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if settings.api_token is None and not is_loopback(host):
+        typer.echo(
+            f"error: refusing to serve on {host} without MOOT_API_TOKEN: anyone who reaches it could run "
+            "debates on this machine's keys; set MOOT_API_TOKEN or use --host 127.0.0.1",
+            err=True,
+        )
+        raise typer.Exit(2)
+
     import uvicorn  # only `serve` needs the server stack
 
     from moot.server import create_app
 
-    uvicorn.run(create_app(db, max_running=max_running), host=host, port=port)
+    app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart)
+    uvicorn.run(app, host=host, port=port)

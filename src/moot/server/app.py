@@ -26,11 +26,13 @@ from moot.domain.events import Event
 from moot.domain.models import PROVIDERS
 from moot.domain.state import DebateState, Status
 from moot.engine import ModelResolver
-from moot.errors import NotFoundError, UserError
+from moot.errors import NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
 from moot.models.providers import SPECS
 from moot.protocols import PROTOCOLS
-from moot.server.manager import TERMINAL, DebateManager, Subscriber
+from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
+from moot.server.security import admit, claim, secure
+from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
 
 _MEDIA: dict[str, str] = {
@@ -43,7 +45,7 @@ _MEDIA: dict[str, str] = {
 
 class Started(BaseModel):
     id: str
-    status: Literal["queued", "running"]
+    status: Literal["queued", "running", "created"]
 
 
 class DebateStatus(BaseModel):
@@ -54,6 +56,13 @@ class DebateStatus(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+
+
+class Control(BaseModel):
+    """What a control action set going; the events and /status show when it is done."""
+
+    id: str
+    status: Literal["starting", "pausing", "resuming", "retrying", "stopping"]
 
 
 class ProviderInfo(BaseModel):
@@ -96,25 +105,33 @@ async def state_of(request: Request, debate_id: str) -> DebateState:
 
 
 def create_app(
-    db_url: str | None = None, *, max_running: int = 4, resolve: ModelResolver | None = None
+    db_url: str | None = None,
+    *,
+    max_running: int = 4,
+    resolve: ModelResolver | None = None,
+    settings: ServerSettings | None = None,
+    on_restart: Literal["resume", "interrupt"] = "resume",
 ) -> FastAPI:
     """The API over the event store at `db_url` (the default store when None). `resolve` replaces the
-    model lookup (tests pass fakes)."""
+    model lookup (tests pass fakes); `settings` (token, CORS, limits) default to the environment's. At start,
+    debates that were running when the server stopped are resumed, or marked interrupted (`on_restart`)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with await EventStore.open(db_url_from(db_url)) as store:
             app.state.manager = DebateManager(store, max_running=max_running, resolve=resolve)
+            await app.state.manager.recover(on_restart)
             try:
                 yield
             finally:
                 await app.state.manager.close()
 
     app = FastAPI(title="moot", version=__version__, lifespan=lifespan)
+    secure(app, settings or ServerSettings.from_env())
 
     @app.exception_handler(UserError)
     async def user_error(request: Request, exc: UserError) -> JSONResponse:
-        code = 404 if isinstance(exc, NotFoundError) else 422
+        code = 404 if isinstance(exc, NotFoundError) else 409 if isinstance(exc, StateError) else 422
         return JSONResponse({"detail": str(exc), "field": exc.field}, status_code=code)
 
     @app.exception_handler(RequestValidationError)
@@ -131,9 +148,14 @@ def create_app(
         return {"status": "ok", "version": __version__}
 
     @app.post("/api/debates", status_code=202)
-    async def create(request: Request, config: DebateConfig) -> Started:
-        """Check the config, then start the debate in the background."""
-        run = manager_of(request).start(config)
+    async def create(request: Request, config: DebateConfig, start: bool = True) -> Started:
+        """Check the config, then start the debate in the background; `start=false` only records it
+        (status `created`) for a later `POST .../start`."""
+        manager = manager_of(request)
+        run = admit(request, config, lambda c: manager.start(c, hold=not start))
+        if not start:
+            await manager.settled(run)  # recorded before the answer, so a GET finds it at once
+            return Started(id=run.id, status="created")
         return Started(id=run.id, status="running" if run.started else "queued")
 
     @app.get("/api/debates")
@@ -148,10 +170,9 @@ def create_app(
     ) -> list[DebateSummary]:
         """Debates newest first."""
         store = manager_of(request).store
-        found = await store.list_debates(
-            text=text, status=status, since=since, until=until, limit=limit + offset
+        return await store.list_debates(
+            text=text, status=status, since=since, until=until, limit=limit, offset=offset
         )
-        return found[offset:]
 
     @app.get("/api/debates/{debate_id}")
     async def get_debate(request: Request, debate_id: str) -> DebateState:
@@ -195,13 +216,43 @@ def create_app(
             raise HTTPException(409, f"debate {debate_id!r} is running; stop it first")
         await manager.store.delete(debate_id)
 
+    @app.post("/api/debates/{debate_id}/start", status_code=202)
+    async def start_debate(request: Request, debate_id: str) -> Control:
+        """Run a debate created with `start=false`."""
+        claim(request, debate_id)
+        await manager_of(request).carry_on(debate_id, "start")
+        return Control(id=debate_id, status="starting")
+
+    @app.post("/api/debates/{debate_id}/pause", status_code=202)
+    async def pause(request: Request, debate_id: str) -> Control:
+        """Pause after the turn under way (all of them, for speakers who speak at once); resume carries on."""
+        if not manager_of(request).pause(debate_id):
+            await _not_running(request, debate_id, "pause")
+        return Control(id=debate_id, status="pausing")
+
+    @app.post("/api/debates/{debate_id}/resume", status_code=202)
+    async def resume(request: Request, debate_id: str) -> Control:
+        """Carry a paused or interrupted debate on from its last completed turn."""
+        claim(request, debate_id)
+        await manager_of(request).carry_on(debate_id, "resume")
+        return Control(id=debate_id, status="resuming")
+
+    @app.post("/api/debates/{debate_id}/retry", status_code=202)
+    async def retry(request: Request, debate_id: str) -> Control:
+        """Carry a failed debate on from its last completed turn."""
+        claim(request, debate_id)
+        await manager_of(request).carry_on(debate_id, "retry")
+        return Control(id=debate_id, status="retrying")
+
     @app.post("/api/debates/{debate_id}/stop", status_code=202)
-    async def stop(request: Request, debate_id: str) -> dict[str, str]:
-        """Cancel a running debate; it is recorded as interrupted, its finished turns kept."""
-        if not manager_of(request).stop(debate_id):
-            await state_of(request, debate_id)  # 404 when unknown
-            raise HTTPException(409, f"debate {debate_id!r} is not running")
-        return {"id": debate_id, "status": "stopping"}
+    async def stop(request: Request, debate_id: str) -> Control:
+        """End the debate now: the turn under way is cut, and the judge rules on what exists. A paused,
+        interrupted or failed debate is judged as it stands."""
+        manager = manager_of(request)
+        if not manager.stop(debate_id):
+            claim(request, debate_id)  # judging a stopped debate is a run too
+            await manager.carry_on(debate_id, "stop")
+        return Control(id=debate_id, status="stopping")
 
     @app.get("/api/debates/{debate_id}/export")
     async def export_debate(
@@ -289,11 +340,9 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
         if sub is None and not stored and not await _exists(manager.store, debate_id):
             raise NotFoundError(f"no debate {debate_id!r}")
         last = after
-        for event in stored:
+        for event in stored:  # a resumed debate's log holds earlier runs' ends: replay past them
             yield event
             last = event.seq or last
-            if isinstance(event, TERMINAL):
-                return
         if sub is None:
             return
         while (live := await sub.get()) is not None:
@@ -302,13 +351,19 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
                     continue
                 last = live.seq or last
             yield live
-            if isinstance(live, TERMINAL):
+            if isinstance(live, RUN_ENDS):
                 return
         if sub.reason is not None:
             yield sub.reason
     finally:
         if sub is not None:
             manager.unsubscribe(debate_id, sub)
+
+
+async def _not_running(request: Request, debate_id: str, action: Action | Literal["pause"]) -> None:
+    """Raise the right error for an action that needs a running debate: 404 unknown, 409 otherwise."""
+    state = await state_of(request, debate_id)
+    raise StateError(f"debate {debate_id!r} is {state.status}, not running; {action} needs a running debate")
 
 
 async def _exists(store: EventStore, debate_id: str) -> bool:

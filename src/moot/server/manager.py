@@ -2,7 +2,9 @@
 
 A debate runs as an asyncio task that no HTTP request owns, so a client that goes away never stops
 it. Live events reach each subscriber through its own bounded queue: a subscriber that falls behind
-is dropped with a reason instead of slowing the debate or the other subscribers.
+is dropped with a reason instead of slowing the debate or the other subscribers. Pause ends a run after
+its step under way; resume, retry and the recovery at start-up are new runs over the stored log
+(moot.engine.resume_debate), so they hold no task while nothing runs.
 """
 
 from __future__ import annotations
@@ -10,15 +12,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from moot.domain.config import DebateConfig
-from moot.domain.events import DebateCompleted, DebateFailed, DebateInterrupted, Event
-from moot.engine import ModelResolver, run_debate
-from moot.engine.runner import check_run
+from moot.domain.events import DebateCompleted, DebateFailed, DebateInterrupted, DebatePaused, Event
+from moot.domain.state import DebateState
+from moot.engine import ModelResolver, RunControl, resume_debate, run_debate
+from moot.engine.runner import check_run, resumable
+from moot.errors import NotFoundError, StateError
 from moot.store import EventStore
 
-TERMINAL = (DebateCompleted, DebateFailed, DebateInterrupted)
+# Events after which a run holds no task: the live feed ends with them.
+RUN_ENDS = (DebateCompleted, DebateFailed, DebateInterrupted, DebatePaused)
+SHUTDOWN = "the server shut down"
+RECOVER_AT_MOST = 10_000  # per status, newest first: a start-up reads each candidate's log
+Action = Literal["start", "resume", "retry", "stop"]
+# The statuses each action carries on from, when the debate is not running here. "running", "judging" and
+# "pending" in the store with no run here are debates whose process died (a crash, a kill).
+FROM_STATUSES: dict[Action, tuple[str, ...]] = {
+    "start": ("created",),
+    "resume": ("paused", "interrupted", "running", "judging", "pending"),
+    "retry": ("failed",),
+    "stop": ("created", "paused", "interrupted", "failed", "running", "judging", "pending"),
+}
 QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection never gets near it
 
 
@@ -56,6 +74,7 @@ class Run:
 
     id: str
     config: DebateConfig
+    control: RunControl = field(default_factory=RunControl)
     task: asyncio.Task[None] | None = None
     started: bool = False  # holds a running slot (False while it waits for one)
     subscribers: list[Subscriber] = field(default_factory=list)
@@ -79,13 +98,79 @@ class DebateManager:
         self._queue_size = queue_size
         self._runs: dict[str, Run] = {}
 
-    def start(self, config: DebateConfig) -> Run:
-        """Check `config` now (a UserError names the bad field), then run it in the background."""
+    def start(self, config: DebateConfig, *, hold: bool = False) -> Run:
+        """Check `config` now (a UserError names the bad field), then run it in the background; with `hold`,
+        only record it as created (`carry_on(id, "start")` runs it)."""
         resolve = check_run(config, self._resolve).resolve
         run = Run(id=uuid.uuid4().hex, config=config)
-        self._runs[run.id] = run
-        run.task = asyncio.create_task(self._run(run, resolve), name=f"debate-{run.id}")
-        return run
+        debate = run_debate(
+            run.config, log=self.store, resolve=resolve, debate_id=run.id, control=run.control, hold=hold
+        )
+        return self._launch(run, debate, slot=not hold)
+
+    async def carry_on(self, debate_id: str, action: Action, reason: str | None = None) -> Run:
+        """Resume a paused or interrupted debate, retry a failed one, or stop one that is not running here
+        (the verdict on what exists): a new run over its stored log. StateError when the action does not fit."""
+        if self.running(debate_id):
+            raise StateError(f"debate {debate_id!r} is running; {action} applies to a debate that is not")
+        events = await self._stored(debate_id)
+        state = resumable(events)
+        if state.status not in FROM_STATUSES[action]:
+            fits = " or ".join(FROM_STATUSES[action][:3])
+            raise StateError(
+                f"debate {debate_id!r} is {state.status}; {action} needs a debate that is {fits}"
+            )
+        return self.resume_run(debate_id, events, state, reason or _REASONS[action], stop=action == "stop")
+
+    def resume_run(
+        self, debate_id: str, events: Sequence[Event], state: DebateState, reason: str, *, stop: bool = False
+    ) -> Run:
+        assert state.config is not None
+        if self.running(debate_id):  # two requests raced past the check in carry_on
+            raise StateError(f"debate {debate_id!r} is running already")
+        resolve = check_run(state.config, self._resolve).resolve
+        run = Run(id=debate_id, config=state.config)
+        if stop:
+            run.control.stop()
+        return self._launch(
+            run, resume_debate(events, log=self.store, resolve=resolve, control=run.control, reason=reason)
+        )
+
+    def pause(self, debate_id: str) -> bool:
+        """Ask a running debate to pause after its step under way. False when it is not running here."""
+        run = self._runs.get(debate_id)
+        if run is None:
+            return False
+        run.control.pause()
+        return True
+
+    async def recover(self, mode: Literal["resume", "interrupt"] = "resume") -> list[str]:
+        """At start-up: carry on (or mark interrupted) the debates that were running when the server stopped,
+        those its own shutdown interrupted and those whose process died. The ids it acted on."""
+        acted = []
+        candidates = [
+            summary
+            for status in ("running", "judging", "pending", "interrupted")
+            for summary in await self.store.list_debates(status=status, limit=RECOVER_AT_MOST)
+        ]
+        for summary in candidates:
+            if self.running(summary.id):
+                continue
+            events = await self.store.events(summary.id)
+            last = events[-1] if events else None
+            died = summary.status in ("running", "judging", "pending")
+            shut_down = isinstance(last, DebateInterrupted) and last.reason == SHUTDOWN
+            if not (died or shut_down):
+                continue
+            if mode == "interrupt":
+                if died:
+                    await self.store.append(
+                        DebateInterrupted(debate_id=summary.id, reason="the server stopped while it ran")
+                    )
+            else:
+                self.resume_run(summary.id, events, resumable(events), "the server restarted")
+            acted.append(summary.id)
+        return acted
 
     def get(self, debate_id: str) -> Run | None:
         return self._runs.get(debate_id)
@@ -94,11 +179,12 @@ class DebateManager:
         return debate_id in self._runs
 
     def stop(self, debate_id: str) -> bool:
-        """Cancel a running debate; the engine records debate_interrupted. False when it is not running."""
+        """End a running debate now: the step under way is cut and the judge rules on what exists. False
+        when it is not running here."""
         run = self._runs.get(debate_id)
-        if run is None or run.task is None:
+        if run is None:
             return False
-        run.task.cancel()
+        run.control.stop()
         return True
 
     def subscribe(self, debate_id: str, *, size: int | None = None) -> Subscriber | None:
@@ -117,17 +203,38 @@ class DebateManager:
             run.subscribers.remove(sub)
 
     async def close(self) -> None:
-        """Stop every debate (each is recorded as interrupted) and wait for them."""
-        tasks = [r.task for r in self._runs.values() if r.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Interrupt every debate (recorded as interrupted because the server shut down, which `recover`
+        carries on at the next start) and wait for them."""
+        runs = list(self._runs.values())
+        for run in runs:
+            run.control.interrupt_reason = SHUTDOWN
+            if run.task is not None:
+                run.task.cancel()
+        await asyncio.gather(*(r.task for r in runs if r.task is not None), return_exceptions=True)
 
-    async def _run(self, run: Run, resolve: ModelResolver) -> None:
+    def _launch(self, run: Run, events: AsyncIterator[Event], *, slot: bool = True) -> Run:
+        """Run `events` in the background; under a running slot unless it makes no model call (`slot`)."""
+        self._runs[run.id] = run
+        run.task = asyncio.create_task(self._run(run, events, slot), name=f"debate-{run.id}")
+        return run
+
+    async def settled(self, run: Run) -> None:
+        """Wait until this run has ended (for runs that only record, such as a held debate)."""
+        if run.task is not None:
+            await asyncio.wait({run.task})
+
+    async def _stored(self, debate_id: str) -> list[Event]:
+        await self.store.flush()
+        events = await self.store.events(debate_id)
+        if not events:
+            raise NotFoundError(f"no debate {debate_id!r}")
+        return events
+
+    async def _run(self, run: Run, events: AsyncIterator[Event], slot: bool) -> None:
         try:
-            async with self._slots:
+            async with self._slots if slot else contextlib.nullcontext():
                 run.started = True
-                async for event in run_debate(run.config, log=self.store, resolve=resolve, debate_id=run.id):
+                async for event in events:
                     self._publish(run, event)
         except Exception:  # the engine stored it as debate_failed; nobody awaits this task
             pass
@@ -141,3 +248,11 @@ class DebateManager:
             if not sub.offer(event):
                 run.subscribers.remove(sub)
                 sub.end(f"too slow: more than {sub.size} events waiting; reconnect with Last-Event-ID")
+
+
+_REASONS: dict[Action, str] = {
+    "start": "started by the user",
+    "resume": "resumed by the user",
+    "retry": "retried by the user",
+    "stop": "stopped by the user",
+}
