@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from moot.domain.config import DebateConfig
 from moot.server import DebateManager, create_app
@@ -268,3 +269,18 @@ async def test_slow_subscriber_is_dropped_without_stalling(db: str) -> None:
         assert slow.reason is not None and "too slow" in slow.reason
         assert await slow.get() is None
         assert (await store.state(run.id)).status == "completed"
+
+
+def test_numbers_too_large_for_the_database_are_422_not_500(client: TestClient) -> None:
+    debate_id = start(client, body())
+    wait_for(client, debate_id)
+    huge = str(2**63)
+    assert client.get(f"/api/debates?offset={huge}").status_code == 422
+    r = client.get(f"/api/debates/{debate_id}/events", headers={"Last-Event-ID": huge})
+    assert r.status_code == 422 and "last-event-id" in r.text.lower()
+    with (
+        pytest.raises(WebSocketDisconnect) as closed,
+        client.websocket_connect(f"/api/ws/{debate_id}?after={huge}"),
+    ):
+        pass
+    assert closed.value.code == 1008

@@ -54,7 +54,10 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 T = TypeVar("T")
 DbOption = Annotated[
-    str | None, typer.Option("--db", help="Database file or SQLAlchemy URL (default: $MOOT_DATABASE_URL, else $MOOT_HOME/moot.db)")
+    str | None,
+    typer.Option(
+        "--db", help="Database file or SQLAlchemy URL (default: $MOOT_DATABASE_URL, else $MOOT_HOME/moot.db)"
+    ),
 ]
 
 

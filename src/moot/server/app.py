@@ -35,6 +35,9 @@ from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
 
+# Sequence numbers and offsets fit the databases' 64-bit integers with room to spare; larger ones are a 422.
+MAX_SEQ = 2**53
+
 _MEDIA: dict[str, str] = {
     "markdown": "text/markdown; charset=utf-8",
     "json": "application/json",
@@ -166,7 +169,7 @@ def create_app(
         since: datetime | None = None,
         until: datetime | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
     ) -> list[DebateSummary]:
         """Debates newest first."""
         store = manager_of(request).store
@@ -254,7 +257,11 @@ def create_app(
             await manager.carry_on(debate_id, "stop")
         return Control(id=debate_id, status="stopping")
 
-    @app.get("/api/debates/{debate_id}/export")
+    @app.get(
+        "/api/debates/{debate_id}/export",
+        response_class=PlainTextResponse,
+        responses={200: {"content": {media: {} for media in _MEDIA.values()}}},
+    )
     async def export_debate(
         request: Request, debate_id: str, format: ExportFormat = "markdown"
     ) -> PlainTextResponse:
@@ -296,7 +303,7 @@ def create_app(
     async def events(
         request: Request,
         debate_id: Annotated[str, Depends(known)],
-        last_event_id: Annotated[int | None, Header()] = None,
+        last_event_id: Annotated[int | None, Header(ge=0, le=MAX_SEQ)] = None,
     ) -> AsyncIterator[ServerSentEvent]:
         """Every stored event after Last-Event-ID (each with `id: seq`), then the live stream (token
         deltas without an id); ends after the terminal event."""
@@ -308,7 +315,9 @@ def create_app(
             yield ServerSentEvent(raw_data=item.model_dump_json(), event=item.type, id=seq)
 
     @app.websocket("/api/ws/{debate_id}")
-    async def ws(websocket: WebSocket, debate_id: str, after: int = 0) -> None:
+    async def ws(
+        websocket: WebSocket, debate_id: str, after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0
+    ) -> None:
         """The events stream as JSON messages; `after` plays the part of Last-Event-ID."""
         await websocket.accept()
         try:
