@@ -19,7 +19,7 @@ from moot.store import EventStore
 
 
 def body(
-    topic: str = "Should cities ban cars?", *, model: str = "fake:ada", rounds: int = 1
+    topic: str = "Should cities ban cars?", *, model: str = "fake:ada", rounds: int = 1, **extra: Any
 ) -> dict[str, Any]:
     return {
         "topic": topic,
@@ -30,6 +30,7 @@ def body(
         "rounds": rounds,
         "judge": {"model": "fake:judge"},
         "stopping": {"assess_rounds": False},
+        **extra,
     }
 
 

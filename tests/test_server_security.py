@@ -24,24 +24,11 @@ from moot.models.fake import fake_model
 from moot.server import create_app
 from moot.server.security import PRINCIPAL, BearerAuth, check_config, claim, principal, url_allowed
 from moot.server.settings import ServerSettings, is_loopback
+from tests.test_server import body
 
 TOKEN = "test-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 REMOTE = "http://10.1.2.3:11434/v1"
-
-
-def body(*, model: str = "fake:ada", rounds: int = 1, **extra: Any) -> dict[str, Any]:
-    return {
-        "topic": "Should cities ban cars?",
-        "participants": [
-            {"name": "Ada", "model": model},
-            {"name": "Bo", "model": model.replace("ada", "bo")},
-        ],
-        "rounds": rounds,
-        "judge": {"model": "fake:judge"},
-        "stopping": {"assess_rounds": False},
-        **extra,
-    }
 
 
 def fake_resolve(options: ModelOptions) -> Any:

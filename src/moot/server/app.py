@@ -222,9 +222,7 @@ def create_app(
     @app.post("/api/debates/{debate_id}/start", status_code=202)
     async def start_debate(request: Request, debate_id: str) -> Control:
         """Run a debate created with `start=false`."""
-        claim(request, debate_id)
-        await manager_of(request).carry_on(debate_id, "start")
-        return Control(id=debate_id, status="starting")
+        return await _carry_on(request, debate_id, "start")
 
     @app.post("/api/debates/{debate_id}/pause", status_code=202)
     async def pause(request: Request, debate_id: str) -> Control:
@@ -236,26 +234,20 @@ def create_app(
     @app.post("/api/debates/{debate_id}/resume", status_code=202)
     async def resume(request: Request, debate_id: str) -> Control:
         """Carry a paused or interrupted debate on from its last completed turn."""
-        claim(request, debate_id)
-        await manager_of(request).carry_on(debate_id, "resume")
-        return Control(id=debate_id, status="resuming")
+        return await _carry_on(request, debate_id, "resume")
 
     @app.post("/api/debates/{debate_id}/retry", status_code=202)
     async def retry(request: Request, debate_id: str) -> Control:
         """Carry a failed debate on from its last completed turn."""
-        claim(request, debate_id)
-        await manager_of(request).carry_on(debate_id, "retry")
-        return Control(id=debate_id, status="retrying")
+        return await _carry_on(request, debate_id, "retry")
 
     @app.post("/api/debates/{debate_id}/stop", status_code=202)
     async def stop(request: Request, debate_id: str) -> Control:
         """End the debate now: the turn under way is cut, and the judge rules on what exists. A paused,
         interrupted or failed debate is judged as it stands."""
-        manager = manager_of(request)
-        if not manager.stop(debate_id):
-            claim(request, debate_id)  # judging a stopped debate is a run too
-            await manager.carry_on(debate_id, "stop")
-        return Control(id=debate_id, status="stopping")
+        if manager_of(request).stop(debate_id):
+            return Control(id=debate_id, status="stopping")
+        return await _carry_on(request, debate_id, "stop")  # judging a stopped debate is a run too
 
     @app.get(
         "/api/debates/{debate_id}/export",
@@ -367,6 +359,21 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
     finally:
         if sub is not None:
             manager.unsubscribe(debate_id, sub)
+
+
+_UNDER_WAY: dict[Action, Literal["starting", "resuming", "retrying", "stopping"]] = {
+    "start": "starting",
+    "resume": "resuming",
+    "retry": "retrying",
+    "stop": "stopping",
+}
+
+
+async def _carry_on(request: Request, debate_id: str, action: Action) -> Control:
+    """A new run over a stored debate's log, counted against the caller's running debates."""
+    claim(request, debate_id)
+    await manager_of(request).carry_on(debate_id, action)
+    return Control(id=debate_id, status=_UNDER_WAY[action])
 
 
 async def _not_running(request: Request, debate_id: str, action: Action | Literal["pause"]) -> None:
