@@ -285,3 +285,18 @@ def test_numbers_too_large_for_the_database_are_422_not_500(client: TestClient) 
     ):
         pass
     assert closed.value.code == 1008
+
+
+async def test_a_subscriber_behind_gets_waiting_deltas_of_one_turn_as_one() -> None:
+    from moot.domain.events import TokenDelta
+    from moot.server.manager import Subscriber
+
+    sub = Subscriber(10)
+    for text, who in (("a", "ada"), ("b", "ada"), ("c", "ada"), ("x", "bo"), ("d", "ada")):
+        assert sub.offer(TokenDelta(debate_id="d", round=1, participant_id=who, text=text))
+    sub.end()
+    got = []
+    while (event := await sub.get()) is not None:
+        assert isinstance(event, TokenDelta)
+        got.append((event.participant_id, event.text))
+    assert got == [("ada", "abc"), ("bo", "x"), ("ada", "d")]

@@ -10,6 +10,7 @@ its step under way; resume, retry and the recovery at start-up are new runs over
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -17,7 +18,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from moot.domain.config import DebateConfig
-from moot.domain.events import DebateCompleted, DebateFailed, DebateInterrupted, DebatePaused, Event
+from moot.domain.events import (
+    DebateCompleted,
+    DebateFailed,
+    DebateInterrupted,
+    DebatePaused,
+    Event,
+    TokenDelta,
+)
 from moot.domain.state import DebateState
 from moot.engine import ModelResolver, RunControl, resume_debate, run_debate
 from moot.engine.runner import check_run, resumable
@@ -41,31 +49,52 @@ QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection ne
 
 
 class Subscriber:
-    """One live consumer. `get` returns None once the stream is over; `reason` says why it was cut."""
+    """One live consumer. `get` returns None once the stream is over; `reason` says why it was cut.
+
+    A consumer that falls behind gets the token deltas waiting for the same turn as one delta: the same text in
+    fewer frames, so a busy server catches up instead of sending one frame per token. One that keeps up gets
+    them one by one, as they come.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize=size)
+        self._items: collections.deque[Event | None] = collections.deque()
+        self._ready = asyncio.Event()
         self.reason: str | None = None
 
     def offer(self, event: Event) -> bool:
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if len(self._items) >= self.size:
             return False
+        self._items.append(event)
+        self._ready.set()
         return True
 
     def end(self, reason: str | None = None) -> None:
         self.reason = reason
         if reason is not None:
-            # Dropped: what it had not read is worthless now, and the end marker needs the room.
-            while not self._queue.empty():
-                self._queue.get_nowait()
-        with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(None)
+            self._items.clear()  # dropped: what it had not read is worthless now
+        self._items.append(None)
+        self._ready.set()
 
     async def get(self) -> Event | None:
-        return await self._queue.get()
+        while not self._items:
+            self._ready.clear()
+            await self._ready.wait()
+        item = self._items.popleft()
+        if isinstance(item, TokenDelta):
+            while self._items and _same_turn(item, self._items[0]):
+                following = self._items.popleft()
+                assert isinstance(following, TokenDelta)
+                item = item.model_copy(update={"text": item.text + following.text})
+        return item
+
+
+def _same_turn(delta: TokenDelta, other: Event | None) -> bool:
+    return isinstance(other, TokenDelta) and (other.round, other.participant_id, other.target) == (
+        delta.round,
+        delta.participant_id,
+        delta.target,
+    )
 
 
 @dataclass
