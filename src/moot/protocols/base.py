@@ -21,7 +21,7 @@ from moot.domain.state import DebateState, Decision, Turn
 from moot.errors import ConfigError
 from moot.prompts.history import HistoryWindow, history_window
 from moot.prompts.render import render
-from moot.protocols.steps import AskSpec, Assess, Finish, Judge, StartRound, Step, Stop, TurnSpec
+from moot.protocols.steps import AskSpec, Assess, Conclude, Finish, Judge, StartRound, Step, Stop, TurnSpec
 from moot.protocols.stopping import stop_reason
 
 # A rule that may end the rounds: the reason to stop after the latest completed round, or None to go on.
@@ -242,6 +242,12 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         if reason is not None:
             return Stop(reason)
         return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
+
+    def conclude_then_finish(self, config: DebateConfig, state: DebateState) -> Step:
+        """The format's own result, once; then the verdict where the format gives one; then the end."""
+        if state.outcome is None:
+            return Conclude()
+        return self.verdict_then_finish(config, state)
 
     def verdict_then_finish(self, config: DebateConfig, state: DebateState) -> Step:
         """The judge's verdict, where there is a judge and it has not ruled yet; then the end."""

@@ -39,9 +39,7 @@ from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
     Ask,
     AskSpec,
-    Conclude,
     EndRound,
-    Finish,
     Speak,
     StartRound,
     Step,
@@ -160,9 +158,7 @@ class Council(DebateProtocol[NoOptions]):
             if current.number >= ROUNDS:
                 return Stop(StopReason(kind="max_rounds", detail="the council's 3 rounds were held"))
             return StartRound(current.number + 1, self.phase(ROUNDS, current.number + 1).name)
-        if state.outcome is None:
-            return Conclude()
-        return Finish()
+        return self.conclude_then_finish(config, state)
 
     # --- prompts -----------------------------------------------------------------------------------
 

@@ -36,9 +36,7 @@ from moot.protocols.steps import (
     Ask,
     AskSpec,
     Assess,
-    Conclude,
     EndRound,
-    Finish,
     Speak,
     StartRound,
     Step,
@@ -134,9 +132,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             return StartRound(done + 1, phase_of(done + 1))
         if not state.decided(SYNTHESIS):
             return Ask(done, (AskSpec(SYNTHESIS, "judge"),))
-        if state.outcome is None:
-            return Conclude()
-        return Finish()
+        return self.conclude_then_finish(config, state)
 
     # -- what speakers are told ------------------------------------------------------------------
 

@@ -30,7 +30,6 @@ from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
     Ask,
     AskSpec,
-    Conclude,
     EndRound,
     Speak,
     StartRound,
@@ -178,9 +177,7 @@ class Oxford(DebateProtocol[OxfordOptions]):
             return step
         if not state.decided(VOTE, "judge", "after"):
             return Ask(done, (AskSpec(VOTE, "judge", "after"),))
-        if state.outcome is None:
-            return Conclude()
-        return self.verdict_then_finish(config, state)
+        return self.conclude_then_finish(config, state)
 
     def turn_prompt(
         self,

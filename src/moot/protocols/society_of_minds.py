@@ -32,7 +32,6 @@ from moot.protocols.answers import AnswerType, extract_answer
 from moot.protocols.base import DebateProtocol, Phase, TurnPrompt
 from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
-    Conclude,
     EndRound,
     Speak,
     Step,
@@ -116,9 +115,7 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
         )
         if step is not None:
             return step
-        if state.outcome is None:
-            return Conclude()
-        return self.verdict_then_finish(config, state)
+        return self.conclude_then_finish(config, state)
 
     def _unanimous(self, config: DebateConfig, state: DebateState, latest: Round | None) -> StopReason | None:
         options = self.options(config)

@@ -42,9 +42,7 @@ from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
     Ask,
     AskSpec,
-    Conclude,
     EndRound,
-    Finish,
     Speak,
     StartRound,
     Step,
@@ -256,9 +254,7 @@ class Tournament(DebateProtocol[TournamentOptions]):
                     StopReason(kind="max_rounds", detail=f"all {total} rounds of the bracket were held")
                 )
             return StartRound(current.number + 1, self.phase(total, current.number + 1).name)
-        if state.outcome is None:
-            return Conclude()
-        return Finish()
+        return self.conclude_then_finish(config, state)
 
     def _within(self, config: DebateConfig, state: DebateState, current: Round) -> Step | None:
         number = current.number
