@@ -459,17 +459,17 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                 TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text)
             )
 
+        model = self._model(options)
+        settings = self._settings(options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS)
         turn_round = self.state.round(round_number)
         kit = kit_for(self.tools, pid, turn_round.phase if turn_round is not None else None)
         if kit is None:
             reply = await stream_reply(
-                self._model(options),
+                model,
                 label=label,
                 system=prompt.system,
                 user=prompt.user,
-                settings=self._settings(
-                    options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS
-                ),
+                settings=settings,
                 timeout_s=self.config.limits.turn_timeout_s,
                 on_text=on_text,
                 free=options.model.is_local,
@@ -491,13 +491,11 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                 )
 
             reply = await stream_tool_reply(
-                self._model(options),
+                model,
                 label=label,
                 system=prompt.system,
                 user=prompt.user,
-                settings=self._settings(
-                    options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS
-                ),
+                settings=settings,
                 timeout_s=self.config.limits.turn_timeout_s,
                 on_text=on_text,
                 on_tool=on_tool,
