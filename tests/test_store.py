@@ -828,3 +828,11 @@ async def test_the_listed_winner_is_the_formats_when_the_verdict_names_none(stor
     outcome = next(e for e in await store.events(rows["oxford"].id) if isinstance(e, OutcomeGiven))
     names = {"ada": "Ada", "bo": "Bo"}
     assert rows["oxford"].winner == (", ".join(names[w] for w in outcome.outcome.winner_ids) or None)
+
+
+async def test_last_event_reads_the_newest_one(store: EventStore) -> None:
+    await store.append(started())
+    await store.append(turn(text="first"))
+    last = await store.append(turn(text="second"))
+    assert await store.last_event("d1") == last
+    assert await store.last_event("nope") is None

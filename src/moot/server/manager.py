@@ -35,7 +35,7 @@ from moot.store import EventStore
 # Events after which a run holds no task: the live feed ends with them.
 RUN_ENDS = (DebateCompleted, DebateFailed, DebateInterrupted, DebatePaused)
 SHUTDOWN = "the server shut down"
-RECOVER_AT_MOST = 10_000  # per status, newest first: a start-up reads each candidate's log
+RECOVER_AT_MOST = 10_000  # per status, newest first; only the debates carried on have their log read
 Action = Literal["start", "resume", "retry", "stop"]
 # The statuses each action carries on from, when the debate is not running here. "running", "judging" and
 # "pending" in the store with no run here are debates whose process died (a crash, a kill).
@@ -185,18 +185,18 @@ class DebateManager:
         for summary in candidates:
             if self.running(summary.id):
                 continue
-            events = await self.store.events(summary.id)
-            last = events[-1] if events else None
             died = summary.status in ("running", "judging", "pending")
-            shut_down = isinstance(last, DebateInterrupted) and last.reason == SHUTDOWN
-            if not (died or shut_down):
-                continue
+            if not died:  # interrupted: carried on only when this server's shutdown did it (one row read)
+                last = await self.store.last_event(summary.id)
+                if not (isinstance(last, DebateInterrupted) and last.reason == SHUTDOWN):
+                    continue
             if mode == "interrupt":
                 if died:
                     await self.store.append(
                         DebateInterrupted(debate_id=summary.id, reason="the server stopped while it ran")
                     )
             else:
+                events = await self.store.events(summary.id)
                 self.resume_run(summary.id, events, resumable(events), "the server restarted")
             acted.append(summary.id)
         return acted

@@ -286,6 +286,26 @@ class EventStore:
             rows = conn.execute(query).all()
         return [self._parse(debate_id, seq, payload) for seq, payload in rows]
 
+    async def last_event(self, debate_id: str) -> Event | None:
+        """The debate's newest stored event; None for an unknown id. One row, however long the log."""
+        if not _storable(debate_id):
+            self._check_open()
+            return None
+        return await self._read(
+            f"read the last event of debate {debate_id!r}", functools.partial(self._last_event, debate_id)
+        )
+
+    def _last_event(self, debate_id: str) -> Event | None:
+        query = (
+            sa.select(events.c.seq, events.c.payload)
+            .where(events.c.debate_id == debate_id)
+            .order_by(events.c.seq.desc())
+            .limit(1)
+        )
+        with self._engine.connect() as conn:
+            row = conn.execute(query).first()
+        return None if row is None else self._parse(debate_id, row.seq, row.payload)
+
     async def state(self, debate_id: str) -> DebateState:
         """The debate's state, folded from its events. Raises NotFoundError for an unknown id."""
         stored = await self.events(debate_id)
