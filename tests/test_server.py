@@ -106,6 +106,9 @@ def test_list_filters_and_paginates(client: TestClient) -> None:
     assert client.get("/api/debates", params={"until": "2000-01-01T00:00:00Z"}).json() == []
     assert len(client.get("/api/debates", params={"since": "2000-01-01T00:00:00Z"}).json()) == 4
     assert client.get("/api/debates", params={"status": "nonsense"}).status_code == 422
+    assert len(client.get("/api/debates", params={"format": "free-form"}).json()) == 4
+    assert client.get("/api/debates", params={"format": "oxford"}).json() == []
+    assert client.get("/api/debates", params={"format": "nonsense"}).status_code == 422
 
 
 def test_bad_config_is_422_with_field_path(client: TestClient) -> None:

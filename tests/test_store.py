@@ -469,6 +469,15 @@ async def test_list_filters_and_order(store: EventStore) -> None:
         await store.list_debates(status="done")
 
 
+async def test_list_by_format(store: EventStore) -> None:
+    oxford = config("This house would ban cars").model_copy(update={"format": "oxford"})
+    await store.append(started("free", topic="Cats or dogs?"))
+    await store.append(DebateStarted(debate_id="ox", config=oxford, at=T0 + timedelta(days=1)))
+    assert [r.id for r in await store.list_debates(format="oxford")] == ["ox"]
+    assert [r.id for r in await store.list_debates(format="free-form")] == ["free"]
+    assert await store.list_debates(format="council") == []
+
+
 async def test_summary_times_are_utc_aware(store: EventStore) -> None:
     berlin = datetime(2025, 3, 1, 14, 0, tzinfo=ZoneInfo("Europe/Berlin"))
     await store.append(started(at=berlin))

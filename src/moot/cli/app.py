@@ -358,6 +358,9 @@ def list_(
     status: Annotated[
         str | None, typer.Option("--status", help="running, completed, failed, interrupted...")
     ] = None,
+    format_name: Annotated[
+        str | None, typer.Option("--format", "-f", help="Only debates in this format (see `moot formats`).")
+    ] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only debates from this date (YYYY-MM-DD).")
     ] = None,
@@ -372,10 +375,13 @@ def list_(
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
         async with await EventStore.open(db_url_from(db)) as store:
             rows = await store.list_debates(
-                text=search, status=status, since=after, until=before, limit=limit
+                text=search, status=status, format=format_name, since=after, until=before, limit=limit
             )
         if json_out:
             out.print_json(json.dumps([r.model_dump(mode="json") for r in rows]))
+            return
+        if not rows and any(v is not None for v in (search, status, format_name, since, until)):
+            out.print("No debates match these filters.")
             return
         if not rows:
             out.print('No debates yet. Start one with: moot run "Your question"')

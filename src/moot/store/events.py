@@ -356,13 +356,15 @@ class EventStore:
         *,
         text: str | None = None,
         status: str | None = None,
+        format: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[DebateSummary]:
         """Debates newest first, `limit` of them after skipping `offset`. `text` is found in the topic
-        ignoring case; `since`/`until` bound the creation time (inclusive; a naive datetime is UTC)."""
+        ignoring case; `format` is the format's exact name; `since`/`until` bound the creation time
+        (inclusive; a naive datetime is UTC)."""
         query = sa.select(*SUMMARY_COLUMNS)
         if text and not _storable(text):
             self._check_open()
@@ -375,6 +377,8 @@ class EventStore:
                     f"unknown status {status!r}; use one of: {', '.join(STATUSES)}", field="status"
                 )
             query = query.where(debates.c.status == status)
+        if format is not None:
+            query = query.where(debates.c.format == format)
         if since is not None:
             query = query.where(debates.c.created_at >= since)
         if until is not None:
