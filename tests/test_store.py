@@ -14,7 +14,7 @@ import textwrap
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, get_args
 from zoneinfo import ZoneInfo
@@ -465,6 +465,11 @@ async def test_list_filters_and_order(store: EventStore) -> None:
     assert ids(await store.list_debates(text="tea", offset=1)) == ["mid"]
     assert ids(await store.list_debates(offset=3)) == []
     assert ids(await store.list_debates(limit=0)) == []
+    # Bounds whose UTC falls outside the calendar are its ends, not an error (found by the schema fuzzer).
+    east_of_utc, west_of_utc = timezone(timedelta(minutes=1)), timezone(-timedelta(minutes=1))
+    assert ids(await store.list_debates(until=datetime(1, 1, 1, tzinfo=east_of_utc))) == []
+    assert ids(await store.list_debates(since=datetime(1, 1, 1, tzinfo=east_of_utc))) == ["new", "mid", "old"]
+    assert ids(await store.list_debates(since=datetime.max.replace(tzinfo=west_of_utc))) == []
     with pytest.raises(UserError, match="unknown status 'done'"):
         await store.list_debates(status="done")
 

@@ -44,8 +44,14 @@ class UTCDateTime(sa.TypeDecorator[datetime]):
 
 
 def as_utc(value: datetime) -> datetime:
-    """`value` in UTC; a naive value is taken to be UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    """`value` in UTC; a naive value is taken to be UTC. A moment whose UTC falls outside the calendar
+    (0001-01-01T00:00+01:00) is the calendar's first or last moment, which compares the same way."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC) if value.year == 1 else datetime.max.replace(tzinfo=UTC)
 
 
 # One row per debate: a projection of its events, kept current in the transaction that appends each
