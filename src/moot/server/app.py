@@ -21,19 +21,23 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
 from moot import __version__
-from moot.domain.config import DebateConfig
+from moot.domain.config import DebateConfig, FormatName
 from moot.domain.events import Event
+from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.models import PROVIDERS
 from moot.domain.state import DebateState, Status
+from moot.domain.usage import Usage
 from moot.engine import ModelResolver
 from moot.errors import NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
 from moot.models.providers import SPECS
 from moot.protocols import PROTOCOLS
+from moot.server.configs import router as configs_router
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
+from moot.web import page_app
 
 # Sequence numbers and offsets fit the databases' 64-bit integers with room to spare; larger ones are a 422.
 MAX_SEQ = 2**53
@@ -88,6 +92,18 @@ class FormatInfo(BaseModel):
     name: str
     description: str
     phases: list[PhaseInfo]
+
+
+class LedgerReport(BaseModel):
+    """Who spent what: the ledger's rows and its totals by speaker, role, round ('after': the verdict and
+    other calls outside the rounds) and model."""
+
+    rows: list[LedgerRow]
+    total: Usage
+    by_who: dict[str, Usage]
+    by_role: dict[str, Usage]
+    by_round: dict[str, Usage]
+    by_model: dict[str, Usage]
 
 
 def manager_of(request: Request | WebSocket) -> DebateManager:
@@ -166,6 +182,7 @@ def create_app(
         request: Request,
         status: Status | None = None,
         text: str | None = None,
+        format: FormatName | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -174,7 +191,7 @@ def create_app(
         """Debates newest first."""
         store = manager_of(request).store
         return await store.list_debates(
-            text=text, status=status, since=since, until=until, limit=limit, offset=offset
+            text=text, status=status, format=format, since=since, until=until, limit=limit, offset=offset
         )
 
     @app.get("/api/debates/{debate_id}")
@@ -262,6 +279,21 @@ def create_app(
             raise NotFoundError(f"no debate {debate_id!r}")
         return PlainTextResponse(export(stored, format), media_type=_MEDIA[format])
 
+    @app.get("/api/debates/{debate_id}/ledger")
+    async def debate_ledger(request: Request, debate_id: str) -> LedgerReport:
+        stored = await manager_of(request).store.events(debate_id)
+        if not stored:
+            raise NotFoundError(f"no debate {debate_id!r}")
+        book = ledger(stored)
+        return LedgerReport(
+            rows=book.rows,
+            total=book.total,
+            by_who=book.by_who(),
+            by_role=book.by_role(),
+            by_round=book.by_round(),
+            by_model=book.by_model(),
+        )
+
     @app.get("/api/models")
     async def models() -> list[ProviderInfo]:
         """Providers and whether this server has their key (never the key itself)."""
@@ -324,6 +356,9 @@ def create_app(
             return
         await websocket.close()
 
+    app.include_router(configs_router)
+    # Last, so that every route above wins over a file of the same name.
+    app.mount("/", page_app(), name="page")
     return app
 
 

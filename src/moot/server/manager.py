@@ -123,14 +123,14 @@ class DebateManager:
         self.store = store
         self.max_running = max_running
         self._slots = asyncio.Semaphore(max_running)
-        self._resolve = resolve
+        self.resolve = resolve  # None: the real providers; tests pass fakes
         self._queue_size = queue_size
         self._runs: dict[str, Run] = {}
 
     def start(self, config: DebateConfig, *, hold: bool = False) -> Run:
         """Check `config` now (a UserError names the bad field), then run it in the background; with `hold`,
         only record it as created (`carry_on(id, "start")` runs it)."""
-        resolve = check_run(config, self._resolve).resolve
+        resolve = check_run(config, self.resolve).resolve
         run = Run(id=uuid.uuid4().hex, config=config)
         debate = run_debate(
             run.config, log=self.store, resolve=resolve, debate_id=run.id, control=run.control, hold=hold
@@ -157,7 +157,7 @@ class DebateManager:
         assert state.config is not None
         if self.running(debate_id):  # two requests raced past the check in carry_on
             raise StateError(f"debate {debate_id!r} is running already")
-        resolve = check_run(state.config, self._resolve).resolve
+        resolve = check_run(state.config, self.resolve).resolve
         run = Run(id=debate_id, config=state.config)
         if stop:
             run.control.stop()

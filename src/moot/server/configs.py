@@ -1,0 +1,248 @@
+"""What the web page's new-debate form asks of the server before it starts a debate: read a config file,
+write one, check one as POST /api/debates would, and have a model propose personas.
+
+None of them reads this server's files: a config's `context_file` is refused, and YAML anchors too (an
+alias-bomb of a few kilobytes expands past any memory).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import yaml
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.config_files import build_config
+from moot.domain.config import (
+    MAX_PARTICIPANTS,
+    MIN_PARTICIPANTS,
+    DebateConfig,
+    Diversity,
+    JudgeConfig,
+    ModelOptions,
+    Participant,
+    config_error,
+    slugify,
+)
+from moot.domain.personas import AUTO, ProposedPersona
+from moot.engine import ModelResolver
+from moot.engine.personas import propose_personas
+from moot.engine.runner import LOCAL_JUDGE_TOKENS, check_run, model_settings
+from moot.errors import ConfigError, UserError, one_line
+from moot.protocols import get_protocol
+from moot.server.security import check_config
+
+# A config with the largest context (200,000 characters) and room for the rest; the body limit still applies.
+MAX_TEXT = 300_000
+# Far more than any config needs (format_options are the deepest, a few levels), far less than the
+# serialiser's own limit.
+MAX_DEPTH = 32
+# What a config's keys of each kind read best in; the rest follow in the schema's order.
+_FIRST = ("name", "id", "model")
+
+router = APIRouter(tags=["configs"])
+
+
+class ConfigText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(
+        max_length=MAX_TEXT, description="A debate config as YAML or JSON (`moot run --config`)"
+    )
+
+
+class Checked(BaseModel):
+    ok: Literal[True] = True
+
+
+class PersonaRequest(ModelOptions):
+    """The model (and its options) that proposes, with what it proposes for."""
+
+    topic: str = Field(min_length=1, max_length=4000)
+    count: int = Field(default=MIN_PARTICIPANTS, ge=MIN_PARTICIPANTS, le=MAX_PARTICIPANTS)
+    diversity: Diversity = "multi-perspective"
+
+
+class PersonaProposal(BaseModel):
+    personas: list[ProposedPersona]
+    reasoning: str
+
+
+@router.post("/api/configs/parse", response_model=None, responses={200: {"model": DebateConfig}})
+def parse_config(body: ConfigText) -> dict[str, Any]:
+    """A config file's text (YAML or JSON, as `moot run --config` reads it) as a checked DebateConfig, with
+    what the CLI fills in filled (names, stances, a format's rounds) and the other defaults left out. A 422
+    names the field at fault. `context_file` is refused: paste the context into `context`."""
+    data = _load(body.text)
+    if "context_file" in data:
+        raise ConfigError(
+            "a request may not read this server's files; paste the text into context instead",
+            field="context_file",
+        )
+    try:
+        config = build_config(data)
+    except ValidationError as exc:  # build_config translates its own; a template's may slip through
+        raise config_error(exc) from None
+    return compact(config)
+
+
+@router.post(
+    "/api/configs/yaml",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"text/yaml": {}}}},
+)
+def config_yaml(config: DebateConfig) -> PlainTextResponse:
+    """The config as a YAML file without its default values, loadable by `/api/configs/parse` and by
+    `moot run --config`."""
+    return PlainTextResponse(to_yaml(config), media_type="text/yaml; charset=utf-8")
+
+
+@router.post("/api/configs/check")
+async def check(request: Request, config: DebateConfig) -> Checked:
+    """Every check POST /api/debates runs before it starts a debate, without starting one: this server's
+    limits and allowlists, the format's rules, and each model's package and API key (a 422 such as
+    `participants.0.model: openai needs OPENAI_API_KEY`)."""
+    check_config(config, request.app.state.settings)
+    check_run(config, _resolver(request))
+    return Checked()
+
+
+@router.post("/api/personas")
+async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
+    """Ask `model` for `count` positions and personas on `topic`, as a debate with `persona: auto` does
+    when it starts. The model passes the same checks as a debate's; a model that gives no valid
+    proposal is a 502 saying why."""
+    options = JudgeConfig.model_validate(body.model_dump(include=set(ModelOptions.model_fields)))
+    config = DebateConfig(
+        topic=body.topic,
+        participants=[
+            Participant(name=f"Speaker {i + 1}", model=options.model, base_url=options.base_url)
+            for i in range(body.count)
+        ],
+        judge=options,
+        persona_diversity=body.diversity,
+    )
+    try:
+        check_config(config, request.app.state.settings)
+        resolve = check_run(config, _resolver(request)).resolve
+    except UserError as exc:  # named after the request's fields, not the config built from them
+        field = (exc.field or "model").rsplit(".", 1)[-1]
+        raise ConfigError(str(exc).removeprefix(f"{exc.field}: "), field=field) from None
+    ids = [p.id for p in config.participants]
+    proposals, result = await propose_personas(
+        config,
+        resolve(options),
+        label=str(options.model),
+        ids=ids,
+        settings=model_settings(options, None, LOCAL_JUDGE_TOKENS),
+        free=options.model.is_local,
+    )
+    if result.answer is None or len(proposals) < len(ids):
+        raise HTTPException(
+            502, f"{options.model} proposed no personas: {one_line(result.error or 'no answer')}"
+        )
+    return PersonaProposal(personas=[proposals[i] for i in ids], reasoning=result.answer.reasoning)
+
+
+def to_yaml(config: DebateConfig) -> str:
+    """The config as YAML, defaults left out, that reads back as the same config."""
+    return yaml.safe_dump(compact(config), sort_keys=False, allow_unicode=True, width=100)
+
+
+def compact(config: DebateConfig) -> dict[str, Any]:
+    """The config as JSON data without its defaults, which `build_config` (a file, `moot run --config`)
+    reads back as the same config."""
+    data = config.model_dump(mode="json", exclude_defaults=True)
+    # What build_config would fill in differently on the way back: a format's own rounds, the stances
+    # of a two-sided debate, and the derived judge in place of "no judge".
+    data["rounds"] = config.rounds
+    sides = get_protocol(config.format).names_winner and len(config.participants) == 2
+    for p, raw in zip(config.participants, data["participants"], strict=True):
+        if sides and not p.stance and p.persona.strip().lower() != AUTO:
+            raw["stance"] = ""
+        if raw.get("id") == slugify(p.name):
+            del raw["id"]  # made from the name again
+    if config.judge is None:
+        data["judge"] = None
+    elif _dumped(config.judge) == _dumped(_derived_judge(config)):
+        del data["judge"]  # derived again, and it follows participant 1's model if that changes
+    for i, raw in enumerate(data.get("judges", [])):
+        if raw.get("name") == f"Judge {i + 1}":
+            del raw["name"]  # the name a panel judge gets when it has none
+    for key in ("participants", "judges"):
+        if key in data:
+            data[key] = [_ordered(item) for item in data[key]]
+    if isinstance(data.get("judge"), dict):
+        data["judge"] = _ordered(data["judge"])
+    return _ordered(data, ("topic",))
+
+
+def _derived_judge(config: DebateConfig) -> JudgeConfig:
+    """The judge a config with no `judge` key gets (DebateConfig._default_judge)."""
+    seated = [j for j in config.judges if config.recusal(j) is None]
+    if seated:
+        return seated[0]
+    first = config.participants[0]
+    return JudgeConfig(model=first.model, base_url=first.base_url)
+
+
+def _dumped(judge: JudgeConfig) -> dict[str, Any]:
+    return judge.model_dump(mode="json")
+
+
+def _ordered(item: dict[str, Any], first: tuple[str, ...] = _FIRST) -> dict[str, Any]:
+    return {k: item[k] for k in sorted(item, key=lambda k: first.index(k) if k in first else len(first))}
+
+
+def _load(text: str) -> dict[str, Any]:
+    """The mapping in a config's text: JSON when it starts with `{`, else YAML without anchors."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        if text.lstrip().startswith("{"):
+            data = json.loads(text)
+        else:
+            if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=loader)):
+                raise ConfigError(
+                    "YAML anchors and aliases (*name) are not accepted here; write the values out"
+                )
+            data = yaml.load(text, Loader=loader)
+        # Only what JSON can hold (YAML also makes dates and bytes), so the answer can be written back.
+        data = json.loads(json.dumps(data))
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        kind = "JSON" if isinstance(exc, json.JSONDecodeError) else "YAML"
+        raise ConfigError(f"not valid {kind}: {one_line(exc)}") from None
+    except (TypeError, ValueError):
+        raise ConfigError("a config holds only text, numbers, true/false, lists and mappings") from None
+    except RecursionError:
+        raise ConfigError("the config is nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ConfigError("a config must hold a mapping of fields (topic, participants, ...)")
+    if _deeper_than(data, MAX_DEPTH):
+        raise ConfigError(f"the config is nested more than {MAX_DEPTH} levels deep")
+    return data
+
+
+def _deeper_than(data: Any, levels: int) -> bool:
+    """Whether lists and mappings nest more than `levels` deep (level by level: no recursion to exhaust)."""
+    level = [data]
+    for _ in range(levels):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
+        ]
+        if not level:
+            return False
+    return True
+
+
+def _resolver(request: Request) -> ModelResolver | None:
+    # The resolver the app's debates use (tests give fakes); None: the real providers, checked for keys.
+    resolve: ModelResolver | None = request.app.state.manager.resolve
+    return resolve
+
+
+__all__ = ["compact", "router", "to_yaml"]

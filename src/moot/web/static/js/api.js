@@ -1,0 +1,95 @@
+// Every request to the server goes through here: the token, JSON, and errors turned into readable
+// messages (with the field they concern when the server names one).
+
+const TOKEN_KEY = "moot.token";
+
+export class ApiError extends Error {
+  /**
+   * @param {number} status HTTP status, 0 when the server could not be reached
+   * @param {string} message one readable line
+   * @param {Object<string,string>} fields field path ("participants.0.model") -> message
+   */
+  constructor(status, message, fields = {}) {
+    super(message);
+    this.status = status;
+    this.fields = fields;
+  }
+}
+
+export function getToken() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token) {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export function authHeaders() {
+  const token = getToken();
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+/** The query string of `params`, leaving out empty values. */
+export function query(params = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/**
+ * api("/api/debates", {method: "POST", body: config, params: {start: false}})
+ * Resolves to the parsed JSON (or text, or null for 204); rejects with ApiError.
+ */
+export async function api(path, { method = "GET", body, params, accept } = {}) {
+  const headers = { ...authHeaders() };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (accept) headers.Accept = accept;
+  let response;
+  try {
+    response = await fetch(path + query(params), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, `Cannot reach the moot server (${err.message}). Is \`moot serve\` still running?`);
+  }
+  if (!response.ok) throw await errorOf(response);
+  if (response.status === 204) return null;
+  const type = response.headers.get("content-type") ?? "";
+  return type.includes("application/json") && !accept ? response.json() : response.text();
+}
+
+/** The ApiError for a failed response: FastAPI's and moot's error bodies, or the status line. */
+export async function errorOf(response) {
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    // not JSON: fall back to the status text
+  }
+  const fields = {};
+  let message;
+  const detail = data?.detail;
+  if (Array.isArray(detail)) {
+    for (const item of detail) {
+      const field = item.field ?? (item.loc ?? []).filter((p) => p !== "body").join(".");
+      const text = item.message ?? item.msg ?? "invalid";
+      if (!(field in fields)) fields[field] = text;
+    }
+    message = detail.map((d) => `${d.field ?? ""}: ${d.message ?? d.msg}`).join("; ");
+  } else if (typeof detail === "string") {
+    message = detail;
+    if (data.field) fields[data.field] = detail;
+  } else {
+    message = `${response.status} ${response.statusText}`.trim();
+  }
+  if (response.status === 401) {
+    message = "This server needs its API token (MOOT_API_TOKEN). Enter it to go on.";
+  }
+  return new ApiError(response.status, message, fields);
+}

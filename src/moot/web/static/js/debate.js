@@ -1,0 +1,199 @@
+// One debate's page: the transcript live as it is written, the meter and the controls beside it, and the
+// result once it is over. The page is a fold over the debate's events, so a reload or a dropped
+// connection only replays them: nothing is lost or shown twice.
+
+import { api, ApiError } from "./api.js";
+import { showError } from "./banner.js";
+import { h } from "./dom.js";
+import { Meter } from "./meter.js";
+import { renderResult } from "./result.js";
+import { follow } from "./stream.js";
+import { Transcript } from "./transcript.js";
+
+// Events whose calls cost something: the meter is refreshed after them.
+const SPENDS = new Set([
+  "turn_completed", "round_assessed", "decision", "personas_assigned", "history_summarised", "judge_verdict", "verdict",
+]);
+const STATUS_AFTER = {
+  debate_started: "running",
+  debate_resumed: "running",
+  judging_started: "judging",
+  debate_completed: "completed",
+  debate_failed: "failed",
+  debate_interrupted: "interrupted",
+};
+const OVER = new Set(["completed", "failed", "interrupted"]);
+
+export function renderDebate(main, debateId) {
+  const view = new DebateView(main, debateId);
+  view.open();
+  return () => view.close();
+}
+
+class DebateView {
+  constructor(main, id) {
+    this.id = id;
+    this.transcript = new Transcript();
+    this.meter = new Meter();
+    this.status = "pending";
+    this.stream = null;
+    this.last = 0;
+    this.title = h("h1", {}, "Debate");
+    this.statusPill = h("span", { class: "status", dataset: { testid: "status" }, role: "status" }, "loading");
+    this.roundLine = h("span", { class: "muted", dataset: { testid: "round" } });
+    this.connection = h("span", { class: "muted small", "aria-live": "polite" });
+    this.buttons = {
+      pause: h("button", { type: "button", onclick: () => this.act("pause") }, "Pause"),
+      resume: h("button", { type: "button", class: "primary", onclick: () => this.act(this.resumeAction()) }, "Resume"),
+      stop: h("button", { type: "button", class: "danger", onclick: () => this.act("stop") }, "Stop"),
+    };
+    this.result = h("section", { id: "result", "aria-live": "polite" });
+    main.append(
+      this.title,
+      h("p", { class: "actions" }, this.statusPill, this.roundLine, this.connection),
+      h(
+        "div",
+        { class: "debate" },
+        h("div", {}, this.transcript.node, this.result),
+        h(
+          "aside",
+          { class: "side", "aria-label": "Controls and cost" },
+          h("div", { class: "actions", role: "group", "aria-label": "Debate controls" }, Object.values(this.buttons)),
+          this.meter.node,
+        ),
+      ),
+    );
+    this.refreshButtons();
+  }
+
+  async open() {
+    try {
+      const status = await api(`/api/debates/${encodeURIComponent(this.id)}/status`);
+      this.setStatus(status.status);
+      this.meter.show(status);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        this.title.textContent = "No such debate";
+        this.statusPill.textContent = "not found";
+        showError(`There is no debate ${this.id}. It may have been deleted; see the history.`);
+      } else {
+        showError(err, { retry: () => this.open() });
+      }
+      return;
+    }
+    this.listen();
+  }
+
+  listen() {
+    this.stream?.close();
+    this.stream = follow(this.id, {
+      after: this.last,
+      onEvent: (event) => this.apply(event),
+      onStatus: (state, detail) => this.connected(state, detail),
+    });
+  }
+
+  close() {
+    this.closed = true;
+    this.stream?.close();
+    clearTimeout(this.meterTimer);
+  }
+
+  apply(event) {
+    if (event.seq != null) this.last = event.seq;
+    this.transcript.apply(event);
+    switch (event.type) {
+      case "debate_started":
+        this.title.textContent = event.config.topic;
+        document.title = `${event.config.topic} · moot`;
+        this.meter.budgets(event.config.limits);
+        this.rounds = event.config.rounds;
+        break;
+      case "round_started":
+        this.roundLine.textContent = `Round ${event.round}${this.rounds ? ` of ${this.rounds}` : ""}${event.phase ? ` · ${event.phase}` : ""}`;
+        break;
+      case "debate_paused":
+        this.setStatus(event.before_start ? "created" : "paused");
+        break;
+      default:
+        if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type]);
+    }
+    if (SPENDS.has(event.type)) this.refreshMeter();
+    if (event.type === "debate_completed" || (OVER.has(this.status) && event.type !== "token_delta")) this.showResult();
+  }
+
+  connected(state, detail) {
+    if (state === "live") this.connection.textContent = "";
+    else if (state === "reconnecting") this.connection.textContent = "Connection lost; reconnecting…";
+    else if (state === "error") showError(detail, { retry: () => this.listen() });
+    else if (state === "ended") {
+      this.connection.textContent = "";
+      this.refreshMeter(0);
+    }
+  }
+
+  setStatus(status) {
+    this.status = status;
+    this.statusPill.textContent = status;
+    this.statusPill.className = `status ${status}`;
+    this.refreshButtons();
+  }
+
+  resumeAction() {
+    return { created: "start", failed: "retry" }[this.status] ?? "resume";
+  }
+
+  refreshButtons() {
+    const s = this.status;
+    const live = s === "running" || s === "pending";
+    this.buttons.pause.disabled = !live;
+    this.buttons.resume.disabled = !["paused", "interrupted", "failed", "created"].includes(s);
+    this.buttons.resume.textContent = { start: "Start", retry: "Retry", resume: "Resume" }[this.resumeAction()];
+    // A stopped debate can still be judged on what it has; a judged one is over.
+    this.buttons.stop.disabled = !(live || (["paused", "interrupted", "failed"].includes(s) && !this.judged));
+  }
+
+  async act(action) {
+    for (const b of Object.values(this.buttons)) b.disabled = true;
+    try {
+      await api(`/api/debates/${encodeURIComponent(this.id)}/${action}`, { method: "POST" });
+      if (action === "pause") this.statusPill.textContent = "pausing…";
+      else if (action === "stop" && this.status === "running") this.statusPill.textContent = "stopping…";
+      else {
+        // A new run over the stored log: follow it from the last event this page has.
+        this.result.replaceChildren();
+        this.setStatus("running");
+        this.listen();
+      }
+    } catch (err) {
+      showError(err);
+      this.refreshButtons();
+    }
+  }
+
+  refreshMeter(delay = 300) {
+    // One /status per burst of events, not one per event.
+    clearTimeout(this.meterTimer);
+    this.meterTimer = setTimeout(async () => {
+      try {
+        this.meter.show(await api(`/api/debates/${encodeURIComponent(this.id)}/status`));
+      } catch {
+        // the next event or the reconnect refreshes it
+      }
+    }, delay);
+  }
+
+  showResult() {
+    clearTimeout(this.resultTimer);
+    this.resultTimer = setTimeout(async () => {
+      if (this.closed) return;
+      try {
+        const state = await renderResult(this.result, this.id, this.transcript);
+        this.judged = state.judged;
+        this.refreshButtons();
+      } catch (err) {
+        showError(err, { retry: () => this.showResult() });
+      }
+    }, 100);
+  }
+}

@@ -1,0 +1,76 @@
+// Building DOM nodes without HTML strings: text is always set as text, so nothing a debater or the
+// server says can become markup. The only exception is markdown.js, which sanitises first.
+
+/**
+ * h("button", {class: "x", onclick: f, "aria-label": "y"}, "text", child, [more])
+ * Attributes starting with "on" become listeners; `false`/`null`/`undefined` attributes are left out.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === false || value === null || value === undefined) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else if (key === "dataset") {
+      Object.assign(node.dataset, value);
+    } else if (key === "value" && "value" in node) {
+      node.value = value;
+    } else if (key === "checked" || key === "selected" || key === "disabled") {
+      node[key] = Boolean(value);
+    } else {
+      node.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(node, children);
+  return node;
+}
+
+export function append(node, children) {
+  for (const child of [children].flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+export function clear(node) {
+  node.replaceChildren();
+  return node;
+}
+
+/** An SVG element (charts). */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    node.setAttribute(key, String(value));
+  }
+  for (const child of [children].flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+let counter = 0;
+/** A unique id for label/input pairs. */
+export function uid(prefix = "f") {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+export function money(usd) {
+  if (usd === null || usd === undefined) return "unknown";
+  if (usd === 0) return "$0";
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+export function count(n) {
+  return Number(n ?? 0).toLocaleString("en");
+}
+
+export function when(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+}

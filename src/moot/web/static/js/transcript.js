@@ -1,0 +1,230 @@
+// The debate's events drawn as they come: rounds, turns streaming token by token, the judge's round
+// assessments, notices. Fed by the stream; each durable event arrives once (stream.js drops repeats), and a
+// turn is keyed by round and speaker, so a turn re-run after a resume replaces its unfinished self.
+
+import { h } from "./dom.js";
+import { markdown } from "./markdown.js";
+import { PALETTE, VOICE_COLOUR } from "./palette.js";
+
+const VOICES = { moderator: "Moderator", chair: "Chair", orchestrator: "Orchestrator", facilitator: "Facilitator" };
+
+export class Transcript {
+  constructor() {
+    this.node = h("div", { class: "transcript", "aria-live": "off" });
+    this.turns = new Map(); // key -> {node, body, live: Text|null, done}
+    this.people = {}; // participant id -> {name, model, stance, colour}
+    this.assessments = [];
+  }
+
+  /** Who is who, from the debate's config (names, models, stances, colours). */
+  cast(config) {
+    this.config = config;
+    (config.participants ?? []).forEach((p, i) => {
+      this.people[p.id] = {
+        name: p.name,
+        model: p.model,
+        stance: p.stance,
+        colour: PALETTE[i % PALETTE.length],
+      };
+    });
+  }
+
+  person(id) {
+    return this.people[id] ?? { name: VOICES[id] ?? id, model: "", stance: "", colour: VOICE_COLOUR };
+  }
+
+  apply(event) {
+    switch (event.type) {
+      case "debate_started":
+        this.cast(event.config);
+        break;
+      case "round_started":
+        this.node.append(
+          h("h2", { class: "phase", id: `round-${event.round}` }, `Round ${event.round}`, event.phase ? ` · ${event.phase}` : ""),
+        );
+        break;
+      case "turn_started":
+        this.turn(event, true);
+        break;
+      case "token_delta":
+        this.delta(event);
+        break;
+      case "tool_called":
+        this.turn(event, true).tools.append(
+          h("li", {}, h("code", {}, event.tool), " ", event.error ? `failed: ${event.error}` : `→ ${event.result ?? "(nothing)"}`),
+        );
+        break;
+      case "turn_completed":
+        this.complete(event);
+        break;
+      case "round_assessed":
+        this.assessed(event);
+        break;
+      case "personas_assigned":
+        this.personas(event);
+        break;
+      case "notice":
+        this.note(`${event.source}: ${event.message}`, event.level);
+        break;
+      case "decision":
+        this.note(decisionLine(event, this), "info");
+        break;
+      case "context_trimmed":
+        break; // a detail for the exports; too noisy to show live
+      case "history_summarised":
+        this.note(event.summary ? `Older turns summarised (first ${event.covers} turns).` : `Summary failed: ${event.error}`, "info");
+        break;
+      case "debate_stopping":
+        this.note(`No more rounds after round ${event.after_round}: ${event.reason.detail}`, "info");
+        break;
+      case "judging_started":
+        this.note(`The judge (${event.model}) is weighing the debate…`, "info");
+        break;
+      case "judge_verdict":
+        this.note(
+          event.verdict
+            ? `${event.name} has given a verdict.`
+            : event.recused
+              ? `${event.name} recused: ${event.recused}`
+              : `${event.name} gave no valid verdict${event.error ? `: ${event.error}` : ""}.`,
+          "info",
+        );
+        break;
+      case "debate_paused":
+        this.discardUnfinished();
+        if (!event.before_start) this.note(`Paused: ${event.reason}`, "info");
+        break;
+      case "debate_resumed":
+        this.note(`Resumed (${event.reason}).`, "info");
+        break;
+      case "debate_interrupted":
+        this.discardUnfinished();
+        this.note(`Interrupted: ${event.reason}`, "warning");
+        break;
+      case "debate_failed":
+        this.discardUnfinished();
+        this.note(`Failed: ${event.error}`, "warning");
+        break;
+      default:
+        break;
+    }
+  }
+
+  key(event) {
+    return `${event.round}:${event.participant_id}${event.target ? `>${event.target}` : ""}`;
+  }
+
+  turn(event, streaming) {
+    const key = this.key(event);
+    let turn = this.turns.get(key);
+    if (turn && !turn.done && event.type === "turn_started") {
+      // The same turn started again (a resume re-runs a turn that never completed): start it afresh.
+      turn.body.replaceChildren();
+      turn.live = null;
+    }
+    if (turn) return turn;
+    const who = this.person(event.participant_id);
+    const target = event.target ? this.person(event.target).name : null;
+    const body = h("div", { class: "body raw" });
+    const tools = h("ul", { class: "tools small" });
+    const node = h(
+      "article",
+      { class: streaming ? "turn streaming" : "turn", dataset: { key }, "aria-label": `${who.name}, round ${event.round}` },
+      h(
+        "header",
+        {},
+        h("span", { class: "who" }, who.name),
+        target ? h("span", { class: "meta" }, `to ${target}`) : null,
+        who.stance ? h("span", { class: "meta stance" }, who.stance) : null,
+        h("span", { class: "meta model" }, event.model ?? who.model),
+        h("span", { class: "meta round" }, `round ${event.round}`),
+      ),
+      tools,
+      body,
+    );
+    node.style.setProperty("--c", who.colour);
+    turn = { node, body, tools, live: null, done: false };
+    this.turns.set(key, turn);
+    this.node.append(node);
+    return turn;
+  }
+
+  delta(event) {
+    const turn = this.turn(event, true);
+    if (turn.done) return;
+    if (!turn.live) {
+      turn.live = document.createTextNode("");
+      turn.body.append(turn.live);
+    }
+    turn.live.appendData(event.text);
+  }
+
+  complete(event) {
+    const turn = this.turn(event, false);
+    turn.done = true;
+    turn.live = null;
+    turn.node.classList.remove("streaming");
+    turn.node.dataset.done = "";
+    turn.body.className = "body";
+    turn.body.replaceChildren(markdown(event.text));
+    const meta = [`${event.usage.output_tokens} tokens`, `${event.latency_s.toFixed(1)} s`];
+    turn.node.querySelector("header").append(h("span", { class: "meta small" }, meta.join(" · ")));
+  }
+
+  /** A stopped run's turns under way were never completed: they are not part of the debate. */
+  discardUnfinished() {
+    for (const [key, turn] of this.turns) {
+      if (!turn.done) {
+        turn.node.remove();
+        this.turns.delete(key);
+      }
+    }
+  }
+
+  assessed(event) {
+    this.assessments.push(event);
+    const a = event.assessment;
+    if (!a) {
+      this.note(`The judge gave no assessment of round ${event.round}${event.error ? `: ${event.error}` : ""}.`, "info");
+      return;
+    }
+    const scores = (a.participants ?? []).map((p) => `${this.person(p.participant_id).name} ${p.score}`).join(", ");
+    this.node.append(
+      h(
+        "div",
+        { class: "assessment", dataset: { round: event.round } },
+        h("strong", {}, `Judge on round ${event.round}: `),
+        `quality ${a.quality}/10`,
+        scores ? ` · ${scores}` : "",
+        a.should_continue ? "" : " · suggests stopping",
+        a.reasoning ? h("div", { class: "muted" }, a.reasoning) : null,
+      ),
+    );
+  }
+
+  personas(event) {
+    const rows = Object.entries(event.personas ?? {}).map(([id, p]) =>
+      h("li", {}, h("strong", {}, this.person(id).name), `: ${p.position} — ${p.persona}`),
+    );
+    if (rows.length) this.node.append(h("div", { class: "notice info" }, "Proposed personas:", h("ul", {}, rows)));
+    else this.note(`No personas could be proposed${event.error ? `: ${event.error}` : ""}.`, "warning");
+  }
+
+  note(text, level = "info") {
+    this.node.append(h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text));
+  }
+
+  /** The turn streaming now, if any (for the page's "who is speaking" line). */
+  get streaming() {
+    return [...this.turns.values()].filter((t) => !t.done).length;
+  }
+}
+
+function decisionLine(event, transcript) {
+  const by = transcript.person(event.by).name;
+  if (!event.answer) return `${by}: no valid ${event.kind}${event.error ? ` (${event.error})` : ""}.`;
+  const parts = Object.entries(event.answer)
+    .filter(([, v]) => typeof v !== "object")
+    .map(([k, v]) => `${k}: ${v}`);
+  return `${by}'s ${event.kind}${event.subject ? ` on ${event.subject}` : ""}: ${parts.join("; ") || "given"}.`;
+}
