@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # The Debian packages the tests need; `present` below says how to tell each one is there.
-PACKAGES=(postgresql)
+PACKAGES=(postgresql chromium)
 
 present() {
     case "$1" in
@@ -15,6 +15,10 @@ present() {
             compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && return 0
             command -v pg_config >/dev/null && [[ -x "$(pg_config --bindir 2>/dev/null)/initdb" ]] && return 0
             command -v initdb >/dev/null
+            ;;
+        chromium)
+            # The browser tests drive Debian's chromium; Playwright's own download is never used.
+            [[ -e /usr/bin/chromium ]] || command -v chromium >/dev/null
             ;;
         *)
             dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
