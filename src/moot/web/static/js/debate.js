@@ -66,22 +66,24 @@ class DebateView {
     this.refreshButtons();
   }
 
-  async open() {
-    try {
-      const status = await api(`/api/debates/${encodeURIComponent(this.id)}/status`);
-      this.setStatus(status.status);
-      this.meter.show(status);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) {
-        this.title.textContent = "No such debate";
-        this.statusPill.textContent = "not found";
-        showError(`There is no debate ${this.id}. It may have been deleted; see the history.`);
-      } else {
-        showError(err, { retry: () => this.open() });
-      }
-      return;
-    }
+  open() {
+    // The stream first: a debate just started speaks at once, and deltas sent before the page listens are
+    // never replayed (only completed turns are stored). /status only fills the meter meanwhile.
     this.listen();
+    api(`/api/debates/${encodeURIComponent(this.id)}/status`)
+      .then((status) => {
+        if (!this.applied) this.setStatus(status.status);
+        this.meter.show(status);
+      })
+      .catch((err) => {
+        if (!(err instanceof ApiError && err.status === 404)) showError(err, { retry: () => this.open() });
+      });
+  }
+
+  missing() {
+    this.title.textContent = "No such debate";
+    this.statusPill.textContent = "not found";
+    showError(`There is no debate ${this.id}. It may have been deleted; see the history.`);
   }
 
   listen() {
@@ -100,6 +102,7 @@ class DebateView {
   }
 
   apply(event) {
+    this.applied = true;
     if (event.seq != null) this.last = event.seq;
     this.transcript.apply(event);
     switch (event.type) {
@@ -116,8 +119,9 @@ class DebateView {
         this.setStatus(event.before_start ? "created" : "paused");
         break;
       default:
-        if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type]);
+        break;
     }
+    if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type]);
     if (SPENDS.has(event.type)) this.refreshMeter();
     if (event.type === "debate_completed" || (OVER.has(this.status) && event.type !== "token_delta")) this.showResult();
   }
@@ -125,6 +129,7 @@ class DebateView {
   connected(state, detail) {
     if (state === "live") this.connection.textContent = "";
     else if (state === "reconnecting") this.connection.textContent = "Connection lost; reconnecting…";
+    else if (state === "error" && detail instanceof ApiError && detail.status === 404) this.missing();
     else if (state === "error") showError(detail, { retry: () => this.listen() });
     else if (state === "ended") {
       this.connection.textContent = "";
