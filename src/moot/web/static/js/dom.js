@@ -52,6 +52,16 @@ export function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** Save `text` as a file named `name`: a Blob link, clicked and removed. */
+export function saveFile(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = h("a", { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000); // after the browser has taken the file
+}
+
 let counter = 0;
 /** A unique id for label/input pairs. */
 export function uid(prefix = "f") {

@@ -4,7 +4,7 @@
 // a participant's base_url...) ride along in `ctx.base`, so a loaded file loses nothing on its way back.
 import { api, ApiError } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
-import { clear, h } from "./dom.js";
+import { clear, h, saveFile } from "./dom.js";
 import { PALETTE } from "./palette.js";
 
 const MIN_PARTICIPANTS = 2;
@@ -757,7 +757,7 @@ async function saveYaml(ctx) {
   if (!config) return;
   try {
     const text = await api("/api/configs/yaml", { method: "POST", body: config, accept: "text/yaml" });
-    download(`${fileStem(config)}.yaml`, text, "text/yaml");
+    saveFile(`${fileStem(config)}.yaml`, text, "text/yaml");
   } catch (err) {
     if (ctx.alive) serverError(ctx, err, () => saveYaml(ctx));
   }
@@ -765,20 +765,11 @@ async function saveYaml(ctx) {
 
 function saveJson(ctx) {
   const config = checked(ctx);
-  if (config) download(`${fileStem(config)}.json`, `${JSON.stringify(config, null, 2)}\n`, "application/json");
+  if (config) saveFile(`${fileStem(config)}.json`, `${JSON.stringify(config, null, 2)}\n`, "application/json");
 }
 
 function fileStem(config) {
   return slugify(config.topic).slice(0, 40).replace(/-+$/, "") || "debate";
-}
-
-function download(name, text, type) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const link = h("a", { href: url, download: name, hidden: true });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000); // after the browser has taken the file
 }
 
 function busy(button, on, text) {

@@ -5,12 +5,3 @@ export const PALETTE = [
   "#db2777", "#0891b2", "#65a30d", "#ea580c", "#64748b",
 ];
 export const VOICE_COLOUR = "#475569";
-
-/** Colour of each participant id, from the debate's config. */
-export function colours(config) {
-  const out = {};
-  (config?.participants ?? []).forEach((p, i) => {
-    out[p.id] = PALETTE[i % PALETTE.length];
-  });
-  return out;
-}

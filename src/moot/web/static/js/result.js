@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { showError } from "./banner.js";
 import { barChart, lineChart } from "./charts.js";
-import { count, h, money } from "./dom.js";
+import { count, h, money, saveFile } from "./dom.js";
 import { markdown } from "./markdown.js";
 
 const EXPORTS = [
@@ -194,12 +194,7 @@ function exportsBar(debateId) {
 async function download(debateId, format, ext, type) {
   try {
     const text = await api(`/api/debates/${encodeURIComponent(debateId)}/export`, { params: { format }, accept: type });
-    const url = URL.createObjectURL(new Blob([text], { type }));
-    const link = h("a", { href: url, download: `moot-${debateId}.${ext}` });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    saveFile(`moot-${debateId}.${ext}`, text, type);
   } catch (err) {
     showError(err);
   }

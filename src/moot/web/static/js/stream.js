@@ -72,9 +72,6 @@ export function follow(debateId, { after = 0, onEvent, onStatus = () => {} }) {
       closed = true;
       controller?.abort();
     },
-    get last() {
-      return last;
-    },
   };
 }
 

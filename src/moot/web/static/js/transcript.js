@@ -6,14 +6,14 @@ import { h } from "./dom.js";
 import { markdown } from "./markdown.js";
 import { PALETTE, VOICE_COLOUR } from "./palette.js";
 
-const VOICES = { moderator: "Moderator", chair: "Chair", orchestrator: "Orchestrator", facilitator: "Facilitator" };
+// The speakers that are not participants: moot.domain.config.VOICES.
+const VOICES = { moderator: "Moderator", chair: "Chair", orchestrator: "Orchestrator", judge: "Judge" };
 
 export class Transcript {
   constructor() {
     this.node = h("div", { class: "transcript", "aria-live": "off" });
     this.turns = new Map(); // key -> {node, body, live: Text|null, done}
     this.people = {}; // participant id -> {name, model, stance, colour}
-    this.assessments = [];
   }
 
   /** Who is who, from the debate's config (names, models, stances, colours). */
@@ -182,7 +182,6 @@ export class Transcript {
   }
 
   assessed(event) {
-    this.assessments.push(event);
     const a = event.assessment;
     if (!a) {
       this.note(`The judge gave no assessment of round ${event.round}${event.error ? `: ${event.error}` : ""}.`, "info");
@@ -212,11 +211,6 @@ export class Transcript {
 
   note(text, level = "info") {
     this.node.append(h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text));
-  }
-
-  /** The turn streaming now, if any (for the page's "who is speaking" line). */
-  get streaming() {
-    return [...this.turns.values()].filter((t) => !t.done).length;
   }
 }
 
