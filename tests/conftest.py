@@ -125,6 +125,10 @@ def judge_model(answers: list[dict[str, Any] | str]) -> tuple[FunctionModel, lis
     return FunctionModel(reply, model_name="judge-fn"), calls
 
 
+# Retries without the real waits (seconds of backoff), for tests about what is retried rather than when.
+FAST_RETRY: dict[str, Any] = {"base_delay_s": 0.001, "max_delay_s": 0.01, "jitter_s": 0}
+
+
 def make_config(n: int = 2, *, rounds: int = 2, order: str = "sequential", **extra: Any) -> DebateConfig:
     names = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jo"]
     extra.setdefault("judge", {"model": "fake:judge"})

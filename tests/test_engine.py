@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from moot.domain.events import DebateInterrupted, Event, TurnCompleted
+from moot.domain.config import Limits, ModelOptions
+from moot.domain.events import CallRetried, DebateInterrupted, Event, ParticipantDropped, TurnCompleted
 from moot.domain.state import fold
 from moot.engine import InMemoryLog, run_debate
 from moot.errors import MissingKeyError, UserError
 from moot.store import EventStore
-from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
+from tests.conftest import FAST_RETRY, Recorder, judge_answer, judge_model, make_config, resolver
 
 
 async def collect(config, **kwargs) -> list[Event]:  # type: ignore[no-untyped-def]
@@ -117,24 +119,39 @@ async def test_judge_invalid_always_completes_with_missing_verdict_and_all_turns
     assert calls[0] == config.judge.retries + 1  # type: ignore[union-attr]
 
 
-async def test_model_failure_fails_the_debate_but_keeps_finished_turns() -> None:
-    config = make_config(2, rounds=2)
+async def test_a_call_that_fails_once_is_retried_and_the_debate_completes() -> None:
+    config = make_config(2, rounds=2, limits={"retry": FAST_RETRY})
     rec = Recorder(fail_on_call=3)
     judge, _ = judge_model([judge_answer(config)])
     events = await collect(config, resolve=resolver(rec, judge))
     state = fold(e for e in events if e.durable)
-    assert state.status == "failed"
-    assert "provider exploded" in (state.error or "")
-    assert len(state.turns) == 2
+    assert state.status == "completed" and len(state.turns) == 4
+    [retried] = [e for e in events if isinstance(e, CallRetried)]
+    assert (retried.round, retried.speaker, retried.purpose, retried.retry) == (2, "ada", "turn", 1)
+    assert retried.fault == "invalid_response" and "provider exploded" in retried.error
+    assert len(rec.calls) == 5  # four turns and the one that failed
 
 
-async def test_turn_timeout_is_reported_with_the_field_to_change() -> None:
-    config = make_config(2, rounds=1, limits={"turn_timeout_s": 0.05})
+async def test_a_participant_that_keeps_timing_out_is_dropped_and_the_judge_rules_on_what_exists() -> None:
+    config = make_config(2, rounds=2, limits={"turn_timeout_s": 0.05, "retry": FAST_RETRY})
     judge, _ = judge_model([judge_answer(config)])
-    events = await collect(config, resolve=resolver(Recorder(delay=1.0), judge))
-    failed = events[-1]
-    assert failed.type == "debate_failed"
-    assert "limits.turn_timeout_s" in failed.error
+    fast, slow = Recorder(), Recorder(delay=1.0)
+
+    def resolve(options: ModelOptions) -> Model:
+        name = options.model.name
+        return judge if name == "judge" else (slow if name == "bo" else fast).model(name)
+
+    events = await collect(config, resolve=resolve)
+    retries = [e for e in events if isinstance(e, CallRetried)]
+    assert [(e.speaker, e.fault, e.retry) for e in retries] == [("bo", "timeout", 1), ("bo", "timeout", 2)]
+    assert all("limits.turn_timeout_s" in e.error for e in retries)
+    [dropped] = [e for e in events if isinstance(e, ParticipantDropped)]
+    assert dropped.participant_id == "bo" and "gave up after 2 retries" in dropped.error
+    state = fold(e for e in events if e.durable)
+    # One participant left: the rounds end, and the judge rules on Ada's opening, the one turn there is.
+    assert state.stop_reason is not None and state.stop_reason.kind == "participants"
+    assert [(t.round, t.participant_id) for t in state.turns] == [(1, "ada")]
+    assert state.status == "completed" and state.verdict is not None and state.dropped.keys() == {"bo"}
 
 
 async def test_no_judge_means_no_verdict_event() -> None:
@@ -231,9 +248,11 @@ async def test_a_key_echoed_in_a_provider_error_is_never_stored(monkeypatch: pyt
 
     model = FunctionModel(stream_function=leaky, model_name="leaky")
     log = InMemoryLog()
+    config = config.model_copy(update={"limits": Limits(retry=FAST_RETRY)})
     await collect(config, log=log, resolve=lambda _o: model)
-    failed = log.events[-1]
-    assert failed.type == "debate_failed" and "Incorrect API key" in failed.error
+    dropped = next(e for e in log.events if isinstance(e, ParticipantDropped))
+    assert "Incorrect API key" in dropped.error
+    assert any(isinstance(e, CallRetried) and "Incorrect API key" in e.error for e in log.events)
     stored = "".join(e.model_dump_json() for e in log.events)
     assert "abcdef1234567890" not in stored and "7890" not in stored
 

@@ -23,7 +23,7 @@ from moot.domain.events import (
 from moot.domain.state import DebateState, fold
 from moot.engine import InMemoryLog, RunControl, resume_debate, run_debate
 from moot.engine.control import time_running
-from moot.errors import StateError
+from moot.errors import StateError, StoreError
 from moot.protocols import PROTOCOLS, get_protocol
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -140,18 +140,30 @@ async def test_stop_after_some_turns_gives_a_verdict_on_them() -> None:
     assert state.verdict is not None and judge_calls[0] == 1
 
 
+class FlakyLog(InMemoryLog):
+    """A log whose store fails once, on the `fail_at`-th turn it is given to keep (a database hiccup)."""
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__()
+        self.fail_at = fail_at
+        self.turns = 0
+
+    async def append(self, event: Event) -> Event:
+        if isinstance(event, TurnCompleted):
+            self.turns += 1
+            if self.turns == self.fail_at:
+                raise StoreError("the database went away")
+        return await super().append(event)
+
+
 async def test_retry_after_a_failure_continues_after_the_last_completed_turn() -> None:
     config = make_config(2, rounds=2)
     judge, _ = judge_model([judge_answer(config)])
-    log = InMemoryLog()
-    [
-        e
-        async for e in run_debate(
-            config, log=log, resolve=resolver(Recorder(fail_on_call=3), judge), debate_id="d"
-        )
-    ]
+    log = FlakyLog(fail_at=3)
+    [e async for e in run_debate(config, log=log, resolve=resolver(Recorder(), judge), debate_id="d")]
     failed = fold(log.events)
     assert failed.status == "failed" and len(failed.turns) == 2
+    assert failed.error is not None and "the database went away" in failed.error
 
     rec = Recorder()
     [e async for e in resume_debate(log.events, log=log, resolve=resolver(rec, judge), reason="retry")]

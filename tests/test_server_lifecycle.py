@@ -101,19 +101,29 @@ def test_stop_a_paused_debate_judges_it_as_it_stands(db: str) -> None:
 
 
 def test_retry_a_failed_debate_continues_after_its_last_completed_turn(db: str) -> None:
-    recorder = Recorder(fail_on_call=3)
+    # A participant that fails is dropped; the format's own voice cannot be, so its failure fails the debate.
+    recorder = Recorder(fail_on_call=4)
 
     def resolve(options: ModelOptions) -> Model:
         return fake_model("judge") if options.model.name == "judge" else recorder.model(options.model.name)
 
+    no_retries = {"retry": {"retries": {"invalid_response": 0}}}
     with TestClient(create_app(db, resolve=resolve)) as client:
-        debate_id = start(client, body(rounds=2))
+        roundtable = body(rounds=2, format="roundtable", moderator={"model": "fake:mod"}, limits=no_retries)
+        debate_id = start(client, roundtable)
         wait_for(client, debate_id, "failed")
         assert client.post(f"/api/debates/{debate_id}/resume").status_code == 409  # retry is for failures
         assert client.post(f"/api/debates/{debate_id}/retry").json()["status"] == "retrying"
         wait_for(client, debate_id, "completed")
         events = [e for e in (client.get(f"/api/debates/{debate_id}/export?format=json").json()["events"])]
-        assert turn_keys(events) == [(1, "ada"), (1, "bo"), (2, "ada"), (2, "bo")]
+        assert turn_keys(events) == [
+            (1, "moderator"),
+            (1, "ada"),
+            (1, "bo"),
+            (2, "moderator"),
+            (2, "ada"),
+            (2, "bo"),
+        ]
 
 
 def test_actions_that_do_not_fit_the_state_are_409_and_unknown_ids_404(db: str) -> None:

@@ -30,6 +30,7 @@ from sqlalchemy.engine import Engine
 from moot.domain.assessment import ParticipantAssessment, RoundAssessment, StopReason
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
+    CallRetried,
     ContextTrimmed,
     DebateCompleted,
     DebateFailed,
@@ -45,6 +46,7 @@ from moot.domain.events import (
     JudgingStarted,
     Notice,
     OutcomeGiven,
+    ParticipantDropped,
     PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
@@ -211,6 +213,25 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             ),
         ),
         Notice(debate_id="d2", source="critical-review", message="skill 'x' skipped: no such file"),
+        CallRetried(
+            debate_id="d2",
+            round=1,
+            speaker="ada",
+            purpose="turn",
+            model="openai:gpt-4o",
+            fault="rate_limit",
+            error="openai is rate-limiting (429); it asked to wait 2 s",
+            retry=1,
+            delay_s=2.4,
+        ),
+        ParticipantDropped(
+            debate_id="d2",
+            participant_id="bo",
+            round=1,
+            model="anthropic:claude",
+            fault="authentication",
+            error="anthropic rejected the API key (401); check ANTHROPIC_API_KEY",
+        ),
         ToolCalled(
             debate_id="d2",
             round=2,

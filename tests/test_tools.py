@@ -25,7 +25,7 @@ from rich.console import Console
 
 from moot.cli.render import DebateRenderer
 from moot.domain.config import DebateConfig, ModelOptions, validate_config
-from moot.domain.events import Event, TokenDelta, ToolCalled, TurnCompleted
+from moot.domain.events import CallRetried, Event, ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted
 from moot.domain.state import DebateState, Turn, fold
 from moot.engine import runner as runner_module
 from moot.engine.calls import stream_tool_reply
@@ -33,6 +33,7 @@ from moot.engine.runner import InMemoryLog, preflight, run_debate
 from moot.engine.tools import WEB_SEARCH_PROVIDERS
 from moot.errors import ConfigError
 from moot.export import export
+from tests.conftest import FAST_RETRY
 
 from .conftest import prompt_text
 
@@ -287,21 +288,27 @@ async def test_a_tool_asking_for_retries_cannot_exhaust_them_and_end_the_turn() 
 
 async def test_a_tool_turn_keeps_the_turn_timeout() -> None:
     user = ToolUser(args={"seconds": 30})
-    config = review({"Ada": ["tests.sample_tools:slow"]}, limits={"turn_timeout_s": 0.2})
-    _, state = await run(config, user)
-    assert state.status == "failed"
-    assert state.error == "fake:ada: no reply within 0.2 s (limits.turn_timeout_s)"
-    assert [r.number for r in state.rounds if r.completed] == [1]
+    limits = {"turn_timeout_s": 0.2, "retry": {"retries": {"timeout": 0}}}
+    config = review({"Ada": ["tests.sample_tools:slow"]}, limits=limits)
+    events, state = await run(config, user)
+    [dropped] = [e for e in events if isinstance(e, ParticipantDropped)]
+    assert dropped.error == "fake:ada: no reply within 0.2 s (limits.turn_timeout_s) (timeout is not retried)"
+    # A critical review cannot go on without one of its two reviewers: the rounds end there.
+    assert state.stop_reason is not None and state.stop_reason.kind == "participants"
+    assert [r.number for r in state.rounds if r.turns] == [1] and state.status == "completed"
 
 
 async def test_a_model_failing_after_its_tool_call_fails_the_turn_as_a_model_error() -> None:
     user = ToolUser(fail_after_tool=True)
-    events, state = await run(review({"Ada": [WORD_COUNT]}), user)
-    assert state.status == "failed"
-    assert state.error is not None and "provider exploded" in state.error
-    assert events[-1].type == "debate_failed" and events[-1].error_type == "ModelCallError"
-    # The call it made before failing is in the record.
-    assert [(e.tool, e.result) for e in events if isinstance(e, ToolCalled)] == [("word_count", "4")]
+    events, state = await run(review({"Ada": [WORD_COUNT]}, limits={"retry": FAST_RETRY}), user)
+    [retried] = [e for e in events if isinstance(e, CallRetried)]
+    [dropped] = [e for e in events if isinstance(e, ParticipantDropped)]
+    assert retried.fault == dropped.fault == "invalid_response"
+    assert "provider exploded" in dropped.error and dropped.participant_id == "ada"
+    # The calls it made before failing are in the record, one per attempt; the turn is not.
+    assert [(e.tool, e.result) for e in events if isinstance(e, ToolCalled)] == [("word_count", "4")] * 2
+    assert "ada" not in {t.participant_id for t in state.turns if t.round == dropped.round}
+    assert state.status == "completed"
 
 
 async def test_native_web_search_is_offered_in_the_tool_phase_recorded_and_prompted() -> None:

@@ -10,11 +10,17 @@
     └── RunError               something failed while a debate was running
         ├── ModelCallError     a model call failed (vendor errors are translated to this at the adapter)
         └── StoreError         the event store could not be read or written
+            └── StoreConflictError  another writer took the debate over (a stale worker)
 
 Every error carries a one-line message that names the field and the fix.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.domain.faults import Fault
 
 
 def one_line(error: BaseException | str, limit: int = 300) -> str:
@@ -77,13 +83,18 @@ class RunError(MootError):
 
 
 class ModelCallError(RunError):
-    """A model call failed after the adapter translated the vendor's error."""
+    """A model call failed after the adapter translated the vendor's error; `fault` says what kind of failure
+    it was (moot.domain.faults), which decides whether it is tried again."""
 
-    def __init__(self, message: str, *, model: str, retryable: bool = False) -> None:
+    def __init__(self, message: str, *, model: str, fault: Fault | None = None) -> None:
         self.model = model
-        self.retryable = retryable
+        self.fault = fault
         super().__init__(f"{model}: {message}")
 
 
 class StoreError(RunError):
     """The event store failed."""
+
+
+class StoreConflictError(StoreError):
+    """Another writer appended to the debate first (or deleted it): this run of it must stop."""

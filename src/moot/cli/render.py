@@ -11,10 +11,12 @@ from rich.text import Text
 
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
+    CallRetried,
     ContextTrimmed,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
+    DebateResumed,
     DebateStarted,
     DebateStopping,
     DecisionGiven,
@@ -24,6 +26,7 @@ from moot.domain.events import (
     JudgingStarted,
     Notice,
     OutcomeGiven,
+    ParticipantDropped,
     RoundAssessed,
     RoundStarted,
     TokenDelta,
@@ -166,8 +169,22 @@ class DebateRenderer:
                 self.ballot(event)
             case Notice():
                 self.console.print(Text(f"{event.level}: {event.source}: {event.message}", style="yellow"))
+            case DebateResumed():
+                self._stop_live()
+                self.console.print(
+                    Rule(f"Resumed ({event.after_status} before): {event.reason}", style="bold")
+                )
             case ContextTrimmed():
                 self.console.print(Text(context_trimmed_text(self.config, event), style="dim"))
+            case CallRetried():
+                self._retried(event)
+            case ParticipantDropped():
+                self._print_above_live(
+                    Text(
+                        f"{self._name(event.participant_id)} failed and leaves the debate: {event.error}",
+                        style="bold red",
+                    )
+                )
             case HistorySummarised():
                 self.console.print(Text(history_summarised_text(event), style="dim"))
             case DecisionGiven():
@@ -247,6 +264,24 @@ class DebateRenderer:
         self._refresh_live()
 
     # -- simultaneous speakers: one live panel each -----------------------------------------
+    def _retried(self, event: CallRetried) -> None:
+        who = self.config.speaker_name(event.speaker)
+        wait = f" in {event.delay_s:.1f} s" if event.delay_s >= 0.05 else ""
+        what = "the prompt shortened, " if event.compacted else ""
+        line = f"{event.error}; retrying {who}'s {event.purpose} ({what}retry {event.retry}{wait})"
+        if (
+            event.purpose == "turn"
+            and self._inline == turn_key(event.speaker, event.target)
+            and self._streamed
+        ):
+            # The text printed so far is void: the retry streams the whole reply again, under a new header.
+            self.console.print()
+            self.console.print(Text(line, style="yellow"))
+            self.console.print(self._header(event.speaker, event.target))
+            self._streamed = False
+            return
+        self._print_above_live(Text(line, style="yellow"))
+
     def _live_view(self) -> Group:
         panels = []
         for key, text in self.state.speaking.items():

@@ -16,6 +16,8 @@ StopKind = Literal[
     "timeout",
     "budget",
     "user",
+    "deadline",  # limits.debate_timeout_s passed: the call under way was cut
+    "participants",  # too few participants left after failures, or the format cannot go on without one
 ]
 
 

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.domain.retry_policy import RetryPolicy
 from moot.domain.verdict import CRITERIA, default_rubric
 from moot.errors import ConfigError
 
@@ -237,6 +238,16 @@ class Limits(_Strict):
 
     turn_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     judge_timeout_s: float = Field(default=180.0, gt=0, le=3600)
+    debate_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=7 * 86_400,
+        description="Wall-clock limit for the whole debate: when it passes, the call under way is cut and the "
+        "judge rules on what exists",
+    )
+    retry: RetryPolicy = Field(
+        default_factory=RetryPolicy, description="Retries of failed model calls, per kind of fault"
+    )
     warn_at_cost: float | None = Field(
         default=None, gt=0, description="USD: warn once when the debate's cost passes this"
     )

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
+from moot.domain.faults import FaultKind
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
 from moot.domain.usage import Usage
@@ -128,6 +129,35 @@ class ContextTrimmed(_ProgressMarker):
     )
     turns_dropped: int = Field(default=0, description="Turns the strategy left out")
     turns_summarised: int = Field(default=0, description="Turns the strategy's summary stands in for")
+
+
+class CallRetried(BaseEvent):
+    """A model call failed and is tried again after `delay_s`. For a turn, the text streamed so far is void:
+    the retry streams the whole reply again."""
+
+    type: Literal["call_retried"] = "call_retried"
+    round: int | None = Field(default=None, description="The round of the call; None for the final verdict")
+    speaker: str = Field(description="Who was asked: a participant id, a voice, or 'judge'")
+    target: str | None = Field(default=None, description="For a turn addressed to someone: whom")
+    purpose: str = Field(description="What for: 'turn', 'assessment', 'verdict', or a format's question")
+    model: str
+    fault: FaultKind
+    error: str = Field(description="What went wrong, one line")
+    retry: int = Field(description="Which retry this is: 1 for the first")
+    delay_s: float = Field(description="How long moot waits before it")
+    compacted: bool = Field(default=False, description="The prompt's history was cut down for the retry")
+
+
+class ParticipantDropped(BaseEvent):
+    """A participant failed for good (its retries spent, or a fault no retry can fix): it speaks no more.
+    Its completed turns stay; the debate goes on while enough participants remain."""
+
+    type: Literal["participant_dropped"] = "participant_dropped"
+    participant_id: str
+    round: int
+    model: str
+    fault: FaultKind
+    error: str
 
 
 class RoundCompleted(BaseEvent):
@@ -287,6 +317,8 @@ Event = Annotated[
     | TurnCompleted
     | ContextTrimmed
     | RoundCompleted
+    | CallRetried
+    | ParticipantDropped
     | HistorySummarised
     | Notice
     | PersonasAssigned

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
+    CallRetried,
     ContextTrimmed,
     DebateCompleted,
     DebateFailed,
@@ -26,6 +27,7 @@ from moot.domain.events import (
     JudgingStarted,
     Notice,
     OutcomeGiven,
+    ParticipantDropped,
     PersonasAssigned,
     RoundAssessed,
     RoundCompleted,
@@ -140,6 +142,10 @@ class DebateState(BaseModel):
     assessments: list[AssessedRound] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list, description="Warnings recorded along the way")
+    dropped: dict[str, str] = Field(
+        default_factory=dict, description="Participants that failed for good, with why: they speak no more"
+    )
+    retries: int = Field(default=0, description="Model calls tried again after a fault")
     context_trims: list[ContextTrimmed] = Field(
         default_factory=list, description="Prompts whose history was cut to fit a context window"
     )
@@ -256,6 +262,18 @@ class DebateState(BaseModel):
                 )
             case RoundCompleted():
                 self._round(event.round).completed = True
+            case CallRetried():
+                self.retries += 1
+                if event.purpose == "turn":  # what it streamed is void: the retry streams the reply again
+                    key = turn_key(event.speaker, event.target)
+                    if key in self.speaking:
+                        self.speaking[key] = ""
+                    self.calling.pop(key, None)
+            case ParticipantDropped():
+                self.dropped[event.participant_id] = event.error
+                for key in [k for k in self.speaking if split_turn_key(k)[0] == event.participant_id]:
+                    self.speaking.pop(key)
+                    self.calling.pop(key, None)
             case RoundAssessed():
                 self.assessments.append(
                     AssessedRound(

@@ -17,7 +17,9 @@ from moot.judging.panel import seat_roster, seats
 from moot.protocols import Ask, Assess, Judge, Speak
 
 # Stops that end the rounds from outside the format's rules: after them only the verdict is asked for.
-HARD_STOPS = frozenset({"budget", "user"})
+HARD_STOPS = frozenset({"budget", "user", "deadline", "participants"})
+# Who ended the rounds, for the notice when there is nothing to judge.
+_STOPPED_BY = {"budget": "the budget", "deadline": "limits.debate_timeout_s", "participants": "failures"}
 
 
 class BudgetSteps(RunnerBase):
@@ -111,14 +113,16 @@ class BudgetSteps(RunnerBase):
         return False
 
     async def _after_hard_stop(self) -> None:
-        """After a budget or user stop no more debating calls are made, whatever the format: the verdict on
+        """After a hard stop (budget, user, deadline, too few participants) no more debating calls are made, whatever the format: the verdict on
         what exists (when a judge is configured and the limits allow it), then the end."""
         judged = self.config.judge is not None or bool(self.config.judges)
         reason = self.state.stop_reason
-        by = "the budget" if reason is not None and reason.kind == "budget" else "the user"
+        kind = reason.kind if reason is not None else "user"
         if judged and not self.state.judged and not self.state.turns:
-            message = f"no verdict: {by} stopped the debate before anyone spoke"
-            source = "budget" if by == "the budget" else "stop"
+            message = (
+                f"no verdict: {_STOPPED_BY.get(kind, 'the user')} stopped the debate before anyone spoke"
+            )
+            source = "budget" if kind == "budget" else "stop"
             await self._emit(Notice(**self._event_args(), source=source, message=message))
         elif judged and not self.state.judged and await self._verdict_affordable():
             await self._judge()

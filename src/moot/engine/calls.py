@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pydantic_ai
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import Agent, capture_run_messages
+from pydantic_ai import Agent, AgentRunResult, capture_run_messages
 from pydantic_ai.capabilities import NativeTool
 from pydantic_ai.direct import model_request_stream
-from pydantic_ai.exceptions import AgentRunError, ModelAPIError, UnexpectedModelBehavior
+from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     BaseToolReturnPart,
     FunctionToolCallEvent,
@@ -36,10 +37,15 @@ from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
 
+from moot.domain.faults import Fault
 from moot.domain.usage import Usage
 from moot.errors import ModelCallError, MootError, one_line
+from moot.models.faults import classify
 from moot.models.pricing import messages_usage, response_usage
 from moot.models.providers import redact
+
+if TYPE_CHECKING:
+    from moot.engine.retry import BoundCall
 
 # moot owns its terminal: pydantic-ai's first-run banner would land in the middle of a live debate.
 pydantic_ai.BANNER_ENABLED = False
@@ -69,7 +75,7 @@ async def stream_reply(
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
-    with _turn_errors(label, timeout_s):
+    with call_errors(label, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
             async with model_request_stream(model, messages, model_settings=settings) as stream:
                 async for event in stream:
@@ -140,7 +146,7 @@ async def stream_tool_reply(
     calls: dict[str, tuple[str, str]] = {}  # function tool calls awaiting their result: id -> (name, args)
     native: dict[str, NativeToolCallPart] = {}  # the provider's own tool calls awaiting their result
     reported: set[str] = set()
-    with _turn_errors(label, timeout_s):
+    with call_errors(label, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
             async with agent.run_stream_events(user, model_settings=settings) as run:
                 async for event in run:
@@ -230,79 +236,111 @@ async def ask_judge(
     free: bool = False,
     what: str = "verdict",
     who: str = "the judge",
+    guard: BoundCall | None = None,
 ) -> JudgeResult[AnswerT]:
     """Ask for a structured answer (a verdict, an assessment: `what`); an invalid answer is retried; a
     failure is reported, not raised.
 
     Each attempt is a fresh conversation that names the last attempt's error, rather than one that
     carries the invalid answer along: a small judge's window cannot hold its own failed 900-token answer,
-    and a new seed per attempt keeps a deterministic model from repeating the same mistake.
+    and a new seed per attempt keeps a deterministic model from repeating the same mistake. `retries` counts
+    invalid answers; a call that fails on the way (a 429, a dropped connection, a timeout of `timeout_s`) is
+    tried again by `guard`'s policy without spending them.
     """
     agent = Agent(model, output_type=answer_type, system_prompt=system, retries={"output": 0})
     started = time.perf_counter()
     usage = Usage()
     error: str | None = None
     attempt = 0
-    try:
-        async with asyncio.timeout(timeout_s):
-            for attempt in range(1, retries + 2):
-                prompt = (
-                    user
-                    if error is None
-                    else f"{user}\n\nYour previous {what} was rejected: {error}. Answer again."
+    for attempt in range(1, retries + 2):
+        prompt = (
+            user if error is None else f"{user}\n\nYour previous {what} was rejected: {error}. Answer again."
+        )
+        attempt_settings = ModelSettings(**settings)
+        if "seed" in settings or attempt > 1:
+            attempt_settings["seed"] = settings.get("seed", 0) + attempt - 1
+        with capture_run_messages() as messages:
+            once = functools.partial(
+                _judge_attempt, agent, prompt, attempt_settings, label=label, timeout_s=timeout_s
+            )
+            try:
+                result = await (guard.run(once) if guard is not None else once())
+                return JudgeResult(
+                    answer=result.output,
+                    error=None,
+                    attempts=attempt,
+                    usage=usage + messages_usage(messages, free=free),
+                    latency_s=time.perf_counter() - started,
                 )
-                attempt_settings = ModelSettings(**settings)
-                if "seed" in settings or attempt > 1:
-                    attempt_settings["seed"] = settings.get("seed", 0) + attempt - 1
-                with capture_run_messages() as messages:
-                    try:
-                        result = await agent.run(prompt, model_settings=attempt_settings)
-                        return JudgeResult(
-                            answer=result.output,
-                            error=None,
-                            attempts=attempt,
-                            usage=usage + messages_usage(messages, free=free),
-                            latency_s=time.perf_counter() - started,
-                        )
-                    except UnexpectedModelBehavior as exc:
-                        error = _invalid_reason(exc)
-                    except (ModelAPIError, AgentRunError) as exc:
-                        error = f"{who} could not be reached: {_one_line(exc)}"
-                    except MootError as exc:
-                        error = redact(str(exc))
-                    except Exception as exc:  # a broken judge must not lose the debate: record why
-                        error = f"{type(exc).__name__}: {_one_line(exc)}"
+            except UnexpectedModelBehavior as exc:
+                error = _invalid_reason(exc)
+            except ModelCallError as exc:
+                # Reached the provider's end, or the policy gave up: another answer attempt would fail the same way.
                 usage = usage + messages_usage(messages, free=free)
-            tries = "1 try" if retries == 0 else f"{retries + 1} tries"
-            error = f"{who} gave no valid {what} in {tries}; last problem: {error}"
-    except TimeoutError:
-        error = f"{who} gave no {what} within {timeout_s:g} s (limits.judge_timeout_s)"
+                return JudgeResult(
+                    answer=None,
+                    error=f"{who} could not be reached: {redact(str(exc))}",
+                    attempts=attempt,
+                    usage=usage,
+                    latency_s=time.perf_counter() - started,
+                )
+            except MootError as exc:
+                error = redact(str(exc))
+            except Exception as exc:  # a broken judge must not lose the debate: record why
+                error = f"{type(exc).__name__}: {_one_line(exc)}"
+        usage = usage + messages_usage(messages, free=free)
+    tries = "1 try" if retries == 0 else f"{retries + 1} tries"
     return JudgeResult(
         answer=None,
-        error=error,
+        error=f"{who} gave no valid {what} in {tries}; last problem: {error}",
         attempts=max(attempt, 1),
         usage=usage,
         latency_s=time.perf_counter() - started,
     )
 
 
+async def _judge_attempt(
+    agent: Agent[None, AnswerT], prompt: str, settings: ModelSettings, *, label: str, timeout_s: float
+) -> AgentRunResult[AnswerT]:
+    """One structured-answer call; an invalid answer (UnexpectedModelBehavior) is left for the caller's retries."""
+    with call_errors(label, timeout_s, "limits.judge_timeout_s", keep=UnexpectedModelBehavior):
+        async with asyncio.timeout(timeout_s):
+            return await agent.run(prompt, model_settings=settings)
+
+
+def provider_of(label: str) -> str:
+    """The provider of a model label (`str(ModelRef)`: 'openai:gpt-4o')."""
+    return label.split(":", 1)[0]
+
+
 @contextmanager
-def _turn_errors(label: str, timeout_s: float) -> Iterator[None]:
-    """Whatever goes wrong in a turn's call, as a ModelCallError naming the model."""
+def call_errors(
+    label: str,
+    timeout_s: float,
+    timeout_field: str,
+    keep: type[BaseException] | tuple[type[BaseException], ...] = (),
+) -> Iterator[None]:
+    """Whatever goes wrong in a call (but `keep`), as a ModelCallError naming the model, with its fault."""
     try:
         yield
+    except keep:
+        raise
     except TimeoutError:
-        raise ModelCallError(
-            f"no reply within {timeout_s:g} s (limits.turn_timeout_s)", model=label
-        ) from None
-    except ModelAPIError as exc:
-        raise ModelCallError(_one_line(exc), model=label, retryable=_retryable(exc)) from exc
-    except AgentRunError as exc:
-        raise ModelCallError(_one_line(exc), model=label) from exc
+        fault = Fault("timeout", f"no reply within {timeout_s:g} s ({timeout_field})")
+        raise ModelCallError(fault.message, model=label, fault=fault) from None
+    except ModelCallError as exc:
+        if exc.fault is None:
+            raise ModelCallError(
+                str(exc).removeprefix(f"{exc.model}: "),
+                model=exc.model,
+                fault=classify(exc, provider=provider_of(label), model=label),
+            ) from exc
+        raise
     except MootError:
         raise
     except Exception as exc:  # whatever a model adapter raises is that model's failure, not the engine's
-        raise ModelCallError(f"{type(exc).__name__}: {_one_line(exc)}", model=label) from exc
+        fault = classify(exc, provider=provider_of(label), model=label)
+        raise ModelCallError(fault.message, model=label, fault=fault) from exc
 
 
 def _invalid_reason(exc: UnexpectedModelBehavior) -> str:
@@ -331,16 +369,3 @@ def _text_of(event: object) -> str:
 
 def _one_line(exc: BaseException) -> str:
     return one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
-
-
-def _retryable(exc: ModelAPIError) -> bool:
-    from pydantic_ai.exceptions import (
-        ModelConnectionError,
-        ModelRateLimitError,
-        ModelServerError,
-        ModelUnavailableError,
-    )
-
-    return isinstance(
-        exc, ModelRateLimitError | ModelServerError | ModelUnavailableError | ModelConnectionError
-    )

@@ -9,16 +9,18 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from moot.context import Fitted, PromptLike, context_window, counter_for, fit_prompt, reply_budget
-from moot.context.fit import prompt_tokens
+from moot.context.fit import MIN_HISTORY_CHARS, prompt_tokens
 from moot.context.strategies import Selection, SummaryRef, select
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.config import JudgeConfig, ModelOptions
 from moot.domain.events import ContextTrimmed, HistorySummarised, Notice
+from moot.domain.faults import Fault
 from moot.domain.state import Turn
 from moot.domain.usage import Usage
 from moot.engine.calls import stream_reply
+from moot.engine.retry import CallSite
 from moot.engine.run_state import RunnerBase
-from moot.errors import one_line
+from moot.errors import ModelCallError, one_line
 from moot.judging import JudgePrompt, judge_prompt
 from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_prompt
@@ -37,16 +39,23 @@ class ContextSteps(RunnerBase):
     """The runner's prompt building: each prompt fitted to its model's window, history chosen by strategy."""
 
     def _fit(
-        self, options: ModelOptions, build: Callable[[int | None], _P], local_tokens: int, what: str
+        self,
+        options: ModelOptions,
+        build: Callable[[int | None], _P],
+        local_tokens: int,
+        what: str,
+        *,
+        prompt_limit: int | None = None,
     ) -> Fitted[_P]:
         """The prompt `build(history_chars)` makes with the most history that leaves the reply room in
-        the model's window (see moot.context.fit)."""
+        the model's window (see moot.context.fit), and that takes at most `prompt_limit` tokens if given."""
         window = context_window(options)
+        reply = reply_budget(options, window, local_tokens)
         return fit_prompt(
             build,
             counter_for(options.model),
-            window=window,
-            reply_tokens=reply_budget(options, window, local_tokens),
+            window=window if prompt_limit is None else min(window, prompt_limit + reply),
+            reply_tokens=reply,
             what=f"{what} on {options.model}",
         )
 
@@ -89,7 +98,32 @@ class ContextSteps(RunnerBase):
             summary=ref,
         )
 
+    def _compact_turn(
+        self, round_number: int, spec: TurnSpec, sent: Fitted[TurnPrompt]
+    ) -> Fitted[TurnPrompt]:
+        """The turn's prompt with half the history tokens `sent` had: the provider said it did not fit (its
+        window is smaller than moot thought, or its tokenizer counts more). A ModelCallError (context overflow)
+        when there is no history left to cut."""
+        options = self.config.speaker_options(spec.speaker)
+        build = self._turn_builder(round_number, spec, None)
+        fixed = prompt_tokens(build(MIN_HISTORY_CHARS), counter_for(options.model))
+        if sent.tokens <= fixed:
+            fault = Fault("context_overflow", "the prompt has no history left to cut; raise context_window")
+            raise ModelCallError(fault.message, model=str(options.model), fault=fault)
+        what = f"{self.config.speaker_name(spec.speaker)}'s turn in round {round_number}"
+        return self._fit(
+            options, build, LOCAL_TURN_TOKENS, what, prompt_limit=fixed + (sent.tokens - fixed) // 2
+        )
+
     def _build_turn(self, round_number: int, spec: TurnSpec, sel: Selection | None) -> Fitted[TurnPrompt]:
+        options = self.config.speaker_options(spec.speaker)
+        what = f"{self.config.speaker_name(spec.speaker)}'s turn in round {round_number}"
+        return self._fit(options, self._turn_builder(round_number, spec, sel), LOCAL_TURN_TOKENS, what)
+
+    def _turn_builder(
+        self, round_number: int, spec: TurnSpec, sel: Selection | None
+    ) -> Callable[[int | None], TurnPrompt]:
+        """The speaker's prompt for a given history budget, quoting what its strategy's selection `sel` keeps."""
         view = None
         if sel is not None and sel.acted:
             visible = self.protocol.visible_turns(self.config, self.state, round_number)
@@ -105,9 +139,7 @@ class ContextSteps(RunnerBase):
                     self.config, self.state, spec, round_number, history_chars=chars
                 )
 
-        options = self.config.speaker_options(spec.speaker)
-        what = f"{self.config.speaker_name(spec.speaker)}'s turn in round {round_number}"
-        return self._fit(options, build, LOCAL_TURN_TOKENS, what)
+        return build
 
     def _ask_prompt(self, round_number: int, spec: AskSpec) -> Fitted[AskRequest]:
         def build(chars: int | None) -> AskRequest:
@@ -198,16 +230,21 @@ class ContextSteps(RunnerBase):
         summary: str | None = None
         error: str | None = None
         usage, latency = Usage(), 0.0
+        call = self.guard.bind(
+            options, CallSite("summariser", "summary", round_number), fit.tokens + fit.reply_tokens
+        )
         try:
-            reply = await stream_reply(
-                self._model(options),
-                label=label,
-                system=fit.prompt.system,
-                user=fit.prompt.user,
-                settings=self._settings(options, self.config.seed, LOCAL_TURN_TOKENS),
-                timeout_s=self.config.limits.turn_timeout_s,
-                on_text=ignore,
-                free=options.model.is_local,
+            reply = await call.run(
+                lambda: stream_reply(
+                    self._model(options),
+                    label=label,
+                    system=fit.prompt.system,
+                    user=fit.prompt.user,
+                    settings=self._settings(options, self.config.seed, LOCAL_TURN_TOKENS),
+                    timeout_s=self.config.limits.turn_timeout_s,
+                    on_text=ignore,
+                    free=options.model.is_local,
+                )
             )
             usage, latency = reply.usage, reply.latency_s
             summary = reply.text.strip() or None

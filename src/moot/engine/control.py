@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from moot.domain.assessment import StopReason
 from moot.domain.events import (
     DebateFailed,
     DebateInterrupted,
@@ -28,6 +29,7 @@ class RunControl:
     def __init__(self) -> None:
         self.pause_requested = False
         self.stop_requested = False
+        self.stop_reason: StopReason | None = None  # why, when not the user (a deadline)
         # What the log says when the run is cancelled outright (Ctrl-C, a server shutting down).
         self.interrupt_reason = "interrupted by the user"
         self._step: asyncio.Task[Any] | None = None
@@ -36,7 +38,9 @@ class RunControl:
     def pause(self) -> None:
         self.pause_requested = True
 
-    def stop(self) -> None:
+    def stop(self, reason: StopReason | None = None) -> None:
+        if not self.stop_requested:
+            self.stop_reason = reason
         self.stop_requested = True
         if self._step is not None and self._cuttable and not self._step.done():
             self._step.cancel()

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.context import Fitted
 from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.domain.config import JudgeConfig, ModelOptions
 from moot.domain.events import JudgeVerdictGiven, JudgingStarted, RoundAssessed, VerdictGiven
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
 from moot.engine.calls import AnswerT, JudgeResult, ask_judge
+from moot.engine.retry import CallSite
 from moot.engine.run_state import RunnerBase
 from moot.judging import JudgePrompt, answer_model, to_verdict
 from moot.judging.anonymise import Roster
@@ -26,29 +28,33 @@ class JudgingSteps(RunnerBase):
     async def _ask_judge(
         self,
         answer_type: type[AnswerT],
-        prompt: JudgePrompt,
+        fit: Fitted[JudgePrompt],
         what: str,
         *,
         judge: JudgeConfig | None = None,
         options: ModelOptions | None = None,
         seed_offset: int = 0,
+        round_number: int | None = None,
     ) -> JudgeResult[AnswerT]:
-        """Ask a judge (the single judge unless given) through `options` (its own model unless a fallback)."""
+        """Ask a judge (the single judge unless given) through `options` (its own model unless a fallback) with
+        the fitted prompt `fit`."""
         judge = judge if judge is not None else self.config.judge
         assert judge is not None
         options = options if options is not None else judge
         seed = self.config.seed + seed_offset if self.config.seed is not None else None
+        site = CallSite("judge", what, round_number)
         return await ask_judge(
             self._model(options),
             label=str(options.model),
             answer_type=answer_type,
-            system=prompt.system,
-            user=prompt.user,
+            system=fit.prompt.system,
+            user=fit.prompt.user,
             settings=self._settings(options, seed, LOCAL_JUDGE_TOKENS),
             retries=judge.retries,
             timeout_s=self.config.limits.judge_timeout_s,
             free=options.model.is_local,
             what=what,
+            guard=self.guard.bind(options, site, fit.tokens + fit.reply_tokens),
         )
 
     async def _assess(self, round_number: int) -> None:
@@ -56,8 +62,9 @@ class JudgingSteps(RunnerBase):
         assert judge is not None
         fit = self._assessment_prompt(round_number)
         await self._record_fit(fit, judge, "judge", round_number, "assessment")
-        prompt = fit.prompt
-        result = await self._ask_judge(assessment_model(self.config), prompt, "assessment")
+        result = await self._ask_judge(
+            assessment_model(self.config), fit, "assessment", round_number=round_number
+        )
         await self._emit(
             RoundAssessed(
                 **self._event_args(),
@@ -170,9 +177,8 @@ class JudgingSteps(RunnerBase):
         for k, options in enumerate(candidates):
             fit = self._verdict_prompt(judge, options, roster)
             await self._record_fit(fit, options, "judge", None, "verdict")
-            prompt = fit.prompt
             result = await self._ask_judge(
-                answer_type, prompt, "verdict", judge=judge, options=options, seed_offset=seed_offset
+                answer_type, fit, "verdict", judge=judge, options=options, seed_offset=seed_offset
             )
             usage, attempts = usage + result.usage, attempts + result.attempts
             latency += result.latency_s

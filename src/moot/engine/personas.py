@@ -11,6 +11,7 @@ from pydantic_ai.settings import ModelSettings
 from moot.domain.config import DebateConfig, Diversity
 from moot.domain.personas import DIVERSITY_GUIDANCE, ProposedPersona
 from moot.engine.calls import JudgeResult, ask_judge
+from moot.engine.retry import BoundCall
 from moot.judging.schema import bounded_items, bounded_text
 from moot.prompts.render import render
 
@@ -71,6 +72,7 @@ async def propose_personas(
     ids: list[str],
     settings: ModelSettings,
     free: bool,
+    guard: BoundCall | None = None,
 ) -> tuple[dict[str, ProposedPersona], JudgeResult[PersonaAnswer]]:
     """Personas for the participants `ids`, and the call's record (answer None and error set on failure)."""
     result = await ask_judge(
@@ -84,6 +86,7 @@ async def propose_personas(
         timeout_s=config.limits.judge_timeout_s,
         free=free,
         what="persona proposal",
+        guard=guard,
     )
     proposals = proposals_by_id(result.answer, ids) if result.answer is not None else {}
     return proposals, result

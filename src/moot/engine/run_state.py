@@ -17,6 +17,7 @@ from moot.context.strategies import Selection
 from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
 from moot.domain.events import Event
 from moot.domain.state import DebateState
+from moot.engine.retry import Guard
 from moot.judging import JudgePrompt
 from moot.judging.anonymise import Roster
 from moot.protocols import AskRequest, AskSpec, DebateProtocol, TurnPrompt, TurnSpec
@@ -30,6 +31,7 @@ class RunnerBase(ABC):
     protocol: DebateProtocol[Any]
     debate_id: str
     _warned: bool  # whether the `limits.warn_at_cost` notice was given
+    guard: Guard  # every model call's retries and rate limits
 
     def _event_args(self) -> dict[str, str]:
         return {"debate_id": self.debate_id}

@@ -19,12 +19,14 @@ from typing import Any, Protocol
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
+from moot.context import Fitted
 from moot.context.check import check_windows
 from moot.context.windows import LOCAL_JUDGE_TOKENS as LOCAL_JUDGE_TOKENS
 from moot.context.windows import LOCAL_TURN_TOKENS as LOCAL_TURN_TOKENS
 from moot.domain.assessment import StopReason
-from moot.domain.config import DebateConfig, ModelOptions
+from moot.domain.config import VOICES, DebateConfig, ModelOptions
 from moot.domain.events import (
+    CallRetried,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -36,6 +38,7 @@ from moot.domain.events import (
     Event,
     Notice,
     OutcomeGiven,
+    ParticipantDropped,
     PersonasAssigned,
     RoundCompleted,
     RoundStarted,
@@ -48,14 +51,15 @@ from moot.domain.personas import auto_persona_ids
 from moot.domain.state import DebateState, fold
 from moot.engine.budget import check_budget_prices, price_notice
 from moot.engine.budget_steps import HARD_STOPS, BudgetSteps
-from moot.engine.calls import ToolUse, ask_judge, stream_reply, stream_tool_reply
+from moot.engine.calls import Reply, ToolUse, ask_judge, stream_reply, stream_tool_reply
 from moot.engine.context_steps import SUMMARY_WORDS as SUMMARY_WORDS
 from moot.engine.context_steps import ContextSteps
 from moot.engine.control import RunControl, time_running
 from moot.engine.judging_steps import JudgingSteps
 from moot.engine.personas import propose_personas
+from moot.engine.retry import CallSite, Guard, Retry
 from moot.engine.tools import Toolkit, check_tool_models, kit_for, resolve_tools
-from moot.errors import ConfigError, MootError, RunError, StateError, UserError, one_line
+from moot.errors import ConfigError, ModelCallError, MootError, RunError, StateError, UserError, one_line
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import (
     Ask,
@@ -261,6 +265,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         self._started = time.monotonic()
         self._ran_before = 0.0  # seconds the debate ran before this run (a resumed one)
         self._warned = False
+        self.guard = Guard(config.limits.retry, self._record_retry)
 
     def resume_from(self, events: Sequence[Event], reason: str) -> None:
         """Start from the stored `events` instead of a new debate."""
@@ -270,15 +275,69 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
 
     async def events(self) -> AsyncIterator[Event]:
         task = asyncio.create_task(self._drive())
+        deadline = asyncio.create_task(self._deadline()) if self.config.limits.debate_timeout_s else None
         try:
             while (event := await self._queue.get()) is not None:
                 yield event
             await task  # re-raise anything the drive raised
         finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            for running in (task, deadline):
+                if running is not None and not running.done():
+                    running.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await running
+
+    async def _deadline(self) -> None:
+        """At `limits.debate_timeout_s` of running time, stop the debate: the call under way is cut, the judge
+        rules on what exists (within limits.judge_timeout_s)."""
+        limit = self.config.limits.debate_timeout_s
+        assert limit is not None
+        await asyncio.sleep(max(limit - self._ran_before, 0.0))
+        detail = f"the debate ran for its limit of {limit:g} s (limits.debate_timeout_s)"
+        self.control.stop(StopReason(kind="deadline", detail=detail))
+
+    def _active_config(self) -> DebateConfig:
+        """The config the format schedules from: without the participants that failed for good."""
+        if not self.state.dropped:
+            return self.config
+        active = [p for p in self.config.participants if p.id not in self.state.dropped]
+        return self.config.model_copy(update={"participants": active})
+
+    def _short_of_participants(self) -> StopReason | None:
+        """Why the rounds cannot go on after failures: too few participants left, or a format that needs them all."""
+        if not self.state.dropped:
+            return None
+        names = ", ".join(self.config.speaker_name(pid) for pid in self.state.dropped)
+        left = len(self.config.participants) - len(self.state.dropped)
+        if left < max(2, self.protocol.min_participants):
+            return StopReason(
+                kind="participants",
+                detail=f"{names} failed; {left} participant{'s' if left != 1 else ''} left, fewer than 2",
+            )
+        if not self.protocol.continues_without:
+            return StopReason(
+                kind="participants",
+                detail=f"{names} failed; the {self.config.format} format cannot go on without {'them' if len(self.state.dropped) > 1 else 'it'}",
+            )
+        return None
+
+    async def _record_retry(self, retry: Retry) -> None:
+        site = retry.site
+        await self._emit(
+            CallRetried(
+                **self._event_args(),
+                round=site.round,
+                speaker=site.speaker,
+                target=site.target,
+                purpose=site.purpose,
+                model=retry.model,
+                fault=retry.fault.kind,
+                error=redact(retry.fault.message),
+                retry=retry.number,
+                delay_s=round(retry.delay_s, 3),
+                compacted=retry.compacted,
+            )
+        )
 
     async def _emit(self, event: Event) -> None:
         if event.durable:
@@ -307,14 +366,17 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                 await self._assign_personas()
             while True:
                 if self.control.stop_requested and self.state.stop_reason is None:
-                    await self._stop_now(StopReason(kind="user", detail="stopped by the user"))
+                    why = self.control.stop_reason or StopReason(kind="user", detail="stopped by the user")
+                    await self._stop_now(why)
+                if self.state.stop_reason is None and (short := self._short_of_participants()) is not None:
+                    await self._stop_now(short)
                 if self.state.stop_reason is not None and self.state.stop_reason.kind in HARD_STOPS:
                     await self._after_hard_stop()
                     break
                 if self.control.pause_requested:
                     await self._emit(DebatePaused(**ids))
                     break
-                step = self.protocol.next_step(self.config, self.state)
+                step = self.protocol.next_step(self._active_config(), self.state)
                 if await self._over_budget(step):
                     continue
                 if await self._take(step):
@@ -399,6 +461,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             ids=auto_persona_ids(self.config),
             settings=self._settings(options, self.config.seed, LOCAL_JUDGE_TOKENS),
             free=options.model.is_local,
+            guard=self.guard.bind(options, CallSite("judge", "personas")),
         )
         await self._emit(
             PersonasAssigned(
@@ -425,9 +488,8 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             if sel is not None and sel.warning:
                 await self._warn_context(spec.speaker, options, sel)
             await self._record_fit(fit, options, spec.speaker, round_number, "turn", sel)
-        prompts = [(spec, fit.prompt) for spec, fit, _ in fitted]
-        together = len(prompts)
-        await self._together([self._turn(round_number, spec, prompt, together) for spec, prompt in prompts])
+        together = len(fitted)
+        await self._together([self._turn(round_number, spec, fit, together) for spec, fit, _ in fitted])
 
     async def _together(self, calls: list[Coroutine[Any, Any, None]]) -> None:
         """Run these calls at the same time (one directly); the first failure cancels the rest and is raised."""
@@ -442,17 +504,69 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             # One speaker failing cancels the others; report the failure itself, not the group.
             raise _first_leaf(group) from None
 
-    async def _turn(self, round_number: int, spec: TurnSpec, prompt: TurnPrompt, together: int) -> None:
+    async def _turn(self, round_number: int, spec: TurnSpec, fit: Fitted[TurnPrompt], together: int) -> None:
+        """One turn, retried as the policy says; a participant whose turn fails for good is dropped."""
         pid = spec.speaker
+        options = self.config.speaker_options(pid)
+        label = str(options.model)
+        await self._emit(
+            TurnStarted(
+                **self._event_args(),
+                round=round_number,
+                participant_id=pid,
+                target=spec.target,
+                model=label,
+                together=together,
+            )
+        )
+        prompt = fit.prompt
+        call = self.guard.bind(
+            options, CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens
+        )
+
+        async def compact() -> int:
+            nonlocal prompt
+            smaller = self._compact_turn(round_number, spec, fit)
+            await self._record_fit(smaller, options, pid, round_number, "turn")
+            prompt = smaller.prompt
+            return smaller.tokens + smaller.reply_tokens
+
+        try:
+            reply = await call.run(lambda: self._reply(round_number, spec, prompt), compact=compact)
+        except ModelCallError as exc:
+            if pid in VOICES or exc.fault is None:
+                raise  # the format's own voice cannot be left out: the debate fails, resumable
+            await self._emit(
+                ParticipantDropped(
+                    **self._event_args(),
+                    participant_id=pid,
+                    round=round_number,
+                    model=label,
+                    fault=exc.fault.kind,
+                    error=redact(str(exc)),
+                )
+            )
+            return
+        await self._emit(
+            TurnCompleted(
+                **self._event_args(),
+                round=round_number,
+                participant_id=pid,
+                target=spec.target,
+                model=label,
+                text=reply.text,
+                usage=reply.usage,
+                latency_s=reply.latency_s,
+                first_token_s=reply.first_token_s,
+            )
+        )
+
+    async def _reply(self, round_number: int, spec: TurnSpec, prompt: TurnPrompt) -> Reply:
+        """One attempt at a turn's reply, streamed as token deltas."""
+        pid, target = spec.speaker, spec.target
         options = self.config.speaker_options(pid)
         ids = self._event_args()
         label = str(options.model)
-        target = spec.target
-        await self._emit(
-            TurnStarted(
-                **ids, round=round_number, participant_id=pid, target=target, model=label, together=together
-            )
-        )
 
         async def on_text(text: str) -> None:
             await self._emit(
@@ -464,7 +578,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         turn_round = self.state.round(round_number)
         kit = kit_for(self.tools, pid, turn_round.phase if turn_round is not None else None)
         if kit is None:
-            reply = await stream_reply(
+            return await stream_reply(
                 model,
                 label=label,
                 system=prompt.system,
@@ -474,47 +588,33 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                 on_text=on_text,
                 free=options.model.is_local,
             )
-        else:
 
-            async def on_tool(use: ToolUse) -> None:
-                await self._emit(
-                    ToolCalled(
-                        **ids,
-                        round=round_number,
-                        participant_id=pid,
-                        target=target,
-                        tool=use.tool,
-                        args=use.args,
-                        result=use.result,
-                        error=use.error,
-                    )
+        async def on_tool(use: ToolUse) -> None:
+            await self._emit(
+                ToolCalled(
+                    **ids,
+                    round=round_number,
+                    participant_id=pid,
+                    target=target,
+                    tool=use.tool,
+                    args=use.args,
+                    result=use.result,
+                    error=use.error,
                 )
+            )
 
-            reply = await stream_tool_reply(
-                model,
-                label=label,
-                system=prompt.system,
-                user=prompt.user,
-                settings=settings,
-                timeout_s=self.config.limits.turn_timeout_s,
-                on_text=on_text,
-                on_tool=on_tool,
-                toolsets=kit.toolsets(),
-                native_tools=kit.native_tools(),
-                free=options.model.is_local,
-            )
-        await self._emit(
-            TurnCompleted(
-                **ids,
-                round=round_number,
-                participant_id=pid,
-                target=target,
-                model=label,
-                text=reply.text,
-                usage=reply.usage,
-                latency_s=reply.latency_s,
-                first_token_s=reply.first_token_s,
-            )
+        return await stream_tool_reply(
+            model,
+            label=label,
+            system=prompt.system,
+            user=prompt.user,
+            settings=settings,
+            timeout_s=self.config.limits.turn_timeout_s,
+            on_text=on_text,
+            on_tool=on_tool,
+            toolsets=kit.toolsets(),
+            native_tools=kit.native_tools(),
+            free=options.model.is_local,
         )
 
     async def _ask(self, round_number: int, spec: AskSpec) -> None:
@@ -536,6 +636,9 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             free=options.model.is_local,
             what=spec.kind,
             who="the judge" if spec.by == "judge" else self.config.speaker_name(spec.by),
+            guard=self.guard.bind(
+                options, CallSite(spec.by, spec.kind, round_number), fit.tokens + fit.reply_tokens
+            ),
         )
         await self._emit(
             DecisionGiven(
@@ -554,7 +657,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         )
 
     async def _conclude(self) -> None:
-        outcome = self.protocol.outcome(self.config, self.state)
+        outcome = self.protocol.outcome(self._active_config(), self.state)
         if outcome is None:
             raise RunError(f"the {self.config.format} format concluded without a result")
         await self._emit(OutcomeGiven(**self._event_args(), outcome=outcome))

@@ -13,10 +13,18 @@ from moot.domain.config import COMPAT_KEY_VAR, ModelOptions
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings
 from moot.domain.models import PROVIDERS
 from moot.errors import MissingKeyError, ProviderNotInstalledError
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434/v1"
+
+
+# moot's retry policy (limits.retry) is the only one: the vendor SDKs would otherwise retry 429s, 5xx,
+# timeouts and dropped connections twice on their own, unseen by the policy, its events and its limits.
+def one_attempt() -> ModelSettings:
+    """A model's default settings: a fresh dict each, as pydantic-ai keeps it on the model."""
+    return {"max_retries": 0}
 
 
 @dataclass(frozen=True)
@@ -97,42 +105,58 @@ def _openai(options: ModelOptions) -> Model:
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    return OpenAIChatModel(options.model.name, provider=OpenAIProvider(api_key=SPECS["openai"].key()))
+    return OpenAIChatModel(
+        options.model.name, provider=OpenAIProvider(api_key=SPECS["openai"].key()), settings=one_attempt()
+    )
 
 
 def _anthropic(options: ModelOptions) -> Model:
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
-    return AnthropicModel(options.model.name, provider=AnthropicProvider(api_key=SPECS["anthropic"].key()))
+    return AnthropicModel(
+        options.model.name,
+        provider=AnthropicProvider(api_key=SPECS["anthropic"].key()),
+        settings=one_attempt(),
+    )
 
 
 def _google(options: ModelOptions) -> Model:
     from pydantic_ai.models.google import GoogleModel
     from pydantic_ai.providers.google import GoogleProvider
 
-    return GoogleModel(options.model.name, provider=GoogleProvider(api_key=SPECS["google"].key()))
+    return GoogleModel(
+        options.model.name, provider=GoogleProvider(api_key=SPECS["google"].key()), settings=one_attempt()
+    )
 
 
 def _groq(options: ModelOptions) -> Model:
     from pydantic_ai.models.groq import GroqModel
     from pydantic_ai.providers.groq import GroqProvider
 
-    return GroqModel(options.model.name, provider=GroqProvider(api_key=SPECS["groq"].key()))
+    return GroqModel(
+        options.model.name, provider=GroqProvider(api_key=SPECS["groq"].key()), settings=one_attempt()
+    )
 
 
 def _mistral(options: ModelOptions) -> Model:
     from pydantic_ai.models.mistral import MistralModel
     from pydantic_ai.providers.mistral import MistralProvider
 
-    return MistralModel(options.model.name, provider=MistralProvider(api_key=SPECS["mistral"].key()))
+    return MistralModel(
+        options.model.name, provider=MistralProvider(api_key=SPECS["mistral"].key()), settings=one_attempt()
+    )
 
 
 def _openrouter(options: ModelOptions) -> Model:
     from pydantic_ai.models.openrouter import OpenRouterModel
     from pydantic_ai.providers.openrouter import OpenRouterProvider
 
-    return OpenRouterModel(options.model.name, provider=OpenRouterProvider(api_key=SPECS["openrouter"].key()))
+    return OpenRouterModel(
+        options.model.name,
+        provider=OpenRouterProvider(api_key=SPECS["openrouter"].key()),
+        settings=one_attempt(),
+    )
 
 
 def _ollama(options: ModelOptions) -> Model:
@@ -140,7 +164,7 @@ def _ollama(options: ModelOptions) -> Model:
     from pydantic_ai.providers.ollama import OllamaProvider
 
     url = str(options.base_url) if options.base_url else os.environ.get("OLLAMA_BASE_URL", OLLAMA_DEFAULT_URL)
-    return OpenAIChatModel(options.model.name, provider=OllamaProvider(base_url=url))
+    return OpenAIChatModel(options.model.name, provider=OllamaProvider(base_url=url), settings=one_attempt())
 
 
 def _compatible(options: ModelOptions) -> Model:
@@ -150,7 +174,9 @@ def _compatible(options: ModelOptions) -> Model:
     # Never send OPENAI_API_KEY to an arbitrary server: such servers get their own variable.
     key = SPECS["openai-compatible"].key() or "not-needed"
     return OpenAIChatModel(
-        options.model.name, provider=OpenAIProvider(base_url=str(options.base_url), api_key=key)
+        options.model.name,
+        provider=OpenAIProvider(base_url=str(options.base_url), api_key=key),
+        settings=one_attempt(),
     )
 
 

@@ -82,6 +82,10 @@ class DebateProtocol(ABC, Generic[OptionsT]):
     # Consensus formats (critical review, council, design review, society of minds) seek one answer
     # together: their verdict weighs the contributions but names no winner.
     names_winner: bool = True
+    # Whether the debate goes on when a participant fails for good (moot.engine drops it): formats in which
+    # everyone does the same thing each round can; fixed pairings, sides and rankings cannot, and end their
+    # rounds there, with a verdict on what was said.
+    continues_without: bool = False
 
     @abstractmethod
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:

@@ -113,6 +113,7 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
         "names no winner."
     )
     options_type = ConvergenceOptions
+    continues_without = True
     names_winner = False
     # Seed 000: the judge's round assessment (its convergence flag) decides when this format ends.
     assesses_by_default = True

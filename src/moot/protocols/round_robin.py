@@ -20,6 +20,8 @@ PhaseText = tuple[str, str]
 class RoundRobin(DebateProtocol[NoOptions]):
     """Rounds in which every participant speaks once, until the stopping rules end them; then a verdict."""
 
+    continues_without = True
+
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
         if current is None or current.completed:

@@ -37,6 +37,7 @@ class Roundtable(DebateProtocol[NoOptions]):
         "answers; rounds = questions; names no winner."
     )
     names_winner = False
+    continues_without = True
 
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _OPENING, _DISCUSSION, _FINAL, single=_OPENING)

@@ -80,6 +80,7 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
         "the final answer is the majority vote of the last round."
     )
     options_type = SocietyOptions
+    continues_without = True
     names_winner = False
     default_rounds = 2  # Du et al.: 3 agents x 2 rounds
 

@@ -26,6 +26,7 @@ from pydantic_ai.profiles import ModelProfile, ModelProfileSpec
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
+from moot.domain.faults import Fault
 from moot.errors import ModelCallError, UserError, one_line
 from moot.models.local.chat import (
     _chat_messages,
@@ -248,6 +249,9 @@ class LlamaCppModel(Model):
                 f"the prompt is {len(prompt)} tokens but the context window holds {self._n_ctx} "
                 "(prompt and reply together); shorten the history or the topic",
                 model=self.label,
+                fault=Fault(
+                    "context_overflow", f"the prompt is {len(prompt)} tokens; the window holds {self._n_ctx}"
+                ),
             )
         return prompt
 

@@ -71,6 +71,13 @@ export class Transcript {
         break;
       case "context_trimmed":
         break; // a detail for the exports; too noisy to show live
+      case "call_retried":
+        this.retried(event);
+        break;
+      case "participant_dropped":
+        this.dropTurn(`${event.round}:${event.participant_id}`);
+        this.note(`${this.person(event.participant_id).name} failed and leaves the debate: ${event.error}`, "warning");
+        break;
       case "history_summarised":
         this.note(event.summary ? `Older turns summarised (first ${event.covers} turns).` : `Summary failed: ${event.error}`, "info");
         break;
@@ -169,6 +176,28 @@ export class Transcript {
     turn.body.replaceChildren(markdown(event.text));
     const meta = [`${event.usage.output_tokens} tokens`, `${event.latency_s.toFixed(1)} s`];
     turn.node.querySelector("header").append(h("span", { class: "meta small" }, meta.join(" · ")));
+  }
+
+  /** A failed call is tried again: a turn's text streamed so far is void, the retry streams it afresh. */
+  retried(event) {
+    const who = this.person(event.speaker).name;
+    const wait = event.delay_s >= 0.05 ? ` in ${event.delay_s.toFixed(1)} s` : "";
+    this.note(`${event.error}; retrying ${who}'s ${event.purpose} (retry ${event.retry}${wait}).`, "info");
+    if (event.purpose !== "turn") return;
+    const turn = this.turns.get(`${event.round}:${event.speaker}${event.target ? `>${event.target}` : ""}`);
+    if (turn && !turn.done) {
+      turn.body.replaceChildren();
+      turn.tools.replaceChildren();
+      turn.live = null;
+    }
+  }
+
+  dropTurn(key) {
+    const turn = this.turns.get(key);
+    if (turn && !turn.done) {
+      turn.node.remove();
+      this.turns.delete(key);
+    }
   }
 
   /** A stopped run's turns under way were never completed: they are not part of the debate. */
