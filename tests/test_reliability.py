@@ -27,6 +27,7 @@ from moot.domain.retry_policy import RetryPolicy, decide
 from moot.domain.state import fold
 from moot.engine import InMemoryLog, resume_debate, run_debate
 from moot.errors import ConfigError, ModelCallError
+from moot.export import export
 from moot.models.rate_limits import LIMITS_VAR, Limiter, ProviderLimits, load_limits, reset_limiters
 from tests.conftest import FAST_RETRY, Recorder, judge_answer, judge_model, make_config
 
@@ -408,3 +409,19 @@ async def collect(config: DebateConfig, **kwargs: Any) -> list[Event]:
 def test_limits_validate_alone() -> None:
     with pytest.raises(ValidationError):
         Limits(debate_timeout_s=0)
+
+
+async def test_the_exports_say_who_was_dropped_and_how_many_calls_were_retried() -> None:
+    config = make_config(3, rounds=1, limits={"retry": FAST_RETRY})
+    judge, _ = judge_model([judge_answer(config)])
+    rec, bad = Recorder(), failing("server_error")
+
+    def resolve(options: ModelOptions) -> Model:
+        name = options.model.name
+        return judge if name == "judge" else bad(name) if name == "cy" else rec.model(name)
+
+    log = InMemoryLog()
+    await collect(config, log=log, resolve=resolve)
+    text = export(log.events, "markdown")
+    assert "Cy failed and left the debate: fake:cy: server_error here (gave up after 2 retries)" in text
+    assert "2 model calls retried after faults" in text

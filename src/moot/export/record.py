@@ -438,7 +438,18 @@ def build_view(record: DebateRecord) -> DebateView:
             if state.stop_reason
             else ""
         ),
-        notices=tuple(one_line(n) for n in state.notices),
+        notices=(
+            *(one_line(n) for n in state.notices),
+            *(
+                f"{name_of(pid)} failed and left the debate: {one_line(why)}"
+                for pid, why in state.dropped.items()
+            ),
+            *(
+                (f"{state.retries} model call{'s' if state.retries != 1 else ''} retried after faults",)
+                if state.retries
+                else ()
+            ),
+        ),
         outcome=(
             OutcomeView(
                 summary=clean(state.outcome.summary).strip(),
