@@ -126,6 +126,10 @@ class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() as each request's body was read
+    # Requests read whose reply (or hang) has not begun: a client is never done with a request before its
+    # reply begins, so `most_waiting` cannot exceed the requests the client had in flight at once.
+    waiting: int = 0
+    most_waiting: int = 0
 
 
 def _chunk(
@@ -196,9 +200,15 @@ def _handler(
                 seen.requests.append(body)
                 seen.authorizations.append(self.headers.get("Authorization", ""))
                 step = script.popleft() if script else Ok()
+                seen.waiting += 1
+                seen.most_waiting = max(seen.most_waiting, seen.waiting)
             self.close_connection = True
-            if stopping.wait(latency_s + step.latency_s):
-                return
+            try:
+                if stopping.wait(latency_s + step.latency_s):
+                    return
+            finally:
+                with lock:
+                    seen.waiting -= 1
             with suppress(BrokenPipeError, ConnectionResetError):  # the client gave up first: its right
                 self._reply(step, body)
 

@@ -425,3 +425,27 @@ async def test_the_exports_say_who_was_dropped_and_how_many_calls_were_retried()
     text = export(log.events, "markdown")
     assert "Cy failed and left the debate: fake:cy: server_error here (gave up after 2 retries)" in text
     assert "2 model calls retried after faults" in text
+
+
+async def test_a_debate_in_which_no_one_could_speak_fails_and_a_retry_brings_the_participants_back() -> None:
+    config = make_config(2, rounds=1, limits={"retry": FAST_RETRY})
+    judge, _ = judge_model([judge_answer(config)])
+    bad = failing("authentication")
+
+    def broken(options: ModelOptions) -> Model:
+        return judge if options.model.name == "judge" else bad(options.model.name)
+
+    log = InMemoryLog()
+    await collect(config, log=log, resolve=broken)
+    failed = fold(log.events)
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.startswith("no turn could be taken: fake:ada: authentication here")
+    rec = Recorder()
+
+    def fixed(options: ModelOptions) -> Model:
+        return judge if options.model.name == "judge" else rec.model(options.model.name)
+
+    [e async for e in resume_debate(log.events, log=log, resolve=fixed, reason="retry")]
+    state = fold(log.events)
+    assert state.status == "completed" and state.dropped == {}
+    assert [t.participant_id for t in state.turns] == ["ada", "bo"]

@@ -143,7 +143,8 @@ class DebateState(BaseModel):
     decisions: list[Decision] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list, description="Warnings recorded along the way")
     dropped: dict[str, str] = Field(
-        default_factory=dict, description="Participants that failed for good, with why: they speak no more"
+        default_factory=dict,
+        description="Participants that failed for good, with why: they speak no more (until a retry of a failed debate)",
     )
     retries: int = Field(default=0, description="Model calls tried again after a fault")
     context_trims: list[ContextTrimmed] = Field(
@@ -340,6 +341,8 @@ class DebateState(BaseModel):
                 self.status = "created" if event.before_start else "paused"
                 self._drop_unfinished()
             case DebateResumed():
+                if event.after_status == "failed":
+                    self.dropped.clear()  # a retry is the user's "try again": its cause (a key) may be fixed
                 self.status = "running"
                 self.error = None
                 self.ended_at = None

@@ -369,6 +369,9 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                     why = self.control.stop_reason or StopReason(kind="user", detail="stopped by the user")
                     await self._stop_now(why)
                 if self.state.stop_reason is None and (short := self._short_of_participants()) is not None:
+                    if not self.state.turns:
+                        # Nothing to judge: a failure, which `retry` runs again once the cause (a key) is fixed.
+                        raise RunError(f"no turn could be taken: {'; '.join(self.state.dropped.values())}")
                     await self._stop_now(short)
                 if self.state.stop_reason is not None and self.state.stop_reason.kind in HARD_STOPS:
                     await self._after_hard_stop()

@@ -101,7 +101,9 @@ _CATEGORIES: tuple[tuple[type[BaseException], FaultKind], ...] = (
 
 def classify(exc: BaseException, *, provider: str, model: str) -> Fault:
     """What kind of failure `exc` is, for a call to `model` at `provider` (moot's provider name; pydantic-ai's
-    `Model.system` is accepted too)."""
+    `Model.system` is accepted too). `model` may be moot's label, `provider:name`: messages name the model as
+    the provider knows it."""
+    model = model.removeprefix(f"{provider}:")
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # a FallbackModel's group: the last model's
         return classify(exc.exceptions[-1], provider=provider, model=model)
     fault = getattr(exc, "fault", None)  # moot's ModelCallError, already classified where it was raised
