@@ -61,7 +61,7 @@ from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, PanelResult, ParticipantScore, Verdict
-from moot.errors import NotFoundError, StoreError, UserError
+from moot.errors import NotFoundError, StoreConflictError, StoreError, UserError
 from moot.store import DebateSummary, EventStore, db_url_from, default_db_url
 from moot.store.db import metadata
 
@@ -369,8 +369,12 @@ async def test_a_second_writer_on_one_debate_is_refused_and_leaves_no_gap(db_url
             (1, None),
             (2, "two's turn"),
         ]
-        # The refused store looks the tail up again, so its next event follows on.
-        assert (await one.append(turn(text="one again"))).seq == 3
+        # The refused store's run has lost the debate: it writes nothing more of it, not even its own end...
+        with pytest.raises(StoreConflictError, match="another process wrote it first"):
+            await one.append(turn(text="one again"))
+        # ...until a new run over the log as it stands now, which begins with debate_resumed.
+        resumed = DebateResumed(debate_id="d1", reason="read again", after_status="running")
+        assert (await one.append(resumed)).seq == 3
 
 
 async def test_stores_opening_an_empty_database_at_once_migrate_it_once(db_url: str) -> None:

@@ -2,7 +2,9 @@
 
 One writer per debate: an `EventStore` keeps the next `seq` of each debate it writes in memory, so
 two stores (or processes) must never append to the same debate. If they did, the second write of a
-`seq` fails on the primary key (a `StoreError`); it never leaves a gap or overwrites an event.
+`seq` fails on the primary key (a `StoreConflictError`); it never leaves a gap or overwrites an event.
+The store that lost then refuses that debate's later events (the run's own `debate_failed` included)
+until a new run of it begins with `debate_resumed`: a stale writer stops without touching the log.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
-from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, OutcomeGiven, VerdictGiven
+from moot.domain.events import EVENT_ADAPTER, DebateResumed, DebateStarted, Event, OutcomeGiven, VerdictGiven
 from moot.domain.state import DebateState, Status, fold
-from moot.errors import NotFoundError, StoreError, UserError, one_line
+from moot.errors import NotFoundError, StoreConflictError, StoreError, UserError, one_line
 from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
 from moot.store.db import ID_LENGTH, debates, events, upgrade_schema
 from moot.store.location import db_url_from
@@ -77,6 +79,7 @@ class EventStore:
         # Touched only by the operation holding `_write_lock`, on the event loop or (during its one hop)
         # on the worker thread.
         self._tails: dict[str, _Tail] = {}
+        self._lost: set[str] = set()  # debates another writer took over from this store's run
         # The worker runs one statement at a time anyway; this lock keeps each debate's seq bookkeeping
         # in order across the awaits of concurrent appends.
         self._write_lock = asyncio.Lock()
@@ -152,11 +155,20 @@ class EventStore:
         debate_id = event.debate_id
         async with self._write_lock:
             self._check_open()
+            self._check_not_lost(event)
             with translate(f"append {event.type} to debate {debate_id!r} in {self._where}", self._url):
                 tail = self._tails.get(debate_id)
                 if tail is not None and not event.checkpoint:
                     return _queue(tail, event)  # nothing to read or write yet: no hop
                 return await _in_worker(self._executor, functools.partial(self._append, event))
+
+    def _check_not_lost(self, event: Event) -> None:
+        if event.debate_id not in self._lost:
+            return
+        if isinstance(event, DebateResumed):  # a new run, over the log as it stands now
+            self._lost.discard(event.debate_id)
+            return
+        raise _conflict(event, self._where)
 
     def _append(self, event: Event) -> Event:
         tail = self._tails.get(event.debate_id) or self._load_tail(event)
@@ -185,6 +197,11 @@ class EventStore:
             with self._engine.begin() as conn:
                 self._write(conn, batch, tail)
             self._check_file_still_there()
+        except sa.exc.IntegrityError as exc:
+            # A seq taken already (or the debate deleted): another writer owns the debate now.
+            self._tails.pop(batch[0].debate_id, None)
+            self._lost.add(batch[0].debate_id)
+            raise _conflict(batch[-1], self._where) from exc
         except BaseException:
             # Whether the commit landed is unknown: look the seq up again next time.
             self._tails.pop(batch[0].debate_id, None)
@@ -478,6 +495,13 @@ async def _in_worker(executor: ThreadPoolExecutor, call: Callable[[], _T]) -> _T
 def _storable(text: str) -> bool:
     """False for text that PostgreSQL cannot hold in a text column (a NUL); no stored id or topic has one."""
     return "\x00" not in text
+
+
+def _conflict(event: Event, where: str) -> StoreConflictError:
+    return StoreConflictError(
+        f"could not append {event.type} to debate {event.debate_id!r} in {where}: another process wrote it "
+        "first (or deleted it), so this run of it stopped and left it to that one"
+    )
 
 
 def _not_found(debate_id: str) -> NotFoundError:
