@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 from dotenv import find_dotenv, load_dotenv
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
 from moot.cli.formats import formats_command
+from moot.cli.live import DbOption, err, follow
+from moot.cli.live import run_command as _run
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
+from moot.cli.resume import resume_command
 from moot.cli.serve import serve_command
 from moot.cli.templates import templates_command
+from moot.cli.worker import QueueUrlOption, enqueue_debate, worker_command
 from moot.config_files import (
     build_config,
     mark_auto_personas,
@@ -32,9 +33,8 @@ from moot.config_files import (
     read_context,
 )
 from moot.domain.config import DebateConfig
-from moot.domain.events import DebateFailed, DebateInterrupted, Event
 from moot.domain.models import DEFAULT_MODEL, PROVIDERS
-from moot.errors import ConfigError, MootError, UserError
+from moot.errors import ConfigError, UserError
 from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
 from moot.models.providers import SPECS
 from moot.problem_templates import with_cli_template
@@ -49,16 +49,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console(highlight=False)
-# Errors are one line each, whatever the terminal width: scripts and people both read them as lines.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-T = TypeVar("T")
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db", help="Database file or SQLAlchemy URL (default: $MOOT_DATABASE_URL, else $MOOT_HOME/moot.db)"
-    ),
-]
 
 
 def _fixed_structure(fmt: object) -> bool:
@@ -74,21 +64,6 @@ def _fixed_structure(fmt: object) -> bool:
 def _is_terminal() -> bool:
     """Whether a person can answer questions on stdin."""
     return sys.stdin.isatty()
-
-
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; user mistakes exit 2, run failures 1, Ctrl-C 130, all as one line."""
-    try:
-        return asyncio.run(coro)
-    except UserError as exc:
-        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
-    except MootError as exc:
-        err.print(f"[bold red]failed:[/bold red] {escape(str(exc))}")
-        raise typer.Exit(1) from None
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/yellow]")
-        raise typer.Exit(130) from None
 
 
 @app.callback()
@@ -252,6 +227,13 @@ def run(
         typer.Option("--diversity", help="For --auto-personas: binary, spectrum or multi-perspective."),
     ] = None,
     db: DbOption = None,
+    enqueue: Annotated[
+        bool,
+        typer.Option(
+            "--enqueue", help="Record the debate and queue it for `moot worker`; print its id, run nothing."
+        ),
+    ] = False,
+    queue_url: QueueUrlOption = None,
     json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
     estimate_only: Annotated[
@@ -295,24 +277,12 @@ def run(
             return 0
         if auto_personas:
             cfg = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
-        renderer = DebateRenderer(out, quiet=quiet)
-        last: Event | None = None
+        if enqueue:
+            return await enqueue_debate(cfg, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         async with await EventStore.open(db_url_from(db)) as store:
-            try:
-                async for event in run_debate(cfg, log=store):
-                    last = event
-                    if json_lines:
-                        sys.stdout.write(event.model_dump_json() + "\n")
-                        sys.stdout.flush()
-                    else:
-                        renderer.handle(event)
-            finally:
-                renderer.close()
-        if isinstance(last, DebateFailed):
-            return 1
-        if isinstance(last, DebateInterrupted):
-            return 130
-        return 0
+            return await follow(
+                run_debate(cfg, log=store), DebateRenderer(out, quiet=quiet), json_lines=json_lines
+            )
 
     code = _run(go())
     if code:
@@ -473,6 +443,8 @@ def models() -> None:
 app.command("formats")(formats_command)
 app.command("templates")(templates_command)
 app.command("serve")(serve_command)
+app.command("resume")(resume_command)
+app.command("worker")(worker_command)
 
 
 @app.command()

@@ -60,6 +60,19 @@ def serve_command(
             "--max-running-per-token", help="Debates one token may have running or queued (default 10)."
         ),
     ] = None,
+    enqueue: Annotated[
+        bool,
+        typer.Option(
+            "--enqueue", help="Queue debates for `moot worker` processes instead of running them here."
+        ),
+    ] = False,
+    queue_url: Annotated[
+        str | None,
+        typer.Option(
+            "--queue-url",
+            help="The queue to put them on; implies --enqueue (default: $MOOT_QUEUE_URL, else beside the store).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the API; the docs are at /docs. Keys come from this machine's environment only.
 
@@ -95,6 +108,13 @@ def serve_command(
     import uvicorn  # only `serve` needs the server stack
 
     from moot.server import create_app
+    from moot.store import db_url_from
+    from moot.workers import queue_url_from
 
-    app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart)
+    try:
+        queue = queue_url_from(queue_url, db_url_from(db)) if enqueue or queue_url else None
+    except UserError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart, enqueue_to=queue)
     uvicorn.run(app, host=host, port=port)

@@ -130,15 +130,25 @@ def create_app(
     resolve: ModelResolver | None = None,
     settings: ServerSettings | None = None,
     on_restart: Literal["resume", "interrupt"] = "resume",
+    enqueue_to: str | None = None,
 ) -> FastAPI:
     """The API over the event store at `db_url` (the default store when None). `resolve` replaces the
     model lookup (tests pass fakes); `settings` (token, CORS, limits) default to the environment's. At start,
-    debates that were running when the server stopped are resumed, or marked interrupted (`on_restart`)."""
+    debates that were running when the server stopped are resumed, or marked interrupted (`on_restart`).
+    With `enqueue_to` (a queue URL), debates are queued for `moot worker` processes instead of run here."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with await EventStore.open(db_url_from(db_url)) as store:
-            app.state.manager = DebateManager(store, max_running=max_running, resolve=resolve)
+        async with contextlib.AsyncExitStack() as stack:
+            store = await stack.enter_async_context(await EventStore.open(db_url_from(db_url)))
+            dispatcher = None
+            if enqueue_to is not None:
+                from moot.workers.client import QueueClient  # DBOS only for a server that queues
+
+                dispatcher = await stack.enter_async_context(await QueueClient.open(enqueue_to))
+            app.state.manager = DebateManager(
+                store, max_running=max_running, resolve=resolve, dispatcher=dispatcher
+            )
             await app.state.manager.recover(on_restart)
             try:
                 yield
@@ -168,12 +178,17 @@ def create_app(
 
     @app.post("/api/debates", status_code=202)
     async def create(request: Request, config: DebateConfig, start: bool = True) -> Started:
-        """Check the config, then start the debate in the background; `start=false` only records it
-        (status `created`) for a later `POST .../start`."""
+        """Check the config, then start the debate in the background (or, with `moot serve --enqueue`, queue
+        it for a worker); `start=false` only records it (status `created`) for a later `POST .../start`."""
         manager = manager_of(request)
-        run = admit(request, config, lambda c: manager.start(c, hold=not start))
-        if not start:
+        queued = start and manager.dispatcher is not None
+        run = admit(request, config, lambda c: manager.start(c, hold=not start or queued))
+        if not start or queued:
             await manager.settled(run)  # recorded before the answer, so a GET finds it at once
+        if queued:
+            await manager.carry_on(run.id, "start")  # on the queue, for a worker
+            return Started(id=run.id, status="queued")
+        if not start:
             return Started(id=run.id, status="created")
         return Started(id=run.id, status="running" if run.started else "queued")
 
@@ -380,6 +395,8 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
             yield event
             last = event.seq or last
         if sub is None:
+            async for event in manager.follow(debate_id, last):  # a worker's debate: tail the store
+                yield event
             return
         while (live := await sub.get()) is not None:
             if live.durable:

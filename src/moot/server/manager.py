@@ -5,6 +5,9 @@ it. Live events reach each subscriber through its own bounded queue: a subscribe
 is dropped with a reason instead of slowing the debate or the other subscribers. Pause ends a run after
 its step under way; resume, retry and the recovery at start-up are new runs over the stored log
 (moot.engine.resume_debate), so they hold no task while nothing runs.
+
+With a `Dispatcher` (`moot serve --enqueue`), debates run on workers instead: the server records a new debate,
+queues its start (and resume, retry, stop), and follows what workers store by polling the log.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
@@ -46,6 +49,19 @@ FROM_STATUSES: dict[Action, tuple[str, ...]] = {
     "stop": ("created", "paused", "interrupted", "failed", "running", "judging", "pending"),
 }
 QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection never gets near it
+FOLLOW_POLL_S = 0.25  # how often a stream of a debate that a worker runs looks for new stored events
+
+
+class Dispatcher(Protocol):
+    """Runs debates elsewhere: on the workers of a queue (moot.workers.client.QueueClient)."""
+
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+        """Queue `action` for the debate whose log ends at `after_seq`; idempotent for one log state."""
+        ...
+
+    async def active(self, debate_id: str) -> bool:
+        """Whether the debate is queued or held by a worker, so more of its events may come."""
+        ...
 
 
 class Subscriber:
@@ -119,8 +135,10 @@ class DebateManager:
         max_running: int = 4,
         resolve: ModelResolver | None = None,
         queue_size: int = QUEUE_SIZE,
+        dispatcher: Dispatcher | None = None,
     ) -> None:
         self.store = store
+        self.dispatcher = dispatcher
         self.max_running = max_running
         self._slots = asyncio.Semaphore(max_running)
         self.resolve = resolve  # None: the real providers; tests pass fakes
@@ -137,11 +155,14 @@ class DebateManager:
         )
         return self._launch(run, debate, slot=not hold)
 
-    async def carry_on(self, debate_id: str, action: Action, reason: str | None = None) -> Run:
+    async def carry_on(self, debate_id: str, action: Action, reason: str | None = None) -> Run | None:
         """Resume a paused or interrupted debate, retry a failed one, or stop one that is not running here
-        (the verdict on what exists): a new run over its stored log. StateError when the action does not fit."""
+        (the verdict on what exists): a new run over its stored log, or with a dispatcher a queued one (None).
+        StateError when the action does not fit."""
         if self.running(debate_id):
             raise StateError(f"debate {debate_id!r} is running; {action} applies to a debate that is not")
+        if self.dispatcher is not None and await self.dispatcher.active(debate_id):
+            raise StateError(f"debate {debate_id!r} is queued or running on a worker; {action} has to wait")
         events = await self._stored(debate_id)
         state = resumable(events)
         if state.status not in FROM_STATUSES[action]:
@@ -149,6 +170,9 @@ class DebateManager:
             raise StateError(
                 f"debate {debate_id!r} is {state.status}; {action} needs a debate that is {fits}"
             )
+        if self.dispatcher is not None:
+            await self.dispatcher.dispatch(debate_id, events[-1].seq or 0, action)
+            return None
         return self.resume_run(debate_id, events, state, reason or _REASONS[action], stop=action == "stop")
 
     def resume_run(
@@ -185,6 +209,8 @@ class DebateManager:
         for summary in candidates:
             if self.running(summary.id):
                 continue
+            if self.dispatcher is not None and await self.dispatcher.active(summary.id):
+                continue  # a worker has it, or will have
             died = summary.status in ("running", "judging", "pending")
             if not died:  # interrupted: carried on only when this server's shutdown did it (one row read)
                 last = await self.store.last_event(summary.id)
@@ -197,7 +223,10 @@ class DebateManager:
                     )
             else:
                 events = await self.store.events(summary.id)
-                self.resume_run(summary.id, events, resumable(events), "the server restarted")
+                if self.dispatcher is not None:
+                    await self.dispatcher.dispatch(summary.id, events[-1].seq or 0, "resume")
+                else:
+                    self.resume_run(summary.id, events, resumable(events), "the server restarted")
             acted.append(summary.id)
         return acted
 
@@ -225,6 +254,22 @@ class DebateManager:
         sub = Subscriber(size or self._queue_size)
         run.subscribers.append(sub)
         return sub
+
+    async def follow(self, debate_id: str, after: int) -> AsyncIterator[Event]:
+        """The stored events after `after` of a debate a worker runs, as they are stored, until no workflow of
+        it is left (a debate that does not run here and is not dispatched ends at once). Token deltas are
+        never stored, so a worker's turns arrive whole."""
+        if self.dispatcher is None:
+            return
+        while True:
+            # Asked before the read, so a run that ends in between is read whole.
+            active = await self.dispatcher.active(debate_id)
+            for event in await self.store.events(debate_id, after_seq=after):
+                yield event
+                after = event.seq or after
+            if not active:
+                return
+            await asyncio.sleep(FOLLOW_POLL_S)
 
     def unsubscribe(self, debate_id: str, sub: Subscriber) -> None:
         run = self._runs.get(debate_id)

@@ -1,0 +1,71 @@
+"""`moot resume`: carry a stopped or crashed debate on from its stored log, drawn live as `moot run` draws it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from moot.cli.live import DbOption, follow, run_command
+from moot.cli.render import DebateRenderer
+from moot.domain.events import Event
+from moot.domain.state import fold
+from moot.errors import StateError
+from moot.store import EventStore, db_url_from
+
+REASON = "resumed with moot resume"
+
+
+def check_resumable(debate_id: str, events: Sequence[Event]) -> None:
+    """A StateError, naming what to do instead, when the stored debate has nothing left to run."""
+    short = debate_id[:8]
+    if fold(events).status == "completed":
+        raise StateError(f"debate {short} has completed; nothing to resume; see `moot show {short}`")
+
+
+def replay(renderer: DebateRenderer, events: Sequence[Event]) -> None:
+    """Draw the story so far, as `moot show` does: stored turns are printed whole, never as live panels."""
+    live = renderer.live_enabled
+    renderer.live_enabled = False
+    try:
+        for event in events:
+            renderer.handle(event)
+    finally:
+        renderer.live_enabled = live
+
+
+def resume_command(
+    debate_id: Annotated[str, typer.Argument(help="Debate id or a unique prefix of it (see `moot list`).")],
+    db: DbOption = None,
+    json_lines: Annotated[
+        bool, typer.Option("--json", help="Print the new events as JSON lines (not the stored ones).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
+) -> None:
+    """Carry an interrupted, paused, failed or crashed debate on from its last completed turn.
+
+    Completed turns are kept and never asked again; a turn cut off half-way is run again. Resume a debate
+    only when no other process (a `moot run`, `moot serve` or worker) is running it: a crashed run and a live
+    one look alike in the store, and of two processes writing one debate one stops at its next write.
+    """
+    out = Console(highlight=False)
+
+    async def go() -> int:
+        from moot.engine import resume_debate  # only a resume needs the engine and its provider SDKs
+
+        async with await EventStore.open(db_url_from(db)) as store:
+            full_id = await store.resolve_id(debate_id)
+            events = await store.events(full_id)
+            check_resumable(full_id, events)
+            renderer = DebateRenderer(out, quiet=quiet)
+            if not json_lines:
+                replay(renderer, events)
+            return await follow(
+                resume_debate(events, log=store, reason=REASON), renderer, json_lines=json_lines
+            )
+
+    code = run_command(go())
+    if code:
+        raise typer.Exit(code)

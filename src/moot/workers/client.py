@@ -1,0 +1,75 @@
+"""Putting debates on the queue from outside a worker (`moot run --enqueue`, `moot serve --enqueue`), with
+DBOS's client: it writes the workflow row and runs no workflow code."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Self
+
+from dbos import DBOSClient, EnqueueOptions, WorkflowHandleAsync
+
+from moot.workers.queue import (
+    ACTIVE,
+    APP_NAME,
+    QUEUE_NAME,
+    WORKFLOW_NAME,
+    Action,
+    prepare,
+    queue_errors,
+    workflow_id,
+    workflow_prefix,
+)
+
+
+class QueueClient:
+    """Enqueues debates for the workers of the queue at `queue_url`. Open with `await QueueClient.open(url)`."""
+
+    def __init__(self, client: DBOSClient, queue_url: str) -> None:
+        self._client = client
+        self.queue_url = queue_url
+
+    @classmethod
+    async def open(cls, queue_url: str) -> QueueClient:
+        """Connect, creating the queue's tables first when no worker has run on it yet."""
+
+        def connect() -> DBOSClient:
+            prepare(queue_url)
+            with queue_errors("open the queue", queue_url):
+                return DBOSClient(system_database_url=queue_url, application_name=APP_NAME)
+
+        return cls(await asyncio.to_thread(connect), queue_url)
+
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+        """Put the debate on the queue, as its log stands at `after_seq`; the workflow's id. Idempotent:
+        the same debate in the same state is one workflow however often it is enqueued."""
+        options: EnqueueOptions = {
+            "workflow_name": WORKFLOW_NAME,
+            "queue_name": QUEUE_NAME,
+            "workflow_id": workflow_id(debate_id, after_seq),
+        }
+        with queue_errors(f"enqueue debate {debate_id!r}", self.queue_url):
+            handle: WorkflowHandleAsync[str] = await self._client.enqueue_async(
+                options, debate_id, after_seq, action
+            )
+        return handle.get_workflow_id()
+
+    async def active(self, debate_id: str) -> bool:
+        """Whether a workflow of the debate is waiting on the queue or held by a worker."""
+        with queue_errors(f"look up debate {debate_id!r}", self.queue_url):
+            found = await self._client.list_workflows_async(
+                workflow_id_prefix=workflow_prefix(debate_id),
+                status=ACTIVE,
+                limit=1,
+                load_input=False,
+                load_output=False,
+            )
+        return bool(found)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._client.destroy)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
