@@ -875,3 +875,34 @@ async def test_last_event_reads_the_newest_one(store: EventStore) -> None:
     last = await store.append(turn(text="second"))
     assert await store.last_event("d1") == last
     assert await store.last_event("nope") is None
+
+
+async def test_a_resume_planned_from_a_log_that_has_grown_since_is_refused_and_writes_nothing(
+    store: EventStore, db_url: str
+) -> None:
+    await store.append(started("d1"))
+    await store.append(RoundStarted(debate_id="d1", round=1))
+    await store.append(turn("d1", "ada"))
+    read = await store.events("d1")  # a resumer reads the log ...
+    async with await EventStore.open(db_url) as live:  # ... while the run it took for crashed still writes
+        await live.append(turn("d1", "bo"))
+        with pytest.raises(
+            StoreConflictError, match=r"was written by another process after this run read it"
+        ):
+            await store.append(DebateResumed(debate_id="d1", after_status="running", after_seq=read[-1].seq))
+        # The refused run's own failure is not stored either; the live run carries on undisturbed.
+        with pytest.raises(StoreConflictError):
+            await store.append(DebateFailed(debate_id="d1", error="x", error_type="StoreConflictError"))
+        await live.append(turn("d1", "cy"))
+    assert [e.type for e in await store.events("d1")] == [
+        "debate_started",
+        "round_started",
+        "turn_completed",
+        "turn_completed",
+        "turn_completed",
+    ]
+    fresh = await store.events("d1")
+    resumed = await store.append(
+        DebateResumed(debate_id="d1", after_status="running", after_seq=fresh[-1].seq)
+    )
+    assert resumed.seq == 6

@@ -257,8 +257,9 @@ async def test_a_stale_worker_stops_without_touching_the_log_when_another_takes_
 async def test_a_turn_stored_between_reading_the_log_and_the_first_write_is_not_run_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The window a take-over races in: a stale worker stores a turn after this run read the log. The run's
-    # first event then lands later than planned, so it reads the log again instead of repeating that turn.
+    # The window a take-over races in: a stale worker stores a turn after this run read the log. The store
+    # refuses the run's first event (planned from an older log), so it reads the log again instead of
+    # repeating that turn.
     config = make_config(2, rounds=1, judge=None)
     lines: list[str] = []
     async with (
@@ -299,8 +300,9 @@ async def test_a_turn_stored_between_reading_the_log_and_the_first_write_is_not_
     assert turn_keys(events) == [(1, "ada", None), (1, "bo", None)]
     assert [e.reason for e in events if isinstance(e, DebateResumed)] == [
         "stale",
-        "started by worker w",  # landed after the stale turn: this run stopped before its first step
-        "recovered by worker w",  # planned again from the log as it stood
+        # "started by worker w" was refused by the store (planned from an older log) and never stored; the run
+        # planned again from the log as it stood.
+        "recovered by worker w",
     ]
 
 

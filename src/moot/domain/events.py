@@ -306,6 +306,11 @@ class DebateResumed(BaseEvent):
     type: Literal["debate_resumed"] = "debate_resumed"
     reason: str = "resumed by the user"
     after_status: str = Field(description="The status it resumed from: paused, interrupted or failed")
+    after_seq: int | None = Field(
+        default=None,
+        description="The seq of the last event of the log this run was planned from: the store refuses the event "
+        "if another process has written since, so two runs never carry one debate on",
+    )
 
 
 Event = Annotated[

@@ -59,7 +59,16 @@ from moot.engine.judging_steps import JudgingSteps
 from moot.engine.personas import propose_personas
 from moot.engine.retry import CallSite, Guard, Retry
 from moot.engine.tools import Toolkit, check_tool_models, kit_for, resolve_tools
-from moot.errors import ConfigError, ModelCallError, MootError, RunError, StateError, UserError, one_line
+from moot.errors import (
+    ConfigError,
+    ModelCallError,
+    MootError,
+    RunError,
+    StateError,
+    StoreConflictError,
+    UserError,
+    one_line,
+)
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import (
     Ask,
@@ -113,6 +122,8 @@ class InMemoryLog:
     async def append(self, event: Event) -> Event:
         if not event.durable:
             return event
+        if isinstance(event, DebateResumed) and event.after_seq not in (None, len(self.events)):
+            raise StoreConflictError(f"debate {event.debate_id!r} was written since this run read it")
         stored = event.model_copy(update={"seq": len(self.events) + 1})
         self.events.append(stored)
         return stored
@@ -361,7 +372,14 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                     await self._emit(DebatePaused(**ids, reason=CREATED, before_start=True))
                     return
             else:
-                await self._emit(DebateResumed(**ids, reason=self._resumed, after_status=self.state.status))
+                await self._emit(
+                    DebateResumed(
+                        **ids,
+                        reason=self._resumed,
+                        after_status=self.state.status,
+                        after_seq=self.state.last_seq,
+                    )
+                )
             if auto_persona_ids(self.config):  # a new debate's, or one created or cut before they were given
                 await self._assign_personas()
             while True:

@@ -171,6 +171,20 @@ class EventStore:
         raise _conflict(event, self._where)
 
     def _append(self, event: Event) -> Event:
+        if isinstance(event, DebateResumed) and event.after_seq is not None:
+            # A new run was planned from the log up to `after_seq`: if another process wrote since (a live
+            # run the resumer took for crashed), this run must not start. Read the seq afresh, not from memory.
+            cached = self._tails.pop(event.debate_id, None)
+            if cached is not None and cached.pending:
+                self._flush(cached)  # markers of this store's own last run go first
+            tail = self._load_tail(event)
+            if tail.next_seq != event.after_seq + 1:
+                self._lost.add(event.debate_id)
+                raise StoreConflictError(
+                    f"debate {event.debate_id!r} in {self._where} was written by another process after this run "
+                    f"read it (seq {tail.next_seq - 1}, not {event.after_seq}); it is running elsewhere, so this "
+                    "run did not start"
+                )
         tail = self._tails.get(event.debate_id) or self._load_tail(event)
         stored = _queue(tail, event)
         self._tails[event.debate_id] = tail

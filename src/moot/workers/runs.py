@@ -80,25 +80,17 @@ def plan(events: Sequence[Event], job: Job, worker: str) -> Plan:
     return Plan(reason=f"{_VERBS[job.action]} by worker {worker}", stop=job.action == "stop")
 
 
-class _GuardedLog:
-    """The store as one run's log. The run's first event must land right after the log it was planned from:
-    if another writer appended in between, the plan is stale, and the run stops before it repeats a turn."""
+class _RunLog:
+    """The store as one run's log, noting whether the run's first event landed. That event is `debate_resumed`
+    with the seq the run was planned from, which the store refuses if another writer appended since."""
 
-    def __init__(self, store: EventStore, expect_seq: int) -> None:
+    def __init__(self, store: EventStore) -> None:
         self._store = store
-        self._expect = expect_seq
         self.landed = False
-        self._stale = False
 
     async def append(self, event: Event) -> Event:
-        if self._stale:
-            raise StoreConflictError(f"debate {event.debate_id!r} changed under this run; it stopped")
         stored = await self._store.append(event)
-        if stored.durable and not self.landed:
-            if stored.seq != self._expect:
-                self._stale = True
-                raise StoreConflictError(f"debate {event.debate_id!r} changed before this run's first event")
-            self.landed = True
+        self.landed = self.landed or stored.durable
         return stored
 
 
@@ -188,7 +180,7 @@ class DebateRuns:
             control.interrupt_reason = STOPPED
             if step.stop:
                 control.stop()
-            log = _GuardedLog(self._store, (events[-1].seq or 0) + 1)
+            log = _RunLog(self._store)
             self._say(f"debate {short}: {step.reason}")
             last: Event | None = None
             try:
