@@ -24,11 +24,12 @@ from moot.export import load_json
 SEED = 20240607
 KILLS = 4
 # Each kill lands this long after the process's first event (its debate_started or debate_resumed): drawn
-# across the run, so kills fall in a turn's call, between turns, in an assessment or in the verdict.
+# across the run, so kills fall in a reply half-streamed (fake:drip sends a word every 15 ms), between turns,
+# in an assessment or in the verdict.
 DELAY_S = (0.1, 1.2)
 DEBATE = [
     "Should cities ban cars?",
-    *("-p", "fake:slow-400,name=Ada", "-p", "fake:slow-400,name=Bo", "-p", "fake:slow-400,name=Cy"),
+    *("-p", "fake:drip-15,name=Ada", "-p", "fake:drip-15,name=Bo", "-p", "fake:drip-15,name=Cy"),
     *("-j", "fake:slow-100", "--rounds", "3"),
 ]
 
@@ -77,16 +78,16 @@ class Moot:
         self._reader.join(timeout=30)
         return code
 
-    def turn_under_way(self) -> bool:
-        """Whether the last thing it printed was a turn that had started and not completed."""
-        open_turns: set[tuple[Any, ...]] = set()
+    def streaming_when_killed(self) -> bool:
+        """Whether it died with a turn's reply half-streamed: token deltas printed, the turn not completed."""
+        streaming: set[tuple[Any, ...]] = set()
         for e in self.printed:
             key = (e.get("round"), e.get("participant_id"), e.get("target"))
-            if e["type"] == "turn_started":
-                open_turns.add(key)
-            elif e["type"] == "turn_completed":
-                open_turns.discard(key)
-        return bool(open_turns)
+            if e["type"] == "token_delta":
+                streaming.add(key)
+            elif e["type"] in ("turn_completed", "turn_started"):
+                streaming.discard(key)
+        return bool(streaming)
 
 
 def turns(events: list[Event]) -> list[Turn]:
@@ -131,8 +132,8 @@ def test_sigkill_at_random_points_then_resume_loses_and_repeats_no_turn(tmp_path
     # Every turn once, in the order of the run nobody killed.
     assert [turn for turn, count in Counter(turns(events)).items() if count > 1] == []
     assert turns(events) == turns(baseline)
-    # Not vacuous: processes really died mid-debate, at least one of them inside a turn's call.
-    assert killed and any(p.turn_under_way() for p in killed)
+    # Not vacuous: processes really died mid-debate, at least one of them in the middle of streaming a reply.
+    assert killed and any(p.streaming_when_killed() for p in killed)
     resumed = [e.after_status for e in events if isinstance(e, DebateResumed)]
     assert len(resumed) == len(killed) and set(resumed) <= {"running", "judging"}
     # No completed turn lost: each one a killed process printed (printed only once stored) is in the log as it was.

@@ -449,3 +449,30 @@ async def test_a_debate_in_which_no_one_could_speak_fails_and_a_retry_brings_the
     state = fold(log.events)
     assert state.status == "completed" and state.dropped == {}
     assert [t.participant_id for t in state.turns] == ["ada", "bo"]
+
+
+def test_the_judge_is_told_which_participant_left_and_how_to_weigh_it() -> None:
+    from moot.domain.events import DebateStarted
+    from moot.judging import judge_prompt
+
+    config = make_config(3, rounds=1)
+    state = fold(
+        [
+            DebateStarted(debate_id="d", config=config, seq=1),
+            ParticipantDropped(
+                debate_id="d",
+                participant_id="bo",
+                round=1,
+                model="fake:bo",
+                fault="quota",
+                error="no credit",
+                seq=2,
+            ),
+        ]
+    )
+    user = judge_prompt(config, state).user
+    assert (
+        "- Bo (id: bo): view 1 (its model failed and it left the debate: judge it on the turns it took)"
+        in user
+    )
+    assert "- Ada (id: ada): view 0\n" in user

@@ -40,7 +40,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 from moot.domain.config import ModelOptions
 from moot.engine import ModelResolver
-from moot.models.fake import _seed, canned_argument, fake_model, fill_schema
+from moot.models.fake import _seed, fake_model, fill_schema
 from moot.server import create_app
 from moot.server.settings import ServerSettings
 
@@ -59,7 +59,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 TIMEOUT_MS = 15_000
-_DRIP = re.compile(r"^drip-(\d+)$")
 
 # --- models -------------------------------------------------------------------------------------------
 
@@ -98,22 +97,11 @@ def scripted_model(
     return FunctionModel(reply, stream_function=stream, model_name=f"fake:{name}")
 
 
-def drip_model(name: str, per_word_s: float) -> FunctionModel:
-    """`fake:`'s canned argument, but a word every `per_word_s`: the page has time to show it streaming
-    (`fake:slow-N` waits before the reply, then sends it in one burst)."""
-    return scripted_model(name, lambda _, messages: canned_argument(messages), per_word_s)
-
-
 def browser_resolve(options: ModelOptions) -> Model:
-    """`fake:drip-N` streams a word every N ms; other `fake:` names are the real fake provider; any other
-    provider (a judge left to the page's default, say) gets a fake too: no test reaches a model."""
+    """`fake:` names are the real fake provider (`fake:drip-N` streams a word every N ms); any other provider (a
+    judge left to the page's default, say) gets a fake too: no test reaches a model."""
     ref = options.model
-    if ref.provider != "fake":
-        return fake_model("stand-in")
-    drip = _DRIP.match(ref.name)
-    if drip:
-        return drip_model(ref.name, int(drip.group(1)) / 1000)
-    return fake_model(ref.name)
+    return fake_model(ref.name if ref.provider == "fake" else "stand-in")
 
 
 # --- the server ---------------------------------------------------------------------------------------

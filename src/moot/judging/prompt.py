@@ -97,6 +97,7 @@ def judge_templates(
         topic=config.topic,
         context=config.context,
         participants=roster.entrants,
+        left={e.id for e in roster.entrants if e.participant_id in state.dropped},
         history=history,
         omitted=window.omitted,
         **extra,

@@ -1,6 +1,7 @@
 """A scripted model for demos, benchmarks and tests: no weights, no network, deterministic.
 
-`fake:NAME` streams a short canned argument; `fake:slow-200` waits 200 ms per call first.
+`fake:NAME` streams a short canned argument; `fake:slow-200` waits 200 ms per call first; `fake:drip-25`
+streams it a word every 25 ms (a reply that is under way for a while, as a real model's is).
 Asked for structured output (a verdict), it fills the schema with plausible values.
 """
 
@@ -24,11 +25,14 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 _DELAY = re.compile(r"-(\d+)$")
+_DRIP = re.compile(r"^drip-(\d+)$")
 
 
 def fake_model(name: str = "echo") -> FunctionModel:
     match = _DELAY.search(name)
-    delay = int(match.group(1)) / 1000 if match else 0.0
+    drip = _DRIP.match(name)
+    per_word = int(drip.group(1)) / 1000 if drip else 0.0
+    delay = int(match.group(1)) / 1000 if match and not drip else 0.0
 
     async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if delay:
@@ -48,6 +52,8 @@ def fake_model(name: str = "echo") -> FunctionModel:
             yield {0: DeltaToolCall(name=tool.name, json_args=args)}
             return
         for word in canned_argument(messages).split(" "):
+            if per_word:
+                await asyncio.sleep(per_word)
             yield word + " "
 
     return FunctionModel(reply, stream_function=stream, model_name=f"fake:{name}")
