@@ -354,6 +354,11 @@ def test_serve_enqueue_queues_the_debate_and_streams_what_the_worker_stores(
         # Queued or held by the worker (its turns take 400 ms at least): not to be carried on twice.
         again = client.post(f"/api/debates/{debate_id}/resume")
         assert again.status_code == 409 and "on a worker" in again.json()["detail"]
+        paused = client.post(f"/api/debates/{debate_id}/pause")
+        assert (
+            paused.status_code == 409
+            and "pause reaches only debates this server runs" in paused.json()["detail"]
+        )
         # The stream follows the store while the worker runs the debate, and ends once it is done.
         events = sse(client.get(f"/api/debates/{debate_id}/events").text)
         assert client.get(f"/api/debates/{debate_id}/status").json()["status"] == "completed"

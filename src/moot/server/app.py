@@ -431,6 +431,11 @@ async def _carry_on(request: Request, debate_id: str, action: Action) -> Control
 async def _not_running(request: Request, debate_id: str, action: Action | Literal["pause"]) -> None:
     """Raise the right error for an action that needs a running debate: 404 unknown, 409 otherwise."""
     state = await state_of(request, debate_id)
+    dispatcher = manager_of(request).dispatcher
+    if dispatcher is not None and await dispatcher.active(debate_id):
+        raise StateError(
+            f"debate {debate_id!r} is queued or running on a worker; {action} reaches only debates this server runs"
+        )
     raise StateError(f"debate {debate_id!r} is {state.status}, not running; {action} needs a running debate")
 
 
