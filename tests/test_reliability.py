@@ -476,3 +476,15 @@ def test_the_judge_is_told_which_participant_left_and_how_to_weigh_it() -> None:
         in user
     )
     assert "- Ada (id: ada): view 0\n" in user
+
+
+def test_each_server_of_a_provider_has_its_own_limiter_with_the_providers_limits() -> None:
+    from moot.models.rate_limits import limiter
+
+    reset_limiters()
+    try:
+        here, there = limiter("openai-compatible", "http://a/v1"), limiter("openai-compatible", "http://b/v1")
+        assert here is not there and here is limiter("openai-compatible", "http://a/v1")
+        assert here.limits == there.limits == ProviderLimits(concurrent=8)
+    finally:
+        reset_limiters()

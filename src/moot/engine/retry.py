@@ -88,7 +88,8 @@ class BoundCall:
         """
         guard = self.guard
         label = str(self.options.model)
-        slots = limiter(self.options.model.provider)
+        base_url = self.options.base_url
+        slots = limiter(self.options.model.provider, str(base_url) if base_url is not None else None)
         retried = 0
         while True:
             try:

@@ -162,16 +162,18 @@ class Limiter:
         return self._in_flight
 
 
-_LIMITERS: dict[str, Limiter] = {}
+_LIMITERS: dict[tuple[str, str | None], Limiter] = {}
 _LIMITERS_LOCK = threading.Lock()
 
 
-def limiter(provider: str) -> Limiter:
-    """This process's limiter for `provider`, made on first use from MOOT_PROVIDER_LIMITS and the defaults."""
+def limiter(provider: str, base_url: str | None = None) -> Limiter:
+    """This process's limiter for `provider` (at `base_url`: two OpenAI-compatible servers are two accounts),
+    made on first use from MOOT_PROVIDER_LIMITS and the defaults."""
+    key = (provider, base_url)
     with _LIMITERS_LOCK:
-        if provider not in _LIMITERS:
-            _LIMITERS[provider] = Limiter(load_limits().get(provider, ProviderLimits()))
-        return _LIMITERS[provider]
+        if key not in _LIMITERS:
+            _LIMITERS[key] = Limiter(load_limits().get(provider, ProviderLimits()))
+        return _LIMITERS[key]
 
 
 def reset_limiters() -> None:
