@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from dbos import WorkflowStatus
 from fastapi.testclient import TestClient
 
 from moot.domain.events import (
@@ -89,10 +90,19 @@ async def test_one_worker_runs_three_queued_debates_once_each(shared: tuple[Plac
             assert [e.type for e in events].count("debate_completed") == 1
             assert [e.reason for e in events if isinstance(e, DebateResumed)] == ["started by worker solo"]
             assert sorted(turn_keys(events)) == [(1, "ada", None), (1, "bo", None)]
-    everything = await asyncio.to_thread(workflows, place.queue)
-    mine = {w.workflow_id: w for w in everything if w.workflow_id.split(":")[1] in ids}
-    assert sorted(mine) == sorted(workflow_id(d, seq) for d, seq in debates)
-    assert {(w.status, w.executor_id) for w in mine.values()} == {("SUCCESS", "solo")}
+
+    async def mine() -> dict[str, WorkflowStatus]:
+        everything = await asyncio.to_thread(workflows, place.queue)
+        return {w.workflow_id: w for w in everything if w.workflow_id.split(":")[1] in ids}
+
+    async def all_recorded() -> bool:
+        # DBOS records a workflow's outcome just after its step returns, a moment after the debate's last event.
+        return {w.status for w in (await mine()).values()} == {"SUCCESS"}
+
+    await eventually(all_recorded, "DBOS recorded the three workflows as done")
+    done = await mine()
+    assert sorted(done) == sorted(workflow_id(d, seq) for d, seq in debates)
+    assert {(w.status, w.executor_id) for w in done.values()} == {("SUCCESS", "solo")}
     assert sum("finished, completed" in line for line in worker.lines()) >= 3
 
 

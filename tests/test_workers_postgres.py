@@ -64,6 +64,13 @@ async def test_three_workers_share_a_hundred_debates_and_take_over_a_killed_one(
                 if w.status == "PENDING" and w.executor_id == "w3"
             }
             await eventually(lambda: all_completed(store, ids), "every debate completed", within_s=120)
+
+            async def all_recorded() -> bool:
+                # DBOS records a workflow's outcome just after its step returns, after the debate's last event.
+                listed = await asyncio.to_thread(workflows, postgres_db)
+                return len(listed) == DEBATES and all(w.status == "SUCCESS" for w in listed)
+
+            await eventually(all_recorded, "DBOS recorded every workflow as done", within_s=30)
             logs = {debate_id: await store.events(debate_id) for debate_id in ids}
         finally:
             for worker in workers.values():
