@@ -60,6 +60,8 @@ def config(n: int, rounds: int, order: str) -> DebateConfig:
         judge={"model": "fake:bench"},
         rounds=rounds,
         turn_order=order,
+        # Free-form's judge assesses every round by default (one more call per round): measured apart from turns.
+        stopping={"assess_rounds": False},
     )
 
 
