@@ -95,7 +95,7 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
     [
         (["run", "  ", *FAKES], "topic: "),
         (["run"], "topic: give the question to debate"),
-        (["run", "T", "-p", "fake:a"], "participants: List should have at least 2 items"),
+        (["run", "T", "-p", "fake:a"], "participants: the free-form format needs at least 2, not 1"),
         (["run", "T", "-p", "fake:a,name=Ada", "-p", "fake:b,name=ada"], "share the id"),
         (["run", "T", "-p", "nope:x", "-p", "fake:b"], "participants.0.model: unknown provider 'nope'"),
         (["run", "T", "-p", "gpt4", "-p", "fake:b"], "must look like 'provider:model'"),

@@ -48,7 +48,7 @@ def test_judge_defaults_to_first_participants_model_and_null_means_none() -> Non
         ({"topic": "", "participants": TWO}, "topic: "),
         (
             {"topic": "T", "participants": [{"name": "Ada"}]},
-            "participants: List should have at least 2 items",
+            "participants: the free-form format needs at least 2, not 1",
         ),
         ({"topic": "T", "participants": [{"name": "Ada"}, {"name": "ada"}]}, "share the id"),
         (

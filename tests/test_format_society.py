@@ -13,7 +13,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
-from moot.domain.config import DebateConfig, ModelOptions
+from moot.domain.config import DebateConfig, ModelOptions, validate_config
 from moot.domain.events import Event, RoundCompleted, RoundStarted, TurnCompleted
 from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
@@ -322,3 +322,25 @@ async def test_bad_configs_fail_before_any_call(extra: dict[str, Any], message: 
         await run(cfg, agents)
     assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
     assert all(not seen for seen in agents.seen.values())
+
+
+async def test_one_agent_alone_is_a_society_of_one_the_single_agent_baseline() -> None:
+    config = validate_config(
+        {
+            "topic": "What is 2 + 3 * 4?",
+            "participants": [{"name": "Solo", "model": "fake:solo"}],
+            "format": "society-of-minds",
+            "format_options": {"answer_type": "number"},
+            "rounds": 1,
+            "judge": None,
+        }
+    )
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield "3 * 4 is 12, plus 2.\nFinal answer: 14"
+
+    log = InMemoryLog()
+    [e async for e in run_debate(config, log=log, resolve=lambda _o: FunctionModel(stream_function=stream))]
+    state = fold(log.events)
+    assert state.status == "completed" and len(state.turns) == 1
+    assert state.outcome is not None and state.outcome.details["answer"] == "14"

@@ -45,6 +45,8 @@ StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybri
 
 COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 MIN_PARTICIPANTS = 2
+# Formats that also run with one participant: a single agent, the baseline of an evaluation.
+SINGLE_AGENT_FORMATS = frozenset({"society-of-minds"})
 MAX_PARTICIPANTS = 10
 MAX_ROUNDS = 50
 MAX_JUDGES = 9
@@ -329,7 +331,11 @@ class DebateConfig(_Strict):
     context: str | None = Field(
         default=None, max_length=200_000, description="Background material for everyone"
     )
-    participants: list[Participant] = Field(min_length=MIN_PARTICIPANTS, max_length=MAX_PARTICIPANTS)
+    participants: list[Participant] = Field(
+        min_length=1,
+        max_length=MAX_PARTICIPANTS,
+        description=f"{MIN_PARTICIPANTS} to {MAX_PARTICIPANTS}; society-of-minds also runs with one (a single agent)",
+    )
     judge: JudgeConfig | None = Field(
         default=None,
         description="Left out: the first panel judge, else the first participant's model, judges. null: no judge.",
@@ -416,6 +422,17 @@ class DebateConfig(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _enough_participants(self) -> DebateConfig:
+        # One agent answering alone is the baseline an evaluation compares debate with (moot eval), and
+        # society-of-minds with one agent is exactly that; every other format is a debate between several.
+        if len(self.participants) < MIN_PARTICIPANTS and self.format not in SINGLE_AGENT_FORMATS:
+            raise ValueError(
+                f"participants: the {self.format} format needs at least {MIN_PARTICIPANTS}, not "
+                f"{len(self.participants)}; add another (-p MODEL)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _unique_participants(self) -> DebateConfig:
         for attr in ("id", "name"):
             seen: set[str] = set()
@@ -490,13 +507,20 @@ def validate_config(data: Any) -> DebateConfig:
         raise config_error(exc) from None
 
 
+_NAMED = re.compile(r"^([a-z_][a-z_0-9]*(?:\.[a-z_0-9]+)*): (.+)$", re.DOTALL)
+
+
 def config_error(exc: ValidationError, *, within: str = "") -> ConfigError:
     """The first problem of a ValidationError as `field.path: what is wrong` (paths under `within`, if given)."""
     err = exc.errors(include_url=False)[0]
-    loc = ".".join([within] * bool(within) + [str(part) for part in err["loc"]]) or "config"
+    loc = ".".join([within] * bool(within) + [str(part) for part in err["loc"]])
     msg = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         msg = msg.removeprefix(prefix)
+    if not err["loc"] and (named := _NAMED.match(msg)) is not None:
+        # A check across fields names the field it is about first ("participants: ..."): report it there.
+        loc, msg = ".".join([within] * bool(within) + [named.group(1)]), named.group(2)
+    loc = loc or "config"
     if err["type"] == "extra_forbidden":
         msg = "unknown field; check the spelling (`moot schema` lists every field)"
     elif err["type"] == "missing":

@@ -80,6 +80,7 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
         "the final answer is the majority vote of the last round."
     )
     options_type = SocietyOptions
+    min_participants = 1  # one agent alone: the single-agent baseline (moot eval)
     continues_without = True
     names_winner = False
     default_rounds = 2  # Du et al.: 3 agents x 2 rounds
