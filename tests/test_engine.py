@@ -267,3 +267,11 @@ async def test_a_model_the_provider_rejects_is_a_config_error_before_anything_is
     with pytest.raises(UserError, match=r"^participants\.1\.model: "):
         await collect(config, log=log)
     assert log.events == []
+
+
+async def test_a_turn_records_the_model_version_the_provider_reports() -> None:
+    config = make_config(2, rounds=1)
+    judge, _ = judge_model([judge_answer(config)])
+    events = await collect(config, resolve=resolver(Recorder(), judge))
+    versions = {e.model_version for e in events if isinstance(e, TurnCompleted)}
+    assert versions == {"rec-ada", "rec-bo"}  # what the (function) models name themselves in their replies

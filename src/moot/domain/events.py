@@ -100,6 +100,9 @@ class TurnCompleted(_TurnEvent):
     usage: Usage
     latency_s: float = Field(description="From request to last token")
     first_token_s: float | None = Field(default=None, description="From request to first token")
+    model_version: str | None = Field(
+        default=None, description="The model the provider says answered (a dated version), when it says"
+    )
 
 
 class ContextTrimmed(_ProgressMarker):

@@ -57,6 +57,7 @@ class Reply:
     usage: Usage
     latency_s: float
     first_token_s: float | None
+    model_version: str | None = None  # the model the provider says answered ("gpt-4o-2024-08-06")
 
 
 async def stream_reply(
@@ -92,6 +93,7 @@ async def stream_reply(
         usage=response_usage(response, free=free),
         latency_s=time.perf_counter() - started,
         first_token_s=first,
+        model_version=response.model_name or None,
     )
 
 
@@ -190,12 +192,14 @@ async def stream_tool_reply(
             # A provider's search whose results it kept to itself is still a call the model made.
             for call in native.values():
                 await on_tool(ToolUse(call.tool_name, redact(call.args_as_json_str()), None, None))
-    texts = [m.text for m in messages if isinstance(m, ModelResponse) and m.text]
+    responses = [m for m in messages if isinstance(m, ModelResponse)]
+    texts = [m.text for m in responses if m.text]
     return Reply(
         text=("\n\n".join(texts) or "".join(chunks)).strip(),
         usage=messages_usage(messages, free=free),
         latency_s=time.perf_counter() - started,
         first_token_s=first,
+        model_version=(responses[-1].model_name or None) if responses else None,
     )
 
 

@@ -579,6 +579,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                 usage=reply.usage,
                 latency_s=reply.latency_s,
                 first_token_s=reply.first_token_s,
+                model_version=reply.model_version,
             )
         )
 
