@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
+from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
 from moot.cli.live import DbOption, err, follow
 from moot.cli.live import run_command as _run
@@ -445,6 +446,7 @@ app.command("templates")(templates_command)
 app.command("serve")(serve_command)
 app.command("resume")(resume_command)
 app.command("worker")(worker_command)
+app.command("eval")(eval_command)
 
 
 @app.command()

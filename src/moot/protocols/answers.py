@@ -83,6 +83,24 @@ def canonical_number(value: Fraction) -> str:
     return f"{sign}{digits[:-places]}.{digits[-places:]}"
 
 
+def read_number(text: str, *, whole: bool = False) -> str | None:
+    """The first number in `text`, canonical, or None; with `whole`, only when `text` (spaces aside) is that
+    number and nothing else (a dataset's gold answer)."""
+    if whole and _NUMBER.fullmatch(text.strip()) is None:
+        return None
+    return _number(text)
+
+
+def last_number(text: str) -> str | None:
+    """The last readable number in `text`, canonical, or None: how Du et al.'s scripts read a reply to a
+    prompt that asks for the answer at the end."""
+    for match in reversed(list(_NUMBER.finditer(text))):
+        value = _number(text[match.start() :])
+        if value is not None:
+            return value
+    return None
+
+
 def _number(candidate: str) -> str | None:
     match = _NUMBER.search(candidate)
     if match is None:

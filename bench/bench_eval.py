@@ -1,0 +1,144 @@
+"""moot eval's wall time against a sequential loop over the same calls, and the embedded model's figures.
+
+    python bench/bench_eval.py [-n 20] [--delay-ms 50] [--concurrency 8]
+    python bench/bench_eval.py --model local:smollm2 -n 50 [--concurrency 4] [--sequential]
+
+Fake mode (the default): arithmetic items answered by single, sc:6 and society:3x2 on `fake:slow-N` models,
+which wait N ms per call and answer nothing readable (so accuracy means nothing here; time does). Compared:
+
+- sequential loop: the reference implementations' approach: every call of every item, arm, round and agent
+  made one after another (the same calls to the same model, with no store and no scoring);
+- moot eval at --concurrency 1 (one debate at a time; the agents of a round still answer at once);
+- moot eval at --concurrency C.
+
+Model mode (`--model`): the same three arms on that model, printing accuracy with its interval, calls and
+tokens per item (the figures of docs/EVALUATION.md), and the wall time; with --sequential, also the same
+run at --concurrency 1 and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from pydantic_ai import Agent
+from rich.console import Console
+from rich.table import Table
+
+from moot.domain.config import ModelOptions
+from moot.eval.arms import parse_arms, planned_calls
+from moot.eval.dataset import generate
+from moot.eval.report import rounds_table, summarise, table
+from moot.eval.runner import EvalPlan, EvalRun, run_eval
+from moot.models.fake import fake_model
+from moot.store import EventStore
+
+ARMS = ["single", "sc:6", "society:3x2"]
+out = Console(highlight=False)
+
+
+def make_plan(model: str, n: int, seed: int, temperature: float) -> EvalPlan:
+    return EvalPlan(
+        dataset=generate("arithmetic", n, seed),
+        arms=parse_arms(ARMS),
+        model=ModelOptions(model=model),
+        temperature=temperature,
+        seed=seed,
+    )
+
+
+async def moot_eval(plan: EvalPlan, where: Path, concurrency: int) -> EvalRun:
+    """One whole moot eval run into a fresh store and results folder (both made as they are opened)."""
+    async with await EventStore.open(str(where / "moot.db")) as store:
+        return await run_eval(plan, store=store, out=where / "out", concurrency=concurrency)
+
+
+async def sequential_loop(plan: EvalPlan, delay_ms: int) -> tuple[int, float]:
+    """Every call the run makes, one after another, as Du et al.'s scripts loop: item, round, agent."""
+    agent = Agent(fake_model(f"slow-{delay_ms}"))
+    calls = 0
+    started = time.perf_counter()
+    for item in plan.dataset.items:
+        for arm in plan.arms:
+            for _ in range(planned_calls(arm)):
+                await agent.run(item.question)
+                calls += 1
+    return calls, time.perf_counter() - started
+
+
+async def fake_mode(args: argparse.Namespace, where: Path) -> None:
+    plan = make_plan(f"fake:slow-{args.delay_ms}", args.n, args.seed, 0.7)
+    calls, loop_s = await sequential_loop(plan, args.delay_ms)
+    one = await moot_eval(plan, where / "c1", 1)
+    many = await moot_eval(plan, where / f"c{args.concurrency}", args.concurrency)
+    made = sum(r.calls for r in many.rows)
+    assert made == calls == sum(r.calls for r in one.rows), (made, calls)
+    result = Table(
+        title=f"{args.n} items x {', '.join(ARMS)} = {calls} calls of {args.delay_ms} ms (fake:slow-{args.delay_ms})"
+    )
+    for heading in ("run", "debates at once", "calls", "wall (s)", "vs sequential loop"):
+        result.add_column(heading, justify="left" if heading == "run" else "right")
+    result.add_row("sequential loop (reference)", "1 call", str(calls), f"{loop_s:.2f}", "1.0x")
+    result.add_row("moot eval", "1", str(calls), f"{one.wall_s:.2f}", f"{loop_s / one.wall_s:.1f}x faster")
+    result.add_row(
+        "moot eval",
+        str(args.concurrency),
+        str(calls),
+        f"{many.wall_s:.2f}",
+        f"{loop_s / many.wall_s:.1f}x faster",
+    )
+    out.print(result)
+
+
+async def model_mode(args: argparse.Namespace, where: Path) -> None:
+    plan = make_plan(args.model, args.n, args.seed, args.temperature)
+    run = await moot_eval(plan, where / "run", args.concurrency)
+    summaries = summarise(run.rows, plan.arms)
+    out.print(table(summaries))
+    if (by_round := rounds_table(summaries)) is not None:
+        out.print(by_round)
+    figures = Table(title=f"{args.model}, arithmetic, {args.n} items, seed {args.seed}")
+    for heading in ("arm", "accuracy", "95% CI", "unparsed", "calls/item", "tokens/item (in+out)"):
+        figures.add_column(heading, justify="left" if heading == "arm" else "right")
+    for s in summaries:
+        figures.add_row(
+            s.arm,
+            f"{100 * s.accuracy:.0f}% ({s.correct}/{s.n})",
+            f"{100 * s.ci_low:.0f}-{100 * s.ci_high:.0f}%",
+            f"{100 * s.unparsed_rate:.0f}%",
+            f"{s.mean_calls:.1f}",
+            f"{s.mean_input_tokens + s.mean_output_tokens:.0f}",
+        )
+    out.print(figures)
+    out.print(f"wall time at --concurrency {args.concurrency}: {run.wall_s:.1f} s")
+    if args.sequential:
+        one = await moot_eval(plan, where / "seq", 1)
+        out.print(
+            f"the same run one debate at a time: {one.wall_s:.1f} s "
+            f"(ratio {one.wall_s / run.wall_s:.2f}x; the embedded model generates on one thread)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("-n", type=int, default=None, help="items (default: 20 fake, 50 with --model)")
+    parser.add_argument("--delay-ms", type=int, default=50, help="fake mode: latency of each call")
+    parser.add_argument("--concurrency", type=int, default=None, help="debates at once (8 fake, 4 model)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--model", default=None, help="run the figures on this model, e.g. local:smollm2")
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--sequential", action="store_true", help="model mode: also run one debate at a time")
+    args = parser.parse_args()
+    args.n = args.n or (50 if args.model else 20)
+    args.concurrency = args.concurrency or (4 if args.model else 8)
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(model_mode(args, Path(tmp)) if args.model else fake_mode(args, Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
