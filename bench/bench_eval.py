@@ -12,8 +12,8 @@ which wait N ms per call and answer nothing readable (so accuracy means nothing 
 - moot eval at --concurrency C.
 
 Model mode (`--model`): the same three arms on that model, printing accuracy with its interval, calls and
-tokens per item (the figures of docs/EVALUATION.md), and the wall time; with --sequential, also the same
-run at --concurrency 1 and the ratio.
+tokens per item (the figures of docs/EVALUATION.md), and the wall time; with --sequential, also the same arms as
+a plain loop of calls on that model in the style of Du et al.'s scripts, and the ratio of the wall times.
 """
 
 from __future__ import annotations
@@ -25,15 +25,18 @@ import time
 from pathlib import Path
 
 from pydantic_ai import Agent
+from pydantic_ai.settings import ModelSettings
 from rich.console import Console
 from rich.table import Table
 
+from moot.context.windows import LOCAL_TURN_TOKENS
 from moot.domain.config import ModelOptions
-from moot.eval.arms import parse_arms, planned_calls
+from moot.eval.arms import ArmSpec, parse_arms, planned_calls
 from moot.eval.dataset import generate
 from moot.eval.report import rounds_table, summarise, table
 from moot.eval.runner import EvalPlan, EvalRun, run_eval
 from moot.models.fake import fake_model
+from moot.models.providers import build_model
 from moot.store import EventStore
 
 ARMS = ["single", "sc:6", "society:3x2"]
@@ -67,6 +70,45 @@ async def sequential_loop(plan: EvalPlan, delay_ms: int) -> tuple[int, float]:
                 await agent.run(item.question)
                 calls += 1
     return calls, time.perf_counter() - started
+
+
+async def reference_loop(plan: EvalPlan) -> tuple[int, float, int]:
+    """The same arms as a plain loop in the style of Du et al.'s scripts, on the plan's real model: each item, each
+    arm; a society's later rounds show every agent the others' latest answers. Calls, seconds and tokens."""
+    model = build_model(plan.model)
+    settings: ModelSettings = {"temperature": plan.temperature}
+    if plan.model.model.provider == "local":
+        settings["max_tokens"] = LOCAL_TURN_TOKENS
+    calls = tokens = 0
+    started = time.perf_counter()
+
+    async def ask(prompt: str) -> str:
+        nonlocal calls, tokens
+        result = await Agent(model).run(prompt, model_settings=settings)
+        calls += 1
+        tokens += result.usage.input_tokens + result.usage.output_tokens
+        return result.output
+
+    for item in plan.dataset.items:
+        for arm in plan.arms:
+            agents, rounds = arm_shape(arm)
+            answers = [await ask(item.question) for _ in range(agents)]
+            for _ in range(rounds - 1):
+                answers = [
+                    await ask(
+                        f"{item.question}\n\nThese are the solutions to the problem from other agents:\n"
+                        + "\n\n".join(f"One agent solution: {a}" for j, a in enumerate(answers) if j != i)
+                        + "\n\nUsing the reasoning from other agents as additional advice, can you give an "
+                        "updated answer? Make sure to state your answer at the end of the response."
+                    )
+                    for i in range(agents)
+                ]
+    return calls, time.perf_counter() - started, tokens
+
+
+def arm_shape(arm: ArmSpec) -> tuple[int, int]:
+    """Agents and rounds of a single, sc or society arm (the arms this bench runs)."""
+    return arm.agents, arm.rounds
 
 
 async def fake_mode(args: argparse.Namespace, where: Path) -> None:
@@ -115,10 +157,13 @@ async def model_mode(args: argparse.Namespace, where: Path) -> None:
     out.print(figures)
     out.print(f"wall time at --concurrency {args.concurrency}: {run.wall_s:.1f} s")
     if args.sequential:
-        one = await moot_eval(plan, where / "seq", 1)
+        calls, loop_s, loop_tokens = await reference_loop(plan)
+        made = sum(r.calls for r in run.rows)
+        tokens = sum(r.input_tokens + r.output_tokens for r in run.rows)
         out.print(
-            f"the same run one debate at a time: {one.wall_s:.1f} s "
-            f"(ratio {one.wall_s / run.wall_s:.2f}x; the embedded model generates on one thread)"
+            f"the reference loop (Du et al.'s scripts: one call after another, no store): {calls} calls "
+            f"({made} by moot eval), {loop_tokens} tokens ({tokens}), {loop_s:.1f} s; "
+            f"moot eval / loop = {run.wall_s / loop_s:.2f}"
         )
 
 
@@ -132,7 +177,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--model", default=None, help="run the figures on this model, e.g. local:smollm2")
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--sequential", action="store_true", help="model mode: also run one debate at a time")
+    parser.add_argument(
+        "--sequential",
+        action="store_true",
+        help="model mode: also time the same arms as a plain sequential loop",
+    )
     args = parser.parse_args()
     args.n = args.n or (50 if args.model else 20)
     args.concurrency = args.concurrency or (4 if args.model else 8)
