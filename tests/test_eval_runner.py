@@ -36,9 +36,10 @@ from moot.eval.arms import (
     question_text,
 )
 from moot.eval.dataset import Dataset, Item
+from moot.eval.folder import QUEUED, RESULTS
 from moot.eval.report import REPORT_HTML, RESULTS_JSON, summarise, templates_used, write_report
 from moot.eval.results import ResultRow
-from moot.eval.runner import QUEUED, RESULTS, Action, EvalPlan, EvalRun, run_eval
+from moot.eval.runner import Action, EvalPlan, EvalRun, run_eval
 from moot.store import EventStore
 from tests.conftest import prompt_text
 
@@ -528,7 +529,7 @@ async def test_a_prompt_override_changes_the_recorded_template_hash(
 
 
 def test_report_html_escapes_what_it_shows(tmp_path: Path) -> None:
-    from moot.eval.report import render_html
+    from moot.eval.charts import render_html
 
     hostile = "<img src=x onerror=alert(1)>"
     row = ResultRow(
