@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,9 @@ IMMEDIATE = "moot_begin_immediate"
 
 # A server that does not answer fails an open after this long instead of hanging it.
 CONNECT_TIMEOUT_S = 10
+# A new SQLite file is switched to WAL once; others opening it at that moment try again (see _set_wal).
+WAL_TRIES = 100
+WAL_RETRY_S = 0.05
 
 
 @contextlib.contextmanager
@@ -92,6 +97,19 @@ def create_engine(url: URL, where: str) -> Engine:
     return engine
 
 
+def _set_wal(cursor: Any) -> None:
+    """Switch a new database file to WAL. The switch needs the file to itself, and SQLite does not wait for it
+    (the busy timeout does not apply), so processes opening one new file at once try again for a while."""
+    for attempt in range(WAL_TRIES):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == WAL_TRIES - 1:
+                raise
+            time.sleep(WAL_RETRY_S)
+
+
 def _configure_sqlite(engine: Engine) -> None:
     """Pragmas every connection gets, and SQLAlchemy (not the sqlite3 module) in charge of BEGIN."""
 
@@ -101,12 +119,12 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
+            cursor.execute("PRAGMA busy_timeout=5000")
             # WAL lets `moot list` read while a debate writes; FULL syncs the WAL on every commit, so a
             # turn that append returned survives a crash or power loss, not just a process exit.
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _set_wal(cursor)
             cursor.execute("PRAGMA synchronous=FULL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=5000")
         finally:
             cursor.close()
 
