@@ -715,3 +715,16 @@ async def test_a_moot_worker_runs_the_queued_debates(tmp_path: Path) -> None:
         ("q2", "society:2x2", "completed", 4),
     ]
     assert sum("completed" in line for line in worker.lines()) == 4
+
+
+def test_without_matplotlib_the_cli_says_how_to_get_the_png(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moot.eval.report as report_module
+
+    monkeypatch.setattr(report_module, "write_png", lambda path, summaries: False)
+    args = ["eval", "--generate", "arithmetic", "-n", "1", "-m", "fake:echo", "--arm", "single"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "install matplotlib for report.png: pip install 'moot[eval]'" in result.output
+    assert not (tmp_path / "out" / "report.png").exists()

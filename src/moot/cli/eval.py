@@ -147,7 +147,10 @@ def eval_command(
             )
         out.print(f"results: {files.results_json}")
         out.print(f"report:  {files.report_html}")
-        out.print(f"chart:   {files.report_png}" if files.report_png else f"chart:   {PNG_HINT}")
+        # The hint holds '[eval]', which rich would take for markup.
+        out.print(
+            f"chart:   {files.report_png}" if files.report_png else f"chart:   {PNG_HINT}", markup=False
+        )
         return 1 if run.added and len(run.failed) == run.added else 0
 
     code = run_command(go())
