@@ -35,7 +35,8 @@ async def test_three_workers_share_a_hundred_debates_and_take_over_a_killed_one(
     postgres_db: str, tmp_path: Path
 ) -> None:
     names = ["w1", "w2", "w3"]
-    config = debate_config(rounds=1, delay_ms=20)
+    # Long enough (three calls of 150 ms) that the debates w3 is seen holding are still under way when it is killed.
+    config = debate_config(rounds=1, delay_ms=150)
     async with await EventStore.open(postgres_db) as store:
         async with await QueueClient.open(postgres_db) as queue:
             debates = [await record(store, config) for _ in range(DEBATES)]
