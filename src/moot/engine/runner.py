@@ -245,7 +245,7 @@ async def resume_debate(
     assert state.config is not None
     checked = check_run(state.config, resolve)
     runner = _Runner(state.config, log, checked.resolve, state.debate_id, checked.tools, control)
-    runner.resume_from(events, reason)
+    runner.resume_from(events, state, reason)
     async for event in runner.events():
         yield event
 
@@ -278,9 +278,9 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         self._warned = False
         self.guard = Guard(config.limits.retry, self._record_retry)
 
-    def resume_from(self, events: Sequence[Event], reason: str) -> None:
-        """Start from the stored `events` instead of a new debate."""
-        self.state = fold(events)
+    def resume_from(self, events: Sequence[Event], state: DebateState, reason: str) -> None:
+        """Start from the stored `events` (folded already into `state`) instead of a new debate."""
+        self.state = state
         self._resumed = reason
         self._ran_before = time_running(events)
 

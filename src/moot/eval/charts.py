@@ -39,6 +39,16 @@ code{background:#f3f3f3;padding:0 .25rem;border-radius:3px}
 """
 
 
+def _percent_grid(left: float, right: float, top: float, plot_h: float) -> list[str]:
+    """The horizontal lines and labels of a 0-100 % axis, every 25 %."""
+    lines = []
+    for tick in range(0, 101, 25):
+        y = top + plot_h * (1 - tick / 100)
+        lines.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e5e5"/>')
+        lines.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}%</text>')
+    return lines
+
+
 def _bar_chart(summaries: list[ArmSummary]) -> str:
     """Accuracy per arm as bars, with the 95 % interval as whiskers."""
     width, height, left, bottom, top = 640, 300, 48, 40, 16
@@ -48,10 +58,7 @@ def _bar_chart(summaries: list[ArmSummary]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
         'aria-label="Accuracy per arm with 95 % intervals">'
     ]
-    for tick in range(0, 101, 25):
-        y = top + plot_h * (1 - tick / 100)
-        parts.append(f'<line x1="{left}" x2="{width - 16}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}%</text>')
+    parts += _percent_grid(left, width - 16, top, plot_h)
     for i, s in enumerate(summaries):
         x = left + i * slot + slot * 0.2
         w = slot * 0.6
@@ -93,10 +100,7 @@ def _rounds_chart(summaries: list[ArmSummary]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
         'aria-label="Accuracy against rounds">'
     ]
-    for tick in range(0, 101, 25):
-        y = top + plot_h * (1 - tick / 100)
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}%</text>')
+    parts += _percent_grid(left, left + plot_w, top, plot_h)
     for number in range(1, rounds + 1):
         parts.append(
             f'<text x="{x(number):.1f}" y="{height - bottom + 16}" text-anchor="middle">round {number}</text>'
