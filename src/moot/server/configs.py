@@ -8,6 +8,7 @@ alias-bomb of a few kilobytes expands past any memory).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import yaml
@@ -40,6 +41,7 @@ MAX_TEXT = 300_000
 # Far more than any config needs (format_options are the deepest, a few levels), far less than the
 # serialiser's own limit.
 MAX_DEPTH = 32
+_TOO_DEEP = f"the config is nested more than {MAX_DEPTH} levels deep"
 # What a config's keys of each kind read best in; the rest follow in the schema's order.
 _FIRST = ("name", "id", "model")
 
@@ -204,10 +206,7 @@ def _load(text: str) -> dict[str, Any]:
         if text.lstrip().startswith("{"):
             data = json.loads(text)
         else:
-            if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=loader)):
-                raise ConfigError(
-                    "YAML anchors and aliases (*name) are not accepted here; write the values out"
-                )
+            _check_events(yaml.parse(text, Loader=loader))
             data = yaml.load(text, Loader=loader)
         # Only what JSON can hold (YAML also makes dates and bytes), so the answer can be written back.
         data = json.loads(json.dumps(data))
@@ -217,12 +216,28 @@ def _load(text: str) -> dict[str, Any]:
     except (TypeError, ValueError):
         raise ConfigError("a config holds only text, numbers, true/false, lists and mappings") from None
     except RecursionError:
-        raise ConfigError("the config is nested too deeply") from None
+        raise ConfigError(_TOO_DEEP) from None
     if not isinstance(data, dict):
         raise ConfigError("a config must hold a mapping of fields (topic, participants, ...)")
     if _deeper_than(data, MAX_DEPTH):
-        raise ConfigError(f"the config is nested more than {MAX_DEPTH} levels deep")
+        raise ConfigError(_TOO_DEEP)
     return data
+
+
+def _check_events(events: Iterator[yaml.Event]) -> None:
+    """Refuse aliases and deep nesting while PyYAML is still parsing (it has built nothing yet), so nesting
+    past MAX_DEPTH gets moot's message, not whatever a PyYAML release says at its own limit. Only brackets its
+    scanner reads ahead in one go (thousands of `[`) can meet that limit first: then it is "not valid YAML"."""
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigError("YAML anchors and aliases (*name) are not accepted here; write the values out")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(_TOO_DEEP)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _deeper_than(data: Any, levels: int) -> bool:
