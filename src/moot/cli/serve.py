@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Annotated, Any, Literal
 
 import typer
@@ -24,11 +25,20 @@ def serve_command(
     max_running: Annotated[
         int, typer.Option("--max-running", min=1, help="Debates that may run at once; later ones wait.")
     ] = 4,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Host name clients reach the server by, e.g. moot.example.org (repeat for more); added to "
+            "$MOOT_ALLOWED_HOSTS. Loopback names and --host need none; requests with any other Host get 400.",
+        ),
+    ] = None,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(
             "--cors-origin",
-            help="Browser origin allowed to call the API (repeat for more); added to $MOOT_CORS_ORIGINS.",
+            help="Browser origin, besides the server's own, allowed to call the API (repeat for more); added "
+            "to $MOOT_CORS_ORIGINS. Other sites' pages get 403 on anything that changes something.",
         ),
     ] = None,
     allow_base_url: Annotated[
@@ -78,6 +88,8 @@ def serve_command(
 
     Anywhere but a loopback address it needs MOOT_API_TOKEN: every /api call then sends
     `Authorization: Bearer <token>`. The token is read from the environment only (a command line shows in `ps`).
+    It answers only requests addressed to its loopback names, the --host address and --allowed-host names, and
+    refuses changes other sites' pages ask for. One line per request goes to the log, never a query string.
     """
     from moot.server.settings import ServerSettings, is_loopback
 
@@ -85,6 +97,7 @@ def serve_command(
         env = ServerSettings.from_env()
         overrides: dict[str, Any] = {}
         for name, extra in (
+            ("allowed_hosts", [*(allowed_host or []), *_bound_name(host)]),
             ("cors_origins", cors_origin),
             ("allowed_base_urls", allow_base_url),
             ("allowed_tools", allow_tool),
@@ -104,6 +117,12 @@ def serve_command(
             err=True,
         )
         raise typer.Exit(2)
+    if not _bound_name(host) and not settings.allowed_hosts:
+        typer.echo(
+            f"note: on {host} the server answers to loopback names and this machine's addresses only; "
+            "give each name clients use with --allowed-host (or MOOT_ALLOWED_HOSTS)",
+            err=True,
+        )
 
     import uvicorn  # only `serve` needs the server stack
 
@@ -117,4 +136,26 @@ def serve_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart, enqueue_to=queue)
-    uvicorn.run(app, host=host, port=port)
+    # uvicorn's own access log prints query strings (tokens travel there): moot's logs each request instead.
+    uvicorn.run(app, host=host, port=port, access_log=False, log_config=_log_config())
+
+
+def _bound_name(host: str) -> list[str]:
+    """The --host value as a name clients may use; none for the wildcard addresses (0.0.0.0, ::)."""
+    return [] if host.strip().strip("[]") in ("", "0.0.0.0", "::") else [host]
+
+
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging, with moot's access log printed the way uvicorn prints its own lines."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    from moot.server.access_log import LOGGER_NAME
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["handlers"][LOGGER_NAME] = {
+        "formatter": "default",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stdout",
+    }
+    config["loggers"][LOGGER_NAME] = {"handlers": [LOGGER_NAME], "level": "INFO", "propagate": False}
+    return config

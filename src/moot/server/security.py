@@ -1,5 +1,6 @@
 """What guards the API: the bearer token, CORS, the body size limit, and the checks on a debate request
-that keep a client from choosing this server's files, code, URLs or spending without bound.
+that keep a client from choosing this server's files, code, URLs or spending without bound. `secure` also
+puts on the guards against other sites' pages (guards.py) and the access log (access_log.py).
 
 Only /api needs the token. /health (for load balancers) and /docs, /redoc, /openapi.json (they describe
 the API, they run nothing) stay open.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +23,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.errors import ConfigError
+from moot.server.access_log import AccessLog
+from moot.server.asgi import header, send_json
+from moot.server.guards import HostGuard, JsonBodies, OriginGuard
 from moot.server.settings import ServerSettings, env_name
 
 SCHEME = "bearerAuth"
@@ -192,9 +195,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = _header(scope, b"content-length")
+        declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _json(send, 413, {"detail": self._too_large()})
+            await send_json(send, 413, {"detail": self._too_large()})
             return
         received = 0
 
@@ -244,15 +247,8 @@ def principal(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()[:16]
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return bytes(value).decode("latin-1").strip()
-    return None
-
-
 def _bearer(scope: Scope) -> str | None:
-    value = _header(scope, b"authorization")
+    value = header(scope, b"authorization")
     if value is None:
         return None
     kind, _, token = value.partition(" ")
@@ -282,43 +278,35 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, why: str) -> None:
         return
     error = "invalid_token" if why.startswith("invalid") else None
     challenge = _CHALLENGE + (f', error="{error}"' if error else "")
-    await _json(send, 401, {"detail": detail}, ((b"www-authenticate", challenge.encode()),))
-
-
-async def _json(
-    send: Send, status: int, body: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()
-) -> None:
-    raw = json.dumps(body).encode()
-    length = str(len(raw)).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", length), *headers],
-        }
-    )
-    await send({"type": "http.response.body", "body": raw})
+    await send_json(send, 401, {"detail": detail}, ((b"www-authenticate", challenge.encode()),))
 
 
 # --- the app --------------------------------------------------------------------------------------
 
 
 def secure(app: FastAPI, settings: ServerSettings) -> None:
-    """Put the settings, the auth and size middleware, CORS (when origins are set) and the OpenAPI
-    security scheme on `app`."""
+    """Put the settings, the middleware and the OpenAPI security scheme on `app`. A request passes, from
+    the outside in: the access log, the Host check (400), CORS (when origins are set), the Origin check
+    (403), the JSON body check (415), the body size limit (413), the token (401)."""
     app.state.settings = settings
     app.state.debates_by_token = {}
+    # add_middleware wraps what was added before: the last one added sees a request first.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(BearerAuth, settings=settings)
+    app.add_middleware(JsonBodies)
+    app.add_middleware(OriginGuard, settings=settings)
     if settings.cors_origins:
-        # Outermost: a preflight carries no token and must be answered before auth, and a 401 needs
-        # the CORS headers for the browser to let the page read it.
+        # Before auth: a preflight carries no token and must be answered first, and a 401 needs the
+        # CORS headers for the browser to let the page read it.
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "DELETE", "PUT", "PATCH"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
+    # Before anything answers, CORS included: a rebinding page must learn nothing, not even a preflight.
+    app.add_middleware(HostGuard, settings=settings)
+    app.add_middleware(AccessLog)  # outermost, so refusals are logged too
     if settings.api_token is not None:
         _declare_scheme(app)
 

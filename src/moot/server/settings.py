@@ -1,4 +1,5 @@
-"""What the operator allows the server to do: its token, its CORS origins, and the limits on a request.
+"""What the operator allows the server to do: its token, the names it answers to, its CORS origins, and the
+limits on a request.
 
 Read from the environment (`ServerSettings.from_env()`); every setting is `MOOT_` + its name in capitals,
 lists comma-separated. A request can never widen them: they guard this machine's keys, files and network.
@@ -8,12 +9,13 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, MIN_PARTICIPANTS, WEB_SEARCH, ToolRef
 from moot.errors import ConfigError
@@ -21,7 +23,10 @@ from moot.errors import ConfigError
 ENV_PREFIX = "MOOT_"
 MIN_TOKEN_CHARS = 16
 MAX_TOKENS_CEILING = 32_000  # ModelOptions.max_tokens accepts no more
-_LISTS = ("cors_origins", "allowed_base_urls", "allowed_tools", "allowed_skills_dirs")
+_LISTS = ("allowed_hosts", "cors_origins", "allowed_base_urls", "allowed_tools", "allowed_skills_dirs")
+# A DNS name: dot-separated labels of letters, digits, hyphens (and underscores, which some local names use).
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_DNS_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 
 
 def env_name(field: str) -> str:
@@ -44,6 +49,29 @@ def _http_url(value: str, *, what: str) -> str:
     return value
 
 
+def host_name(value: str) -> str | None:
+    """`value` as a host name compares: lower case, no trailing dot, an IP address in its short form without
+    brackets ("[::1]" -> "::1"); None when it is neither a DNS name nor an IP address."""
+    name = value.strip().lower().removesuffix(".")
+    bare = name[1:-1] if name.startswith("[") and name.endswith("]") else name
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        return name if len(name) <= 253 and _DNS_NAME.fullmatch(name) else None
+    # A dual-stack socket gives its address to an IPv4 client as ::ffff:a.b.c.d; that client wrote a.b.c.d.
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return (mapped or address).compressed
+
+
+def _allowed_host(value: str) -> str:
+    name = host_name(value)
+    if name is not None:
+        return name
+    if re.fullmatch(r"[^:/]+:\d+|\[[^/]*\]:\d+", value.strip()):
+        raise ValueError(f"{value!r} has a port; give the name only (any port is allowed)")
+    raise ValueError(f"{value!r} is not a host name or address; give the name only, like moot.example.org")
+
+
 class ServerSettings(BaseModel):
     """The operator's settings; see the module docstring for where they come from."""
 
@@ -53,8 +81,15 @@ class ServerSettings(BaseModel):
         default=None,
         description="Bearer token every /api route needs; unset: no auth (only safe on a loopback address)",
     )
+    allowed_hosts: tuple[str, ...] = Field(
+        default=(),
+        description="Host names clients reach the server by, beyond loopback names and the address it listens "
+        "on (any port); a request with another Host gets 400 (no DNS rebinding)",
+    )
     cors_origins: tuple[str, ...] = Field(
-        default=(), description="Browser origins allowed to call the API, e.g. https://moot.example.org"
+        default=(),
+        description="Browser origins besides the server's own allowed to call the API, e.g. "
+        "https://moot.example.org; a state-changing request from any other origin gets 403",
     )
     allowed_base_urls: tuple[str, ...] = Field(
         default=(),
@@ -87,11 +122,21 @@ class ServerSettings(BaseModel):
             )
         return token
 
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(_allowed_host(h) for h in hosts))
+
     @field_validator("cors_origins")
     @classmethod
-    def _origins(cls, origins: tuple[str, ...]) -> tuple[str, ...]:
+    def _origins(cls, origins: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         for origin in origins:
             if origin == "*":
+                if info.data.get("api_token") is None:
+                    # Without a token, "*" would let every web page the user opens drive this server.
+                    raise ValueError(
+                        "'*' lets every web page call this server; set MOOT_API_TOKEN too, or list origins"
+                    )
                 continue
             _http_url(origin, what="moot.example.org")
             if urlsplit(origin).path not in ("", "/"):
@@ -189,4 +234,4 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-__all__ = ["ServerSettings", "env_name", "is_loopback"]
+__all__ = ["ServerSettings", "env_name", "host_name", "is_loopback"]
