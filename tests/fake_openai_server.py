@@ -31,9 +31,13 @@ WORDS = ["Served", "over", "HTTP", "by", "a", "fake", "server", "on", "loopback.
 
 @dataclass(frozen=True, kw_only=True)
 class Ok:
-    """A normal reply, after `latency_s`."""
+    """A whole reply, after `latency_s`, ended by the chunk with `finish` as its finish reason (None: no such
+    chunk, as servers that never send one stream), then the usage chunk and `data: [DONE]` (`done` False: the
+    body ends after the finish chunk, with neither)."""
 
     latency_s: float = 0.0
+    finish: str | None = "stop"
+    done: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,13 +154,12 @@ def _chunk(
 _USAGE = {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}
 
 
-def _stream_events(model: str) -> list[bytes]:
+def _stream_events(model: str, finish: str | None = "stop", done: bool = True) -> list[bytes]:
     return [
         _chunk(model, {"role": "assistant", "content": ""}),
         *(_chunk(model, {"content": word + " "}) for word in WORDS),
-        _chunk(model, {}, finish="stop"),
-        _chunk(model, {}, usage=_USAGE),
-        b"data: [DONE]\n\n",
+        *([_chunk(model, {}, finish=finish)] if finish is not None else []),
+        *([_chunk(model, {}, usage=_USAGE), b"data: [DONE]\n\n"] if done else []),
     ]
 
 
@@ -246,7 +249,11 @@ def _handler(
             self.wfile.write(data)
 
         def _streamed(self, step: Step, model: str) -> None:
-            events = _stream_events(model)
+            events = (
+                _stream_events(model, step.finish, step.done)
+                if isinstance(step, Ok)
+                else _stream_events(model)
+            )
             if isinstance(step, Malformed):
                 events.insert(
                     step.after_chunks, b'data: {"id": "chatcmpl-fake", "choices": [{"delta": {"cont\n\n'

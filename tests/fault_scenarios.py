@@ -170,7 +170,12 @@ SCENARIOS: dict[str, Scenario] = {
     "503": Scenario("503 overloaded", (OVERLOADED,)),
     "reset": Scenario("connection reset mid-stream", (Reset(),)),
     "malformed": Scenario("malformed JSON chunk", (Malformed(),)),
-    "truncated": Scenario("truncated stream", (Truncated(),)),
+    "closed mid-body": Scenario("stream closed mid-body (chunked body incomplete)", (Truncated(),)),
+    "cut short": Scenario("stream ended cleanly, no finish_reason or [DONE]", (Truncated(clean_end=True),)),
+    "cut short for good": Scenario(
+        "stream cut short on every try (3 debaters)", (Truncated(clean_end=True),) * 4, participants=3
+    ),
+    "length": Scenario("reply ended by max_tokens (finish_reason length)", (Ok(finish="length"),)),
     "hang": Scenario("hang (no reply)", (Hang(),), limits={"turn_timeout_s": TURN_TIMEOUT_S}),
     "hang for good": Scenario(
         "hang on every try",

@@ -95,7 +95,12 @@ async def test_a_503_is_an_overload_and_is_retried(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("reset", "connection"), ("truncated", "connection"), ("malformed", "invalid_response")],
+    [
+        ("reset", "connection"),
+        ("closed mid-body", "connection"),
+        ("cut short", "truncated"),
+        ("malformed", "invalid_response"),
+    ],
 )
 async def test_a_stream_broken_midway_is_retried_and_what_it_streamed_is_void(
     name: str, kind: str, tmp_path: Path
@@ -110,8 +115,44 @@ async def test_a_stream_broken_midway_is_retried_and_what_it_streamed_is_void(
     live = fold(outcome.streamed[:done])
     assert live.speaking[turn_key("ada", None)].strip() == REPLY
     before = "".join(e.text for e in outcome.streamed[:cut] if isinstance(e, TokenDelta))
-    if name == "truncated":  # its start reliably reached the client (a reset may discard it)
+    if name in (
+        "closed mid-body",
+        "cut short",
+    ):  # its start reliably reached the client (a reset may lose it)
         assert before == "Served over "
+
+
+async def test_a_reply_cut_short_is_retried_and_the_turn_keeps_the_whole_reply(tmp_path: Path) -> None:
+    # The server ends Ada's first stream cleanly after "Served over ", with no finish_reason and no [DONE]; then
+    # serves the whole reply. Before, the cut start was stored as Ada's whole turn (with 0 tokens).
+    outcome = await run("cut short", tmp_path)
+    [retried] = outcome.retries
+    assert (retried.speaker, retried.purpose, retried.fault, retried.retry) == ("ada", "turn", "truncated", 1)
+    assert "cut short" in retried.error and "no finish_reason and no [DONE]" in retried.error
+    assert asked(outcome) == ["ada", "ada", "bo", "judge"]
+    assert_kept(outcome, [(1, "ada"), (1, "bo")])
+    [ada, _] = outcome.state.turns
+    assert ada.usage.output_tokens == 12  # the whole reply's usage, not the cut one's nothing
+
+
+async def test_a_participant_whose_replies_are_always_cut_short_is_dropped(tmp_path: Path) -> None:
+    outcome = await run("cut short for good", tmp_path)
+    assert [(e.speaker, e.fault, e.retry) for e in outcome.retries] == [
+        ("ada", "truncated", n) for n in (1, 2, 3)
+    ]
+    [dropped] = outcome.dropped
+    assert (dropped.participant_id, dropped.round, dropped.fault) == ("ada", 1, "truncated")
+    assert "gave up after 3 retries" in dropped.error
+    assert asked(outcome) == ["ada"] * 4 + ["bo", "cy", "judge"]
+    assert_kept(outcome, [(1, "bo"), (1, "cy")])  # the others went on and the judge ruled
+    assert not any(t.participant_id == "ada" for t in outcome.state.turns)
+
+
+async def test_a_reply_ended_by_its_token_limit_is_kept_as_it_came(tmp_path: Path) -> None:
+    outcome = await run("length", tmp_path)
+    assert not outcome.retries and not outcome.dropped
+    assert asked(outcome) == ["ada", "bo", "judge"]
+    assert_kept(outcome, [(1, "ada"), (1, "bo")])
 
 
 async def test_a_hung_call_times_out_and_the_retry_completes(tmp_path: Path) -> None:

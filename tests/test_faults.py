@@ -39,7 +39,9 @@ from moot.domain.faults import Fault
 from moot.errors import ModelCallError
 from moot.models.faults import classify, retry_after_seconds
 from moot.models.providers import build_model
+from moot.models.stream_ends import StreamCutShort
 from tests.fake_openai_server import (
+    WORDS,
     Hang,
     Malformed,
     Ok,
@@ -282,18 +284,47 @@ async def test_a_truncated_stream_has_streamed_its_start_before_it_fails() -> No
     assert classify(outcome.error, provider="openai-compatible", model="house").kind == "connection"
 
 
-async def test_a_stream_that_ends_cleanly_without_a_finish_passes_for_a_whole_reply() -> None:
-    # Many OpenAI-compatible servers never send a finish reason, so pydantic-ai takes a clean end of the
-    # stream for 'stop' (unless the profile sets openai_chat_streaming_requires_finish_reason): the cut
-    # cannot be seen from here at all.
-    with fake_openai_server([Truncated(after_chunks=4, clean_end=True)]) as (url, _):
-        outcome = await _stream(_model(url))
-    assert outcome.error is None and outcome.response is not None
-    assert outcome.text == "Served over HTTP " and outcome.response.finish_reason == "stop"
+async def test_a_stream_that_ends_cleanly_before_its_end_marker_is_cut_short() -> None:
+    # No finish_reason and no [DONE], then a proper end of the chunked body: pydantic-ai would take it for a
+    # 'stop' (some servers never send a finish reason); moot's client fails it instead.
+    with fake_openai_server([Truncated(after_chunks=4, clean_end=True)]) as (url, seen):
+        model = _model(url)
+        outcome = await _stream(model)
+        assert outcome.text == "Served over HTTP "  # what came before the end: a turn must discard it
+        assert outcome.error is not None
+        fault = classify(outcome.error, provider="openai-compatible", model="house")
+        assert (fault.kind, fault.status, fault.retry_after_s) == ("truncated", None, None)
+        assert fault.message == (
+            "the reply from openai-compatible was cut short: "
+            "the stream ended before the reply did: no finish_reason and no [DONE]"
+        )
+        assert (await _stream(model)).text.split() == WORDS  # the client is fine for the next request
+        assert len(seen.requests) == 2
     with fake_openai_server([Truncated(clean_end=True)]) as (url, _):
         asked = await _ask(_model(url))  # unstreamed, the same cut leaves JSON that does not parse
     assert asked.error is not None
     assert classify(asked.error, provider="openai-compatible", model="house").kind == "invalid_response"
+
+
+@pytest.mark.parametrize(
+    ("step", "finish"),
+    [
+        (Ok(finish="length"), "length"),  # cut by max_tokens: a real end, kept as the reply
+        (
+            Ok(done=False),
+            "stop",
+        ),  # the finish came, only the usage chunk and [DONE] did not: the text is whole
+        (
+            Ok(finish=None),
+            "stop",
+        ),  # [DONE] and no finish reason, as some servers stream: pydantic-ai says stop
+    ],
+)
+async def test_a_stream_with_either_end_marker_is_a_whole_reply(step: Ok, finish: str) -> None:
+    with fake_openai_server([step]) as (url, _):
+        outcome = await _stream(_model(url))
+    assert outcome.error is None and outcome.response is not None
+    assert outcome.text.split() == WORDS and outcome.response.finish_reason == finish
 
 
 async def test_latency_beyond_the_callers_limit_is_a_timeout() -> None:
@@ -395,7 +426,12 @@ def test_pydantic_ais_http_categories(
         (pai.ModelAPIError("m", "Internal error", in_stream=True), "server_error"),
         (pai.ModelAPIError("m", "Expected a JSON response, got: '<html>'"), "invalid_response"),
         (pai.ModelAPIError("m", "The model is overloaded, try later"), "overloaded"),
-        (pai.ModelAPIError("m", "Streamed response ended without a `finish_reason`"), "connection"),
+        (pai.ModelAPIError("m", "Streamed response ended without a `finish_reason`"), "truncated"),
+        (
+            pai.UnexpectedModelBehavior("Streamed response ended without content or tool calls"),
+            "invalid_response",
+        ),
+        (StreamCutShort("the stream ended before the reply did: it carried no stop reason"), "truncated"),
         (TimeoutError(), "timeout"),
         (ConnectionRefusedError(111, "Connection refused"), "connection"),
         (

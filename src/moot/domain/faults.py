@@ -15,11 +15,12 @@ FaultKind = Literal[
     "overloaded",  # 503/529: the provider is unavailable or over capacity for a while
     "server_error",  # 5xx: the provider failed on this request
     "connection",  # refused, reset, dropped mid-stream
+    "truncated",  # a streamed reply ended cleanly before its provider's end marker: the rest never came
     "timeout",  # no (complete) reply within the call's time limit
     "context_overflow",  # the prompt does not fit the model's window: compact it and retry once
     "authentication",  # 401/403: the key is wrong or lacks the right; never retried
     "model_not_found",  # 404: no such model at this provider; never retried
-    "invalid_response",  # malformed or truncated JSON, an answer that fails its schema
+    "invalid_response",  # malformed JSON (an unstreamed body cut inside it too), an answer that fails its schema
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from moot.domain.faults import FAIL_FAST, FAULT_KINDS, Fault, FaultKind
 
 # Seed 000's table, with the kinds it lacks: overloaded providers recover in seconds to minutes (3 tries,
-# like a network fault); a context overflow is compacted and tried once; quota, authentication and a model
+# like a network fault); a reply cut short is a network fault that happened to close cleanly (3 tries too);
+# a context overflow is compacted and tried once; quota, authentication and a model
 # that does not exist never improve by waiting.
 DEFAULT_RETRIES: dict[FaultKind, int] = {
     "rate_limit": 5,
@@ -21,6 +22,7 @@ DEFAULT_RETRIES: dict[FaultKind, int] = {
     "overloaded": 3,
     "server_error": 2,
     "connection": 3,
+    "truncated": 3,
     "timeout": 2,
     "context_overflow": 1,
     "authentication": 0,

@@ -43,6 +43,7 @@ from moot.errors import ModelCallError, MootError, one_line
 from moot.models.faults import classify
 from moot.models.pricing import messages_usage, response_usage
 from moot.models.providers import redact
+from moot.models.stream_ends import raise_if_cut
 
 if TYPE_CHECKING:
     from moot.engine.retry import BoundCall
@@ -71,7 +72,8 @@ async def stream_reply(
     on_text: Callable[[str], Awaitable[None]],
     free: bool = False,
 ) -> Reply:
-    """Stream one reply, handing each text delta to `on_text` as it arrives."""
+    """Stream one reply, handing each text delta to `on_text` as it arrives; a stream that ends before its
+    provider's end marker fails the call (moot.models.stream_ends), what it streamed void."""
     messages = [ModelRequest(parts=[SystemPromptPart(system), UserPromptPart(user)])]
     started = time.perf_counter()
     first: float | None = None
@@ -87,6 +89,7 @@ async def stream_reply(
                         chunks.append(delta)
                         await on_text(delta)
                 response = stream.get()
+            raise_if_cut(model, response)
     text = "".join(part.content for part in response.parts if isinstance(part, TextPart)) or "".join(chunks)
     return Reply(
         text=text.strip(),
@@ -189,6 +192,9 @@ async def stream_tool_reply(
                         chunks.append(text)
                         await on_text(text)
                 messages = run.all_messages()
+            for response in messages:
+                if isinstance(response, ModelResponse):
+                    raise_if_cut(model, response)
             # A provider's search whose results it kept to itself is still a call the model made.
             for call in native.values():
                 await on_tool(ToolUse(call.tool_name, redact(call.args_as_json_str()), None, None))

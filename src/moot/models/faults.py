@@ -26,10 +26,8 @@ from pydantic_ai import exceptions as pai
 
 from moot.domain.faults import Fault, FaultKind
 from moot.errors import one_line
-from moot.models.providers import SPECS, redact
-
-# pydantic-ai's `Model.system` for the providers moot builds, where it differs from moot's provider name.
-_SYSTEMS = {"google-gla": "google", "google-vertex": "google", "llama.cpp": "local"}
+from moot.models.providers import SPECS, provider_of_system, redact
+from moot.models.stream_ends import StreamCutShort
 
 # How providers and llama.cpp word a prompt that does not fit (OpenAI, vLLM, Anthropic, Gemini, Bedrock,
 # llama-cpp-python's "Requested tokens (N) exceed context window of M", moot's own local model check).
@@ -49,8 +47,9 @@ _QUOTA = re.compile(
     re.IGNORECASE,
 )
 _OVERLOADED = re.compile(r"overloaded|over capacity", re.IGNORECASE)
-# pydantic-ai's words for a stream that reached a clean end before the reply did (a profile option).
-_CUT_SHORT = re.compile(r"stream(?:ed response)? ended without", re.IGNORECASE)
+# pydantic-ai's words for a stream that reached a clean end before its finish reason (a profile option moot
+# leaves off: moot's own check, moot.models.stream_ends, raises StreamCutShort).
+_CUT_SHORT = re.compile(r"stream(?:ed response)? ended without a `?finish_reason", re.IGNORECASE)
 
 # Transport exceptions by (top-level package, class name); httpx2/httpcore2 are the SDKs' vendored copies.
 _TRANSPORT: dict[tuple[str, str], FaultKind] = {
@@ -109,7 +108,7 @@ def classify(exc: BaseException, *, provider: str, model: str) -> Fault:
     fault = getattr(exc, "fault", None)  # moot's ModelCallError, already classified where it was raised
     if isinstance(fault, Fault):
         return fault
-    provider = _SYSTEMS.get(provider, provider)
+    provider = provider_of_system(provider)
     chain = list(_chain(exc))
     status = next((s for s in map(_status, chain) if s is not None), None)
     kind = _kind(chain, status)
@@ -153,7 +152,7 @@ def _kind(chain: list[BaseException], status: int | None) -> FaultKind:
     if _OVERLOADED.search(text):
         return "overloaded"
     if _CUT_SHORT.search(text):
-        return "connection"
+        return "truncated"
     if any(isinstance(e, pai.ModelAPIError) and e.in_stream for e in chain):
         return "server_error"  # the provider reported an error mid-stream that no category fits
     return "invalid_response"
@@ -167,6 +166,8 @@ def _kind_of(exc: BaseException) -> FaultKind | None:
     for cls, kind in _CATEGORIES:
         if isinstance(exc, cls):
             return kind
+    if isinstance(exc, StreamCutShort):
+        return "truncated"
     if isinstance(exc, pai.ModelRequestRejectedError):
         # A 400/422 that pydantic-ai found no reason for: only its words can say it is an overflow.
         text = " ".join(_texts([exc]))
@@ -388,6 +389,8 @@ def _message(
             text = f"{provider} failed with a server error{code}: {detail}"
         case "connection":
             text = f"the connection to {provider} failed: {detail}"
+        case "truncated":
+            text = f"the reply from {provider} was cut short: {detail}"
         case "timeout":
             text = f"{provider} did not answer in time: {detail}"
         case "context_overflow":

@@ -18,6 +18,7 @@ from moot.domain.models import PROVIDERS
 from moot.errors import MissingKeyError, ProviderNotInstalledError
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434/v1"
+OPENROUTER_URL = "https://openrouter.ai/api/v1"  # pydantic-ai's OpenRouterProvider.base_url
 
 
 # moot's retry policy (limits.retry) is the only one: the vendor SDKs would otherwise retry 429s, 5xx,
@@ -36,6 +37,9 @@ class ProviderSpec:
     key_required: bool = True
     module: str | None = None  # a module that exists only when the provider's extra is installed
     extra: str | None = None
+    # Whether its streams end with a marker (a finish reason, `[DONE]`), so one that ends without is a reply
+    # cut short (moot.models.stream_ends); moot's own models have no wire to cut.
+    end_marker: bool = True
 
     @property
     def description(self) -> str:
@@ -66,10 +70,22 @@ SPECS: dict[str, ProviderSpec] = {
         ProviderSpec(
             "openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai", extra="openai"
         ),
-        ProviderSpec("local", (), key_required=False, module="llama_cpp"),
-        ProviderSpec("fake", (), key_required=False),
+        ProviderSpec("local", (), key_required=False, module="llama_cpp", end_marker=False),
+        ProviderSpec("fake", (), key_required=False, end_marker=False),
     )
 }
+# pydantic-ai's `Model.system` for the providers moot builds, where it differs from moot's provider name.
+_SYSTEMS = {"google-gla": "google", "google-vertex": "google", "llama.cpp": "local"}
+
+
+def provider_of_system(system: str) -> str:
+    """moot's provider name for a pydantic-ai `Model.system` (its own name where they agree)."""
+    return _SYSTEMS.get(system, system)
+
+
+def spec_of_system(system: str) -> ProviderSpec | None:
+    """The provider a built model belongs to, by its `Model.system`; None for pydantic-ai's own test models."""
+    return SPECS.get(provider_of_system(system))
 
 
 # Shapes of API keys as vendors echo them in error messages, sometimes half-masked (sk-ab***yz).
@@ -105,8 +121,11 @@ def _openai(options: ModelOptions) -> Model:
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
+    from moot.models.openai_client import openai_client
+
+    client = openai_client(base_url=None, api_key=SPECS["openai"].key())
     return OpenAIChatModel(
-        options.model.name, provider=OpenAIProvider(api_key=SPECS["openai"].key()), settings=one_attempt()
+        options.model.name, provider=OpenAIProvider(openai_client=client), settings=one_attempt()
     )
 
 
@@ -152,10 +171,11 @@ def _openrouter(options: ModelOptions) -> Model:
     from pydantic_ai.models.openrouter import OpenRouterModel
     from pydantic_ai.providers.openrouter import OpenRouterProvider
 
+    from moot.models.openai_client import openai_client
+
+    client = openai_client(base_url=OPENROUTER_URL, api_key=SPECS["openrouter"].key())
     return OpenRouterModel(
-        options.model.name,
-        provider=OpenRouterProvider(api_key=SPECS["openrouter"].key()),
-        settings=one_attempt(),
+        options.model.name, provider=OpenRouterProvider(openai_client=client), settings=one_attempt()
     )
 
 
@@ -163,20 +183,27 @@ def _ollama(options: ModelOptions) -> Model:
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.ollama import OllamaProvider
 
+    from moot.models.openai_client import openai_client
+
     url = str(options.base_url) if options.base_url else os.environ.get("OLLAMA_BASE_URL", OLLAMA_DEFAULT_URL)
-    return OpenAIChatModel(options.model.name, provider=OllamaProvider(base_url=url), settings=one_attempt())
+    # Ollama needs no key, but the SDK wants one; a server behind a proxy may take OLLAMA_API_KEY.
+    client = openai_client(base_url=url, api_key=os.environ.get("OLLAMA_API_KEY") or "api-key-not-set")
+    return OpenAIChatModel(
+        options.model.name, provider=OllamaProvider(openai_client=client), settings=one_attempt()
+    )
 
 
 def _compatible(options: ModelOptions) -> Model:
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
+    from moot.models.openai_client import openai_client
+
     # Never send OPENAI_API_KEY to an arbitrary server: such servers get their own variable.
     key = SPECS["openai-compatible"].key() or "not-needed"
+    client = openai_client(base_url=str(options.base_url), api_key=key)
     return OpenAIChatModel(
-        options.model.name,
-        provider=OpenAIProvider(base_url=str(options.base_url), api_key=key),
-        settings=one_attempt(),
+        options.model.name, provider=OpenAIProvider(openai_client=client), settings=one_attempt()
     )
 
 
