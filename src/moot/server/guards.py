@@ -193,7 +193,7 @@ class JsonBodies:
 def _has_body(scope: Scope) -> bool:
     length = header(scope, b"content-length")
     if length is not None:
-        return length != "0"
+        return not length.isdigit() or int(length) > 0
     return header(scope, b"transfer-encoding") is not None
 
 
