@@ -59,6 +59,7 @@ from moot.domain.events import (
 )
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
+from moot.domain.text import RECORDED
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, PanelResult, ParticipantScore, Verdict
 from moot.errors import NotFoundError, StoreConflictError, StoreError, UserError
@@ -390,7 +391,11 @@ async def test_stores_opening_an_empty_database_at_once_migrate_it_once(db_url: 
 
 async def test_nul_characters_and_long_ids(store: EventStore) -> None:
     """PostgreSQL text cannot hold a NUL: the log keeps it (as JSON), the listing drops it, lookups miss."""
-    await store.append(started(topic="Tea\x00 or coffee?"))
+    # A topic recorded before moot refused control characters in one (moot.domain.text).
+    old = DebateConfig.model_validate(
+        {**config().model_dump(), "topic": "Tea\x00 or coffee?"}, context=RECORDED
+    )
+    await store.append(DebateStarted(debate_id="d1", config=old, at=T0))
     stored = await store.events("d1")
     assert isinstance(stored[0], DebateStarted) and stored[0].config.topic == "Tea\x00 or coffee?"
     assert (await store.summary("d1")).topic == "Tea or coffee?"

@@ -10,10 +10,11 @@ from typing import Any
 
 import yaml
 
+from moot.config_syntax import SyntaxErrors, syntax_error
 from moot.domain.config import DebateConfig, validate_config
 from moot.domain.models import DEFAULT_MODEL
 from moot.domain.personas import AUTO
-from moot.errors import ConfigError, one_line
+from moot.errors import ConfigError
 from moot.problem_templates import apply_template
 from moot.protocols import get_protocol
 from moot.roles import ROLES
@@ -43,6 +44,11 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"cannot read {path}: {exc.strerror or exc}; check the path", field="--config"
         ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save it as UTF-8",
+            field="--config",
+        ) from None
     try:
         if path.suffix in (".yaml", ".yml"):
             data = yaml.safe_load(text)
@@ -52,11 +58,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
             data = json.loads(text)
         else:
             raise ConfigError(f"{path.name}: use a .yaml, .yml, .toml or .json file", field="--config")
-    except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        first = one_line(exc)
-        raise ConfigError(
-            f"{path.name} is not valid {path.suffix[1:].upper()}: {first}", field="--config"
-        ) from None
+    except SyntaxErrors as exc:
+        raise ConfigError(syntax_error(exc, text).in_file(str(path)), field="--config") from None
     if not isinstance(data, dict):
         raise ConfigError(
             f"{path.name} must hold a mapping of fields (topic, participants, ...)", field="--config"

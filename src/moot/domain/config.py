@@ -19,6 +19,7 @@ from pydantic import (
 
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
 from moot.domain.retry_policy import RetryPolicy
+from moot.domain.text import OneLineText, PlainText
 from moot.domain.verdict import CRITERIA, default_rubric
 from moot.errors import ConfigError
 
@@ -143,17 +144,17 @@ PhaseName = Annotated[str, AfterValidator(_phase_name)]
 class Participant(ModelOptions):
     """One debater: who it is, which model speaks for it, what it argues."""
 
-    id: str = Field(default="", description="Short unique id; made from the name when left out")
-    name: str = Field(min_length=1, max_length=80)
-    persona: str = Field(
+    id: OneLineText = Field(default="", description="Short unique id; made from the name when left out")
+    name: OneLineText = Field(min_length=1, max_length=80)
+    persona: PlainText = Field(
         default="",
         max_length=4000,
         description="Who this debater is and how it argues; 'auto': a model proposes it when the debate starts",
     )
-    stance: str = Field(
+    stance: OneLineText = Field(
         default="", max_length=1000, description="The position it argues, e.g. 'for the motion'"
     )
-    system_prompt: str | None = Field(
+    system_prompt: PlainText | None = Field(
         default=None, max_length=20_000, description="Extra instructions placed first in its system prompt"
     )
     role: RoleName | None = Field(
@@ -204,8 +205,8 @@ class Participant(ModelOptions):
 class JudgeConfig(ModelOptions):
     """The model that weighs the debate and gives the verdict."""
 
-    name: str = Field(default="Judge", min_length=1, max_length=80)
-    instructions: str | None = Field(
+    name: OneLineText = Field(default="Judge", min_length=1, max_length=80)
+    instructions: PlainText | None = Field(
         default=None, max_length=20_000, description="Extra guidance for the judge"
     )
     retries: int = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
@@ -327,8 +328,8 @@ class HistoryConfig(_Strict):
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
-    topic: str = Field(min_length=1, max_length=4000)
-    context: str | None = Field(
+    topic: PlainText = Field(min_length=1, max_length=4000)
+    context: PlainText | None = Field(
         default=None, max_length=200_000, description="Background material for everyone"
     )
     participants: list[Participant] = Field(

@@ -10,13 +10,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.faults import FaultKind
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
+from moot.domain.text import RECORDED
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, PanelResult, Verdict
 
@@ -51,6 +52,17 @@ class _ProgressMarker(BaseEvent):
 class DebateStarted(BaseEvent):
     type: Literal["debate_started"] = "debate_started"
     config: DebateConfig
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _as_recorded(cls, config: Any) -> Any:
+        # Read back (the store, an export), a config is what was accepted then: a text rule added since must not
+        # make an old debate unreadable (moot.domain.text). The engine passes a DebateConfig, checked already.
+        return (
+            config
+            if isinstance(config, DebateConfig)
+            else DebateConfig.model_validate(config, context=RECORDED)
+        )
 
 
 class RoundStarted(_ProgressMarker):

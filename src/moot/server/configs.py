@@ -17,6 +17,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.config_files import build_config
+from moot.config_syntax import syntax_error
 from moot.domain.config import (
     MAX_PARTICIPANTS,
     MIN_PARTICIPANTS,
@@ -29,6 +30,7 @@ from moot.domain.config import (
     slugify,
 )
 from moot.domain.personas import AUTO, ProposedPersona
+from moot.domain.text import PlainText
 from moot.engine import ModelResolver
 from moot.engine.personas import propose_personas
 from moot.engine.runner import LOCAL_JUDGE_TOKENS, check_run, model_settings
@@ -63,7 +65,7 @@ class Checked(BaseModel):
 class PersonaRequest(ModelOptions):
     """The model (and its options) that proposes, with what it proposes for."""
 
-    topic: str = Field(min_length=1, max_length=4000)
+    topic: PlainText = Field(min_length=1, max_length=4000)
     count: int = Field(default=MIN_PARTICIPANTS, ge=MIN_PARTICIPANTS, le=MAX_PARTICIPANTS)
     diversity: Diversity = "multi-perspective"
 
@@ -211,8 +213,7 @@ def _load(text: str) -> dict[str, Any]:
         # Only what JSON can hold (YAML also makes dates and bytes), so the answer can be written back.
         data = json.loads(json.dumps(data))
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        kind = "JSON" if isinstance(exc, json.JSONDecodeError) else "YAML"
-        raise ConfigError(f"not valid {kind}: {one_line(exc)}") from None
+        raise ConfigError(syntax_error(exc, text).in_text()) from None
     except (TypeError, ValueError):
         raise ConfigError("a config holds only text, numbers, true/false, lists and mappings") from None
     except RecursionError:

@@ -1,0 +1,81 @@
+"""What text a person may give a debate: words, newlines where text runs to several lines, never a control
+character.
+
+A NUL, an escape sequence or a carriage return in a topic or a name is never meant: it breaks tables, turns
+into a terminal command when shown, and is stored and sent to every model. `PlainText` (topic, context,
+personas, instructions) keeps newlines and tabs; `OneLineText` (names, stances, ids) is one line. Both refuse
+the rest with the character and where it is, so a CLI flag, a config file, an API request and a
+`DebateConfig(...)` are held to the same rule.
+
+What was accepted before this rule stays readable: a record validated with `RECORDED` as its context (a
+stored `debate_started`) skips it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, ValidationInfo
+
+# The validation context of a record read back (the store, an exported JSON): it is shown as it was kept.
+RECORDED: dict[str, Any] = {"recorded": True}
+
+# C0 controls but tab and newline, DEL, C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# On one line, tab and newline are out too, and the Unicode line and paragraph separators.
+_NOT_ON_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LINE_BREAKS = "\n\r\u2028\u2029"
+_NAMES = {
+    0x00: "NUL",
+    0x07: "BEL",
+    0x08: "backspace",
+    0x09: "tab",
+    0x0D: "carriage return",
+    0x1B: "ESC",
+    0x7F: "DEL",
+}
+
+
+def _control(found: re.Match[str], allowed: str) -> ValueError:
+    code = ord(found.group())
+    name = f" ({_NAMES[code]})" if code in _NAMES else ""
+    return ValueError(f"has the control character U+{code:04X}{name} at {_where(found)}; {allowed}")
+
+
+def _where(found: re.Match[str]) -> str:
+    """`character 7`, or in text of several lines `line 3, column 7`."""
+    text, index = found.string, found.start()
+    if "\n" not in text:
+        return f"character {index + 1}"
+    line = text.count("\n", 0, index) + 1
+    column = index - text.rfind("\n", 0, index)
+    return f"line {line}, column {column}"
+
+
+def _recorded(info: ValidationInfo) -> bool:
+    return isinstance(info.context, dict) and bool(info.context.get("recorded"))
+
+
+def _plain_text(value: str, info: ValidationInfo) -> str:
+    if _recorded(info):
+        return value
+    # CR LF is a newline written on Windows: kept as the newline it is.
+    value = value.replace("\r\n", "\n")
+    if (found := _CONTROL.search(value)) is not None:
+        raise _control(found, "text may hold newlines and tabs, no other control characters")
+    return value
+
+
+def _one_line_text(value: str, info: ValidationInfo) -> str:
+    if _recorded(info):
+        return value
+    if (found := _NOT_ON_ONE_LINE.search(value)) is not None:
+        if found.group() in _LINE_BREAKS:
+            raise ValueError(f"has a line break at character {found.start() + 1}; write it as one line")
+        raise _control(found, "write it as one line of plain text")
+    return value
+
+
+PlainText = Annotated[str, AfterValidator(_plain_text)]
+OneLineText = Annotated[str, AfterValidator(_one_line_text)]
