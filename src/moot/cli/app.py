@@ -10,18 +10,18 @@ from typing import Annotated, Any
 
 import typer
 from dotenv import find_dotenv, load_dotenv
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
 from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
-from moot.cli.live import DbOption, err, follow
+from moot.cli.live import DbOption, err, follow, print_error
 from moot.cli.live import run_command as _run
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
 from moot.cli.resume import resume_command
+from moot.cli.safe_text import SafeConsole, terminal_safe, write_document
 from moot.cli.serve import serve_command
 from moot.cli.templates import templates_command
 from moot.cli.worker import QueueUrlOption, enqueue_debate, worker_command
@@ -49,7 +49,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
+out = SafeConsole()
 
 
 def _fixed_structure(fmt: object) -> bool:
@@ -364,13 +364,15 @@ def list_(
         for col in ("topic", "participants", "winner"):
             table.add_column(col)
         for r in rows:
+            # Stored text, made safe before it is cut and laid out: sixty characters the terminal shows.
+            topic = " ".join(terminal_safe(r.topic).split())
             table.add_row(
                 r.id[:8],
                 r.created_at.strftime("%Y-%m-%d %H:%M"),
                 r.status,
-                Text(r.topic[:60]),
-                Text(", ".join(p.name for p in r.participants)),
-                Text(r.winner or ""),
+                Text(topic[:60]),
+                Text(terminal_safe(", ".join(p.name for p in r.participants))),
+                Text(terminal_safe(r.winner or "")),
             )
         out.print(table)
 
@@ -412,7 +414,7 @@ def export_(
             events = await store.events(await store.resolve_id(debate_id))
         document = export(DebateRecord.from_events(events), chosen)
         if output is None:
-            sys.stdout.write(document if document.endswith("\n") else document + "\n")
+            write_document(document if document.endswith("\n") else document + "\n")
             return
         target = output if output.suffix else output.with_suffix(SUFFIXES[chosen])
         try:
@@ -466,11 +468,9 @@ def prompts(
             out.print(f"  {t}")
         return
     if name not in TEMPLATE_NAMES:
-        err.print(
-            f"[bold red]error:[/bold red] name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}"
-        )
+        print_error(f"name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}")
         raise typer.Exit(2)
-    sys.stdout.write(template_source(name))
+    write_document(template_source(name))
 
 
 def main() -> None:

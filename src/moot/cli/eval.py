@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any, cast, get_args
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from moot.cli.live import DbOption, run_command
+from moot.cli.live import DbOption, print_error, run_command
+from moot.cli.safe_text import SafeConsole, terminal_safe
 from moot.cli.worker import QueueUrlOption
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import UserError
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_ARMS = ["single", "sc:6", "society:3x2"]
 MODEL_KEYS = ("base_url", "max_tokens", "context_window")
-out = Console(highlight=False)
+out = SafeConsole()
 
 
 def eval_command(
@@ -119,7 +119,9 @@ def eval_command(
 
         plan = EvalPlan(dataset=dataset_obj, arms=arms, **plan_args)
         for problem in dataset_obj.problems:
-            out.print(f"[yellow]skipped[/yellow] dataset line {problem.line}: {escape(problem.message)}")
+            out.print(
+                Text.assemble(("skipped", "yellow"), f" dataset line {problem.line}: {problem.message}")
+            )
         store_url = db_url_from(db)
         async with await EventStore.open(store_url) as store:
             if enqueue:
@@ -142,15 +144,14 @@ def eval_command(
         out.print(f"{run.added} new results in {run.wall_s:.1f} s")
         if run.failed:
             out.print(
-                f"[yellow]{len(run.failed)} debates failed[/yellow] (counted wrong); the first: "
-                f"{escape(run.failed[0].error or '')}"
+                Text.assemble(
+                    (f"{len(run.failed)} debates failed", "yellow"),
+                    f" (counted wrong); the first: {run.failed[0].error or ''}",
+                )
             )
         out.print(f"results: {files.results_json}")
         out.print(f"report:  {files.report_html}")
-        # The hint holds '[eval]', which rich would take for markup.
-        out.print(
-            f"chart:   {files.report_png}" if files.report_png else f"chart:   {PNG_HINT}", markup=False
-        )
+        out.print(f"chart:   {files.report_png}" if files.report_png else f"chart:   {PNG_HINT}")
         return 1 if run.added and len(run.failed) == run.added else 0
 
     code = run_command(go())
@@ -238,9 +239,7 @@ def model_options(spec: str) -> ModelOptions:
 
 def _usage(exc: UserError) -> typer.Exit:
     """A user's mistake found before the run: one line, exit 2 (as `run_command` reports it)."""
-    from moot.cli.live import err
-
-    err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+    print_error(str(exc))
     return typer.Exit(2)
 
 
@@ -252,12 +251,15 @@ def _printer(quiet: bool) -> Any:
     def show(row: ResultRow) -> None:
         if quiet:
             return
-        verdict = "[green]right[/green]" if row.correct else "[red]wrong[/red]"
+        verdict = ("right", "green") if row.correct else ("wrong", "red")
         said = row.answer if row.answer is not None else "unparsed"
-        extra = f" ({escape(row.error)})" if row.error else ""
+        extra = f" ({row.error})" if row.error else ""
         out.print(
-            f"{escape(row.arm):<14} {escape(row.item_id):<16} {verdict} {escape(said)} "
-            f"(gold {escape(row.gold)}){extra}"
+            Text.assemble(
+                f"{terminal_safe(row.arm):<14} {terminal_safe(row.item_id):<16} ",
+                verdict,
+                f" {said} (gold {row.gold}){extra}",
+            )
         )
 
     return show

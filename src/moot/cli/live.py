@@ -8,16 +8,16 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from moot.cli.render import DebateRenderer
+from moot.cli.safe_text import SafeConsole, terminal_safe_json
 from moot.domain.events import DebateFailed, DebateInterrupted, Event
 from moot.errors import MootError, UserError
 
 T = TypeVar("T")
 # Errors are one line each, whatever the terminal width: scripts and people both read them as lines.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = SafeConsole(stderr=True, soft_wrap=True)
 DbOption = Annotated[
     str | None,
     typer.Option(
@@ -26,18 +26,23 @@ DbOption = Annotated[
 ]
 
 
+def print_error(message: str, *, label: str = "error", style: str = "bold red") -> None:
+    """One line on stderr, `label: message`; the message is text, never markup."""
+    err.print(Text.assemble((f"{label}:", style), " ", message) if message else Text(label, style=style))
+
+
 def run_command(coro: Coroutine[Any, Any, T]) -> T:
     """Run a command's coroutine; user mistakes exit 2, run failures 1, Ctrl-C 130, all as one line."""
     try:
         return asyncio.run(coro)
     except UserError as exc:
-        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+        print_error(str(exc))
         raise typer.Exit(2) from None
     except MootError as exc:
-        err.print(f"[bold red]failed:[/bold red] {escape(str(exc))}")
+        print_error(str(exc), label="failed")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/yellow]")
+        print_error("", label="interrupted", style="yellow")
         raise typer.Exit(130) from None
 
 
@@ -51,7 +56,7 @@ async def follow(events: AsyncIterator[Event], renderer: DebateRenderer, *, json
         async for event in events:
             last = event
             if json_lines:
-                sys.stdout.write(event.model_dump_json() + "\n")
+                sys.stdout.write(terminal_safe_json(event.model_dump_json()) + "\n")
                 sys.stdout.flush()
             else:
                 renderer.handle(event)

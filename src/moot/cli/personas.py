@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.safe_text import terminal_safe
 from moot.domain.config import DebateConfig
 from moot.domain.personas import ProposedPersona, auto_persona_ids, with_personas
 from moot.errors import RunError
@@ -52,19 +53,27 @@ def _show(
     for column in ("Participant", "Position", "Persona", "Key arguments"):
         table.add_column(column)
     for pid, p in proposals.items():
-        table.add_row(
-            config.speaker_name(pid), p.position, p.persona, "\n".join(f"• {a}" for a in p.key_arguments)
+        # A model's words: text, never markup, and nothing a terminal would act on.
+        cells = (
+            config.speaker_name(pid),
+            p.position,
+            p.persona,
+            "\n".join(f"• {a}" for a in p.key_arguments),
         )
+        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     console.print(table)
     if reasoning.strip():
-        console.print(Text(reasoning.strip(), style="dim"))
+        console.print(Text(terminal_safe(reasoning.strip()), style="dim"))
 
 
 def _edit(name: str, proposal: ProposedPersona) -> ProposedPersona:
-    position = typer.prompt(f"{name}: position", default=proposal.position)
-    persona = typer.prompt(f"{name}: persona", default=proposal.persona)
+    # click prints a prompt and its default itself, past the console: both are made safe here.
+    name = terminal_safe(name)
+    position = typer.prompt(f"{name}: position", default=terminal_safe(proposal.position))
+    persona = typer.prompt(f"{name}: persona", default=terminal_safe(proposal.persona))
     arguments = typer.prompt(
-        f"{name}: key arguments (separate with ;)", default="; ".join(proposal.key_arguments)
+        f"{name}: key arguments (separate with ;)",
+        default=terminal_safe("; ".join(proposal.key_arguments)),
     )
     return ProposedPersona(
         position=position.strip(),

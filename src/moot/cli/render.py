@@ -9,6 +9,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
     CallRetried,
@@ -69,7 +70,11 @@ def cache_text(usage: Usage) -> str:
 
 
 class DebateRenderer:
-    """Feeds on events; sequential speakers stream inline, simultaneous ones in live panels."""
+    """Feeds on events; sequential speakers stream inline, simultaneous ones in live panels.
+
+    Every event is made terminal-safe as it comes in (moot.cli.safe_text), so what is laid out is what is drawn;
+    give it a `SafeConsole`, which strips whatever else reaches it.
+    """
 
     def __init__(self, console: Console, *, quiet: bool = False, live: bool = True) -> None:
         self.console = console
@@ -81,6 +86,7 @@ class DebateRenderer:
         self._inline: str | None = None  # the speaker whose tokens are being printed inline
         self._streamed = False  # whether any of the inline speaker's tokens were printed
         self._after_tool = False  # a tool line was just printed: the blank lines opening the next text go
+        self._streams: dict[str, TerminalSafeStream] = {}  # per turn under way: its deltas made safe
 
     # -- helpers -----------------------------------------------------------------------------
     @property
@@ -111,7 +117,24 @@ class DebateRenderer:
         return text
 
     # -- event handling ----------------------------------------------------------------------
+    def _safe(self, event: Event) -> Event:
+        """The event with its text safe to draw; a turn's deltas through one stream, so an escape sequence
+        split across two deltas is held back until it can be stripped whole."""
+        match event:
+            case TurnStarted():
+                self._streams[turn_key(event.participant_id, event.target)] = TerminalSafeStream()
+            case CallRetried() if event.purpose == "turn":
+                # The retry streams its reply again from the start.
+                self._streams[turn_key(event.speaker, event.target)] = TerminalSafeStream()
+            case TokenDelta():
+                stream = self._streams.setdefault(
+                    turn_key(event.participant_id, event.target), TerminalSafeStream()
+                )
+                return event.model_copy(update={"text": stream.feed(event.text)})
+        return terminal_safe_data(event)
+
     def handle(self, event: Event) -> None:
+        event = self._safe(event)
         self.state.apply(event)
         self.ledger.apply(event, VOICE_IDS)
         if self.quiet:
@@ -172,7 +195,7 @@ class DebateRenderer:
             case DebateResumed():
                 self._stop_live()
                 self.console.print(
-                    Rule(f"Resumed ({event.after_status} before): {event.reason}", style="bold")
+                    Rule(Text(f"Resumed ({event.after_status} before): {event.reason}"), style="bold")
                 )
             case ContextTrimmed():
                 self.console.print(Text(context_trimmed_text(self.config, event), style="dim"))
@@ -217,7 +240,7 @@ class DebateRenderer:
             )
         self.console.print(table)
         self.console.print(
-            f"[dim]{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}[/dim]"
+            Text(f"{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}", style="dim")
         )
 
     def _tool_called(self, event: ToolCalled) -> None:
@@ -244,8 +267,11 @@ class DebateRenderer:
             # The running total: every call so far, the judge's and the format's asks included.
             + f" · so far {self.state.usage.total_tokens:,} tokens, {spent(self.state.usage)}"
         )
+        stream = self._streams.pop(turn_key(event.participant_id, event.target), None)
         if self._inline == turn_key(event.participant_id, event.target):
             self._inline = None
+            if self._streamed and stream is not None:
+                self.console.print(stream.flush(), highlight=False, markup=False, end="")
             if not self._streamed:  # a replay from the store, or a model that did not stream
                 self.console.print(event.text, highlight=False, markup=False, end="")
             self.console.print()
@@ -453,7 +479,11 @@ class DebateRenderer:
             table.add_row(Text(title, style="bold"), "", "", "", "")
             for u in rows:
                 table.add_row(
-                    "  " + u.label, f"{u.requests:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost
+                    Text("  " + u.label),
+                    f"{u.requests:,}",
+                    f"{u.input_tokens:,}",
+                    f"{u.output_tokens:,}",
+                    u.cost,
                 )
         self.console.print(table)
 

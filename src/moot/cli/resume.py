@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from moot.cli.live import DbOption, follow, run_command
 from moot.cli.render import DebateRenderer
+from moot.cli.safe_text import SafeConsole
 from moot.domain.events import Event
 from moot.domain.state import fold
 from moot.errors import StateError
@@ -50,7 +50,7 @@ def resume_command(
     only when no other process (a `moot run`, `moot serve` or worker) is running it: a crashed run and a live
     one look alike in the store, and of two processes writing one debate one stops at its next write.
     """
-    out = Console(highlight=False)
+    out = SafeConsole()
 
     async def go() -> int:
         from moot.engine import resume_debate  # only a resume needs the engine and its provider SDKs

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from moot.cli.live import run_command
+from moot.cli.safe_text import terminal_safe
 from moot.domain.config import DebateConfig
 from moot.errors import StoreError
 from moot.store import EventStore, db_url_from
@@ -92,7 +93,8 @@ def worker_command(
             loop.add_signal_handler(sig, stop.set)
 
         def say(line: str) -> None:
-            sys.stdout.write(f"{datetime.now():%H:%M:%S} {settings.executor_id} {line}\n")
+            # Lines quote model and store errors: drawn on a terminal, they must not drive it.
+            sys.stdout.write(terminal_safe(f"{datetime.now():%H:%M:%S} {settings.executor_id} {line}") + "\n")
             sys.stdout.flush()
 
         await Worker(settings, say=say).run(stop)
