@@ -102,6 +102,43 @@ def test_bad_input_names_the_field(data: dict[str, Any], expected: str) -> None:
     assert expected in error_of(data)
 
 
+@pytest.mark.parametrize(
+    ("model", "place"),
+    [
+        ("openai:gpt-4o", "participants.0"),
+        ("anthropic:claude-sonnet-4-5", "judge"),
+        ("openrouter:openai/gpt-4o", "moderator"),
+        ("local:smollm2", "history.summarizer"),
+        ("fake:a", "judge.fallback.0"),
+    ],
+)
+def test_base_url_on_a_provider_that_takes_none_names_the_provider_to_use(model: str, place: str) -> None:
+    # The provider would call its own servers and drop the URL: an error, not a setting ignored.
+    url = "http://127.0.0.1:9/v1"
+    options = {"model": model, "base_url": url}
+    data: dict[str, Any] = {"topic": "T", "participants": [{"name": "A", "model": "fake:a"}, {"name": "B"}]}
+    if place == "participants.0":
+        data["participants"][0] = {"name": "A", **options}
+    elif place == "judge.fallback.0":
+        data["judge"] = {"model": "fake:j", "fallback": [options]}
+    elif place == "history.summarizer":
+        data["history"] = {"summarizer": options}
+    else:
+        data[place] = options
+    name = model.split(":", 1)[1]
+    assert error_of(data) == (
+        f"{place}.base_url: {model.split(':')[0]} takes no base_url; use openai-compatible:{name} with "
+        f"base_url={url} (an Ollama server: ollama:{name})"
+    )
+
+
+@pytest.mark.parametrize("model", ["ollama:llama3.2", "openai-compatible:m"])
+def test_base_url_is_taken_by_the_providers_that_reach_a_named_server(model: str) -> None:
+    participant = {"name": "A", "model": model, "base_url": "http://127.0.0.1:9/v1"}
+    config = validate_config({"topic": "T", "participants": [participant, {"name": "B"}]})
+    assert str(config.participants[0].base_url) == "http://127.0.0.1:9/v1"
+
+
 def test_too_many_participants() -> None:
     assert "at most 10" in error_of({"topic": "T", "participants": [{"name": f"P{i}"} for i in range(11)]})
 

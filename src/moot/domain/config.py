@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.domain.models import BASE_URL_PROVIDERS, DEFAULT_MODEL, ModelRef, ModelRefField
 from moot.domain.retry_policy import RetryPolicy
 from moot.domain.text import OneLineText, PlainText
 from moot.domain.verdict import CRITERIA, default_rubric
@@ -113,6 +113,12 @@ class ModelOptions(_Strict):
         model = info.data.get("model")
         if url is None and model is not None and model.provider == "openai-compatible":
             raise ValueError("openai-compatible models need base_url, e.g. base_url=http://127.0.0.1:8000/v1")
+        if url is not None and model is not None and model.provider not in BASE_URL_PROVIDERS:
+            # The provider would call its own servers and the URL would be dropped without a word.
+            raise ValueError(
+                f"{model.provider} takes no base_url; use openai-compatible:{model.name} with base_url={url} "
+                f"(an Ollama server: ollama:{model.name})"
+            )
         return url
 
 

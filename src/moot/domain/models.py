@@ -30,6 +30,10 @@ PROVIDER_ALIASES: dict[str, str] = {
     "llama": "local",
 }
 
+# The providers that reach a server the user names; every other provider ignores a base_url, so one given to
+# them is a mistake to report, not a setting to drop.
+BASE_URL_PROVIDERS = ("openai-compatible", "ollama")
+
 DEFAULT_MODEL = "local:smollm2"
 
 _NAME = re.compile(r"^[A-Za-z0-9][\w.:/@+-]*$")
