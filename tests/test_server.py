@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from moot.config_files import build_config
 from moot.domain.config import DebateConfig
 from moot.server import DebateManager, create_app
 from moot.store import EventStore
@@ -120,6 +121,31 @@ def test_bad_config_is_422_with_field_path(client: TestClient) -> None:
     r = client.post("/api/debates", json=body(rounds=0))
     assert r.status_code == 422
     assert [e["field"] for e in r.json()["detail"]] == ["rounds"]
+
+
+def test_what_a_config_file_may_leave_out_is_filled_as_the_cli_fills_it(client: TestClient) -> None:
+    # The README's request: no names, no stances, no rounds.
+    data = {"topic": "Tabs or spaces?", "participants": [{"model": "fake:a"}, {"model": "fake:b"}]}
+    assert client.post("/api/configs/check", json=data).json() == {"ok": True}
+    debate_id = start(client, data)
+    config = DebateConfig.model_validate(client.get(f"/api/debates/{debate_id}").json()["config"])
+    assert config == build_config(data)
+    assert [(p.name, p.stance) for p in config.participants] == [
+        ("Proponent", "for the motion"),
+        ("Opponent", "against the motion"),
+    ]
+    wait_for(client, debate_id)
+
+
+def test_a_base_url_for_a_provider_that_takes_none_is_422(client: TestClient) -> None:
+    bad = body()
+    bad["participants"][0].update(model="openai:gpt-4o", base_url="http://127.0.0.1:9/v1")
+    r = client.post("/api/debates", json=bad)
+    assert r.status_code == 422
+    (error,) = r.json()["detail"]
+    assert error["field"] == "participants.0.base_url"
+    assert error["message"].startswith("openai takes no base_url; use openai-compatible:gpt-4o")
+    assert client.get("/api/debates").json() == []
 
 
 def test_api_keys_and_unknown_fields_are_rejected(client: TestClient) -> None:

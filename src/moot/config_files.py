@@ -6,9 +6,10 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
+from pydantic import BeforeValidator
 
 from moot.config_syntax import SyntaxErrors, syntax_error
 from moot.domain.config import DebateConfig, validate_config
@@ -138,6 +139,12 @@ def fill_defaults(participants: list[dict[str, Any]], *, sides: bool = True) -> 
 
 def build_config(data: dict[str, Any]) -> DebateConfig:
     """Validate a raw mapping (from a file, flags or a request) into a DebateConfig."""
+    return validate_config(fill_config(data))
+
+
+def fill_config(data: dict[str, Any]) -> dict[str, Any]:
+    """A raw mapping with what a user may leave out filled in, as every way in fills it (files, flags, the
+    API): a template's topic, participants' names and two-sided stances, a format's own rounds."""
     data = apply_template(data)
     participants = data.get("participants")
     if isinstance(participants, list) and all(isinstance(p, dict) for p in participants):
@@ -148,7 +155,15 @@ def build_config(data: dict[str, Any]) -> DebateConfig:
         default = get_protocol(data["format"]).default_rounds
         if default is not None:
             data = {**data, "rounds": default}
-    return validate_config(data)
+    return data
+
+
+def _filled(data: Any) -> Any:
+    return fill_config(data) if isinstance(data, dict) else data
+
+
+# A DebateConfig as a request body: filled as a config file is before it is checked (pydantic reports the rest).
+FilledConfig = Annotated[DebateConfig, BeforeValidator(_filled)]
 
 
 def load_config(path: Path, **overrides: Any) -> DebateConfig:

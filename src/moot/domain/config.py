@@ -147,11 +147,24 @@ ToolRef = Annotated[str, AfterValidator(_tool_ref)]
 PhaseName = Annotated[str, AfterValidator(_phase_name)]
 
 
+def _name_may_be_left_out(schema: dict[str, Any]) -> None:
+    # Files, flags and API requests are filled in before they are checked (moot.config_files.fill_config),
+    # so the schema people write configs against must not demand a name.
+    schema["required"] = [field for field in schema.get("required", []) if field != "name"]
+
+
 class Participant(ModelOptions):
     """One debater: who it is, which model speaks for it, what it argues."""
 
+    model_config = ConfigDict(json_schema_extra=_name_may_be_left_out)
+
     id: OneLineText = Field(default="", description="Short unique id; made from the name when left out")
-    name: OneLineText = Field(min_length=1, max_length=80)
+    name: OneLineText = Field(
+        min_length=1,
+        max_length=80,
+        description="Its display name; left out: Proponent and Opponent in a debate of two with sides, a role's "
+        "title, else Speaker N",
+    )
     persona: PlainText = Field(
         default="",
         max_length=4000,

@@ -21,7 +21,8 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
 from moot import __version__
-from moot.domain.config import DebateConfig, FormatName
+from moot.config_files import FilledConfig
+from moot.domain.config import FormatName
 from moot.domain.events import Event
 from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.models import PROVIDERS
@@ -166,8 +167,12 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         # Field paths as dotted strings ("participants.0.model"), the way the CLI names them.
+        # The message as a validator wrote it, without pydantic's "Value error, " before it.
         errors = [
-            {"field": ".".join(str(p) for p in e["loc"] if p != "body"), "message": e["msg"]}
+            {
+                "field": ".".join(str(p) for p in e["loc"] if p != "body"),
+                "message": str(e["msg"]).removeprefix("Value error, "),
+            }
             for e in exc.errors()
         ]
         return JSONResponse({"detail": errors}, status_code=422)
@@ -177,9 +182,11 @@ def create_app(
         return {"status": "ok", "version": __version__}
 
     @app.post("/api/debates", status_code=202)
-    async def create(request: Request, config: DebateConfig, start: bool = True) -> Started:
+    async def create(request: Request, config: FilledConfig, start: bool = True) -> Started:
         """Check the config, then start the debate in the background (or, with `moot serve --enqueue`, queue
-        it for a worker); `start=false` only records it (status `created`) for a later `POST .../start`."""
+        it for a worker); `start=false` only records it (status `created`) for a later `POST .../start`.
+        What a config file may leave out is filled as `moot run --config` fills it: participants' names,
+        the stances of a two-sided debate, a format's own rounds."""
         manager = manager_of(request)
         queued = start and manager.dispatcher is not None
         run = admit(request, config, lambda c: manager.start(c, hold=not start or queued))

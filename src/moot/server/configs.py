@@ -16,7 +16,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config_files import build_config
+from moot.config_files import FilledConfig, build_config
 from moot.config_syntax import syntax_error
 from moot.domain.config import (
     MAX_PARTICIPANTS,
@@ -105,7 +105,7 @@ def config_yaml(config: DebateConfig) -> PlainTextResponse:
 
 
 @router.post("/api/configs/check")
-async def check(request: Request, config: DebateConfig) -> Checked:
+async def check(request: Request, config: FilledConfig) -> Checked:
     """Every check POST /api/debates runs before it starts a debate, without starting one: this server's
     limits and allowlists, the format's rules, and each model's package and API key (a 422 such as
     `participants.0.model: openai needs OPENAI_API_KEY`)."""
