@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from moot import __version__ as moot_version
 from moot.cli.app import app
 from moot.domain.events import EVENT_ADAPTER
 from moot.export import load_json
@@ -148,6 +149,14 @@ def test_schema_is_json_schema_of_the_config() -> None:
     code, out, _ = moot("schema")
     schema = json.loads(out)
     assert code == 0 and {"topic", "participants", "rounds", "turn_order"} <= set(schema["properties"])
+    # A config file may leave a participant's name out: it is made up as the file is read.
+    assert "name" not in schema["$defs"]["Participant"].get("required", [])
+
+
+def test_version_prints_the_version_and_exits_0() -> None:
+    assert "--version" in moot("--help")[1]
+    code, out, err = moot("--version")
+    assert (code, out.strip(), err) == (0, f"moot {moot_version}", "")
 
 
 def test_prompts_lists_and_prints_templates() -> None:

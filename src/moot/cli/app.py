@@ -67,15 +67,27 @@ def _is_terminal() -> bool:
     return sys.stdin.isatty()
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        out.print(f"moot {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            # Eager: handled while the flags are read, before click asks for the missing command.
+            callback=_print_version,
+            is_eager=True,
+            help="Show the version and exit.",
+        ),
+    ] = False,
 ) -> None:
     # Keys may live in a .env file next to where moot is run; the real environment wins.
     load_dotenv(find_dotenv(usecwd=True), override=False)
-    if version:
-        out.print(f"moot {__version__}")
-        raise typer.Exit()
 
 
 def _assemble_config(
