@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -16,6 +17,8 @@ from moot import __version__ as moot_version
 from moot.cli.app import app
 from moot.domain.events import EVENT_ADAPTER
 from moot.export import load_json
+from moot.install import install_command
+from moot.models.providers import SPECS
 
 runner = CliRunner()
 FAKES = ["-p", "fake:a,name=Ada,stance=ban cars", "-p", "fake:b,name=Bo,stance=keep cars"]
@@ -109,7 +112,12 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
         ),
         (
             ["run", "T", *FAKES, "--judge", "anthropic:claude-sonnet-4-5"],
-            "judge.model: the anthropic provider is not installed; run `pip install 'moot[anthropic]'`",
+            f"judge.model: the anthropic provider is not installed; run `{install_command('anthropic')}`",
+        ),
+        (
+            ["run", "T", "-p", "openai:gpt-4o,base_url=http://127.0.0.1:9/v1", "-p", "fake:b"],
+            "participants.0.base_url: openai takes no base_url; use openai-compatible:gpt-4o with "
+            "base_url=http://127.0.0.1:9/v1",
         ),
         (["export", "doesnotexist"], "no debate"),
         (["export", "abcd", "-f", "pdf"], "--format: unknown format 'pdf'"),
@@ -121,6 +129,10 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # The dev install has every provider's SDK: one is made missing, as on a user's plain install.
+    monkeypatch.setitem(
+        SPECS, "anthropic", dataclasses.replace(SPECS["anthropic"], module="moot_no_such_sdk")
+    )
     code, out, err = moot(*args)
     assert code == 2, (out, err)
     assert message in err

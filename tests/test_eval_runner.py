@@ -40,6 +40,7 @@ from moot.eval.folder import QUEUED, RESULTS
 from moot.eval.report import REPORT_HTML, RESULTS_JSON, summarise, templates_used, write_report
 from moot.eval.results import ResultRow
 from moot.eval.runner import Action, EvalPlan, EvalRun, run_eval
+from moot.install import install_command
 from moot.store import EventStore
 from tests.conftest import prompt_text
 
@@ -726,5 +727,5 @@ def test_without_matplotlib_the_cli_says_how_to_get_the_png(
     args = ["eval", "--generate", "arithmetic", "-n", "1", "-m", "fake:echo", "--arm", "single"]
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert "install matplotlib for report.png: pip install 'moot[eval]'" in result.output
+    assert f"install matplotlib for report.png: {install_command('eval')}" in result.output
     assert not (tmp_path / "out" / "report.png").exists()

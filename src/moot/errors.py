@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from moot.install import install_command
+
 if TYPE_CHECKING:
     from moot.domain.faults import Fault
 
@@ -63,10 +65,10 @@ class MissingKeyError(UserError):
 class ProviderNotInstalledError(UserError):
     """The Python package for a provider is missing."""
 
-    def __init__(self, *, field: str, provider: str, extra: str) -> None:
+    def __init__(self, *, field: str, provider: str, extra: str | None) -> None:
         self.provider = provider
         super().__init__(
-            f"the {provider} provider is not installed; run `pip install 'moot[{extra}]'`", field=field
+            f"the {provider} provider is not installed; run `{install_command(extra)}`", field=field
         )
 
 

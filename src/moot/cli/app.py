@@ -449,7 +449,7 @@ def models() -> None:
             key = "set" if spec.key() else ("missing" if spec.key_required else "optional, not set")
         else:
             key = "not needed"
-        install = "yes" if spec.installed() else f"pip install 'moot[{spec.extra}]'"
+        install = spec.install_hint() or "yes"
         table.add_row(name, PROVIDERS[name], " or ".join(spec.key_vars) or "-", key, Text(install))
     out.print(table)
     out.print(f"Default model: {DEFAULT_MODEL} (embedded, no key, no network)")

@@ -23,12 +23,13 @@ from moot.eval.charts import money, pct, render_html, write_png
 from moot.eval.results import ArmSummary, ResultRow, RoundAccuracy
 from moot.eval.runner import EvalPlan, EvalRun
 from moot.eval.stats import wilson
+from moot.install import install_command
 from moot.prompts.render import template_source, user_prompt_dir
 
 RESULTS_JSON = "results.json"
 REPORT_HTML = "report.html"
 REPORT_PNG = "report.png"
-PNG_HINT = "install matplotlib for report.png: pip install 'moot[eval]'"
+PNG_HINT = f"install matplotlib for report.png: {install_command('eval')}"
 # The templates each format renders itself; what they include is followed (see `templates_used`).
 FORMAT_TEMPLATES: dict[str, tuple[str, ...]] = {
     "society-of-minds": ("society_system.j2", "society_turn.j2"),

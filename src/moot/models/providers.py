@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 from moot.domain.models import PROVIDERS
 from moot.errors import MissingKeyError, ProviderNotInstalledError
+from moot.install import install_command
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434/v1"
 OPENROUTER_URL = "https://openrouter.ai/api/v1"  # pydantic-ai's OpenRouterProvider.base_url
@@ -36,7 +37,7 @@ class ProviderSpec:
     key_vars: tuple[str, ...] = ()
     key_required: bool = True
     module: str | None = None  # a module that exists only when the provider's extra is installed
-    extra: str | None = None
+    extra: str | None = None  # the extra that installs `module`; None: moot's own dependencies do
     # Whether its streams end with a marker (a finish reason, `[DONE]`), so one that ends without is a reply
     # cut short (moot.models.stream_ends); moot's own models have no wire to cut.
     end_marker: bool = True
@@ -47,6 +48,10 @@ class ProviderSpec:
 
     def key(self) -> str | None:
         return next((os.environ[v] for v in self.key_vars if os.environ.get(v)), None)
+
+    def install_hint(self) -> str | None:
+        """The command that installs this provider, or None when it is installed."""
+        return None if self.installed() else install_command(self.extra)
 
     def installed(self) -> bool:
         if self.module is None:
@@ -60,16 +65,14 @@ class ProviderSpec:
 SPECS: dict[str, ProviderSpec] = {
     s.name: s
     for s in (
-        ProviderSpec("openai", ("OPENAI_API_KEY",), module="openai", extra="openai"),
+        ProviderSpec("openai", ("OPENAI_API_KEY",), module="openai"),
         ProviderSpec("anthropic", ("ANTHROPIC_API_KEY",), module="anthropic", extra="anthropic"),
         ProviderSpec("google", ("GOOGLE_API_KEY", "GEMINI_API_KEY"), module="google.genai", extra="google"),
         ProviderSpec("groq", ("GROQ_API_KEY",), module="groq", extra="groq"),
         ProviderSpec("mistral", ("MISTRAL_API_KEY",), module="mistralai", extra="mistral"),
-        ProviderSpec("openrouter", ("OPENROUTER_API_KEY",), module="openai", extra="openai"),
-        ProviderSpec("ollama", (), key_required=False, module="openai", extra="openai"),
-        ProviderSpec(
-            "openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai", extra="openai"
-        ),
+        ProviderSpec("openrouter", ("OPENROUTER_API_KEY",), module="openai"),
+        ProviderSpec("ollama", (), key_required=False, module="openai"),
+        ProviderSpec("openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai"),
         ProviderSpec("local", (), key_required=False, module="llama_cpp", end_marker=False),
         ProviderSpec("fake", (), key_required=False, end_marker=False),
     )
@@ -106,7 +109,7 @@ def check_available(options: ModelOptions, *, field: str) -> None:
     """Fail before a debate starts if this model cannot be called: missing package or key."""
     spec = SPECS[options.model.provider]
     if not spec.installed():
-        raise ProviderNotInstalledError(field=field, provider=spec.name, extra=spec.extra or spec.name)
+        raise ProviderNotInstalledError(field=field, provider=spec.name, extra=spec.extra)
     if spec.key_required and spec.key() is None:
         raise MissingKeyError(field=field, provider=spec.name, env_var=" or ".join(spec.key_vars))
 

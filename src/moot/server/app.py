@@ -18,7 +18,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Web
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from moot import __version__
 from moot.config_files import FilledConfig
@@ -80,6 +80,7 @@ class ProviderInfo(BaseModel):
     key_required: bool
     key_set: bool
     installed: bool
+    install: str | None = Field(description="The command that installs it on the server; null when installed")
 
 
 class PhaseInfo(BaseModel):
@@ -327,6 +328,7 @@ def create_app(
                 key_required=spec.key_required,
                 key_set=spec.key() is not None,
                 installed=spec.installed(),
+                install=spec.install_hint(),
             )
             for name, spec in SPECS.items()
         ]

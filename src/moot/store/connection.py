@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from moot.errors import StoreError, one_line
+from moot.install import install_command
 from moot.store.location import redact
 
 # An execution option: on SQLite, take the write lock when the transaction begins (waiting up to the
@@ -85,7 +86,7 @@ def create_engine(url: URL, where: str) -> Engine:
     except ImportError as exc:
         raise StoreError(
             f"could not open the event store at {where}: its database driver is not installed ({exc}); "
-            "for PostgreSQL, pip install 'psycopg[binary]'"
+            f"for PostgreSQL, {install_command('postgres')}"
         ) from exc
     if engine.dialect.is_async:
         raise StoreError(
