@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # The Debian packages the tests need; `present` below says how to tell each one is there.
-PACKAGES=(postgresql chromium)
+PACKAGES=(postgresql chromium curl)
 
 present() {
     case "$1" in
@@ -19,6 +19,10 @@ present() {
         chromium)
             # The browser tests drive Debian's chromium; Playwright's own download is never used.
             [[ -e /usr/bin/chromium ]] || command -v chromium >/dev/null
+            ;;
+        curl)
+            # The README's curl examples run as written (tests/test_readme_examples.py).
+            command -v curl >/dev/null
             ;;
         *)
             dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

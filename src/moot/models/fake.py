@@ -1,8 +1,10 @@
 """A scripted model for demos, benchmarks and tests: no weights, no network, deterministic.
 
-`fake:NAME` streams a short canned argument; `fake:slow-200` waits 200 ms per call first; `fake:drip-25`
-streams it a word every 25 ms (a reply that is under way for a while, as a real model's is).
-Asked for structured output (a verdict), it fills the schema with plausible values.
+`fake:NAME` streams a short canned argument that names its speaker and round; a name ending in `-N`
+(`fake:slow-200`, `fake:judge-50`) waits N ms per call first; `fake:drip-25` streams it a word every 25 ms (a
+reply that is under way for a while, as a real model's is). Asked for structured output (a verdict, an
+assessment, a vote, a ranking), it fills the schema with plausible values that differ between participants.
+The README's "Models and keys" documents these names; keep the two in step.
 """
 
 from __future__ import annotations
