@@ -16,13 +16,12 @@ re-points at 127.0.0.1 (DNS rebinding) becomes, to the browser, the same origin 
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from moot.server.asgi import deny, header
-from moot.server.settings import ServerSettings, env_name, host_name
+from moot.server.settings import ServerSettings, env_name, host_name, is_loopback
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _SHOWN = 100  # characters of a refused header value quoted back
@@ -45,15 +44,6 @@ def _host_port(value: str) -> tuple[str, int | None] | None:
     return None if name is None else (name, port)
 
 
-def _is_loopback(name: str) -> bool:
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 class HostGuard:
     """400 unless the request's Host is loopback, the address the client connected to, or allowed."""
 
@@ -62,7 +52,7 @@ class HostGuard:
         self.allowed = frozenset(settings.allowed_hosts)
 
     def answers_to(self, name: str, scope: Scope) -> bool:
-        if _is_loopback(name) or name in self.allowed:
+        if is_loopback(name) or name in self.allowed:
             return True
         # The address this connection reached (an IP from the socket, under a real server): a page can make
         # a browser send that only by being on that address itself, so no rebinding hides behind it. It is
