@@ -21,7 +21,7 @@ from moot.domain.config import ModelOptions
 from moot.domain.ledger import ledger
 from moot.domain.state import fold
 from moot.domain.usage import Usage
-from moot.engine.runner import InMemoryLog, model_settings, run_debate
+from moot.engine import InMemoryLog, model_settings, run_debate
 from moot.export import export
 from moot.models.pricing import response_usage
 from tests.conftest import Recorder, judge_answer, make_config, resolver

@@ -19,7 +19,7 @@ from moot.domain.events import ContextTrimmed, DebateStarted, HistorySummarised,
 from moot.domain.ledger import ledger
 from moot.domain.state import fold
 from moot.domain.usage import Usage
-from moot.engine.runner import InMemoryLog, preflight, run_debate
+from moot.engine import InMemoryLog, preflight, run_debate
 from moot.errors import ConfigError, UserError
 from moot.prompts.history import HistoryView, history_window, turn_id, viewing
 from moot.protocols import TurnPrompt

@@ -27,7 +27,7 @@ from moot.domain.verdict import (
     default_rubric,
     weighted_score,
 )
-from moot.engine.runner import InMemoryLog, preflight, run_debate
+from moot.engine import InMemoryLog, preflight, run_debate
 from moot.errors import ConfigError, MissingKeyError
 from moot.export import export
 from moot.export.record import DebateRecord

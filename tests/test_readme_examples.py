@@ -9,7 +9,7 @@ What the tests substitute, and nothing else:
 
 - Models. Every model a command names (`openai:`, `anthropic:`, `groq:`, `ollama:`, and the default
   `local:smollm2`) is resolved to moot's own `fake:` model of the same name at moot's model factory
-  (`moot.engine.runner`'s `build_model`, with its package-and-key check), so the commands run as written with no
+  (`moot.engine.checks`'s `build_model`, with its package-and-key check), so the commands run as written with no
   key, no network and no weights; flags, config building, the engine, the store and the rendering are the real
   CLI's. Provider rate limits are lifted (`MOOT_PROVIDER_LIMITS`): nothing they protect is called. The Python
   API example runs the embedded model for real (marked `embedded`).
@@ -62,7 +62,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner, Result
 
 import moot
-import moot.engine.runner as runner_module
+import moot.engine.checks as checks_module
 from moot.cli.app import app
 from moot.config_files import SPEC_KEYS, build_config, load_config
 from moot.domain.config import DebateConfig, ModelOptions
@@ -202,10 +202,10 @@ def no_check(options: ModelOptions, *, field: str) -> None:
 # Launches `moot` in a subprocess with the same substitution as `fake_models` (argv: the command's words).
 LAUNCH_WITH_FAKES = """
 import sys
-import moot.engine.runner as runner
+import moot.engine.checks as checks
 from moot.models.fake import fake_model
-runner.build_model = lambda options: fake_model(options.model.name)
-runner.check_available = lambda options, *, field: None
+checks.build_model = lambda options: fake_model(options.model.name)
+checks.check_available = lambda options, *, field: None
 from moot.cli.app import main
 sys.argv[0] = "moot"
 main()
@@ -215,8 +215,8 @@ NO_LIMITS = json.dumps({provider: dict.fromkeys(ProviderLimits.model_fields) for
 
 @pytest.fixture
 def fake_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(runner_module, "build_model", as_fake)
-    monkeypatch.setattr(runner_module, "check_available", no_check)
+    monkeypatch.setattr(checks_module, "build_model", as_fake)
+    monkeypatch.setattr(checks_module, "check_available", no_check)
     monkeypatch.setenv(LIMITS_VAR, NO_LIMITS)
     reset_limiters()  # the process-wide limiters read MOOT_PROVIDER_LIMITS afresh
     yield

@@ -27,9 +27,9 @@ from moot.cli.render import DebateRenderer
 from moot.domain.config import DebateConfig, ModelOptions, validate_config
 from moot.domain.events import CallRetried, Event, ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted
 from moot.domain.state import DebateState, Turn, fold
+from moot.engine import InMemoryLog, preflight, run_debate
 from moot.engine import runner as runner_module
 from moot.engine.calls import stream_tool_reply
-from moot.engine.runner import InMemoryLog, preflight, run_debate
 from moot.engine.tools import WEB_SEARCH_PROVIDERS
 from moot.errors import ConfigError
 from moot.export import export

@@ -304,7 +304,7 @@ def run(
 
 async def _print_estimate(cfg: DebateConfig) -> None:
     """The debate run on stand-in models: calls, tokens and cost per model, low to high."""
-    from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate, estimate_lines
+    from moot.engine import HIGH_SHARE, LOW_SHARE, estimate, estimate_lines
     from moot.export.record import money
 
     est = await estimate(cfg)

@@ -19,8 +19,7 @@ async def review_personas(config: DebateConfig, console: Console, *, interactive
     ids = auto_persona_ids(config)
     if not ids or not interactive:
         return config
-    from moot.engine.personas import propose_personas
-    from moot.engine.runner import LOCAL_JUDGE_TOKENS, model_settings, preflight
+    from moot.engine import LOCAL_JUDGE_TOKENS, model_settings, preflight, propose_personas
 
     resolve = preflight(config)
     options = config.voice_options()

@@ -1,14 +1,33 @@
-"""The engine: runs a debate's steps, calls models, emits the event stream."""
+"""The engine: runs a debate's steps, calls models, emits the event stream.
 
+Edges (cli, server, eval, workers) import the engine from here only, never from its modules, so the engine can
+reorganise inside (tests/test_layers.py holds them to it).
+"""
+
+from moot.context.windows import LOCAL_JUDGE_TOKENS
+from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
-from moot.engine.runner import EventLog, InMemoryLog, ModelResolver, preflight, resume_debate, run_debate
+from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate, estimate_lines
+from moot.engine.personas import propose_personas
+from moot.engine.runner import EventLog, InMemoryLog, resumable, resume_debate, run_debate
+from moot.engine.settings import model_settings
 
 __all__ = [
+    "HIGH_SHARE",
+    "LOCAL_JUDGE_TOKENS",
+    "LOW_SHARE",
+    "Checked",
     "EventLog",
     "InMemoryLog",
     "ModelResolver",
     "RunControl",
+    "check_run",
+    "estimate",
+    "estimate_lines",
+    "model_settings",
     "preflight",
+    "propose_personas",
+    "resumable",
     "resume_debate",
     "run_debate",
 ]

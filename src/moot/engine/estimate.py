@@ -17,10 +17,11 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from moot.context.windows import LOCAL_TURN_TOKENS
 from moot.domain.config import DebateConfig, Limits, ModelOptions
 from moot.domain.models import ModelRef
 from moot.engine.budget import estimate_tokens, price, reply_tokens
-from moot.engine.runner import LOCAL_TURN_TOKENS, InMemoryLog, run_debate
+from moot.engine.runner import InMemoryLog, run_debate
 from moot.models.fake import fill_schema
 
 LOW_SHARE = 0.3

@@ -12,17 +12,14 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import Any, Protocol
 
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from moot.context import Fitted
-from moot.context.check import check_windows
-from moot.context.windows import LOCAL_JUDGE_TOKENS as LOCAL_JUDGE_TOKENS
-from moot.context.windows import LOCAL_TURN_TOKENS as LOCAL_TURN_TOKENS
+from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.assessment import StopReason
 from moot.domain.config import VOICES, DebateConfig, ModelOptions
 from moot.domain.events import (
@@ -49,27 +46,26 @@ from moot.domain.events import (
 )
 from moot.domain.personas import auto_persona_ids
 from moot.domain.state import DebateState, fold
-from moot.engine.budget import check_budget_prices, price_notice
+from moot.engine.budget import price_notice
 from moot.engine.budget_steps import HARD_STOPS, BudgetSteps
 from moot.engine.calls import Reply, ToolUse, ask_judge, stream_reply, stream_tool_reply
+from moot.engine.checks import Checked, ModelResolver, check_run, model_key
 from moot.engine.context_steps import SUMMARY_WORDS as SUMMARY_WORDS
 from moot.engine.context_steps import ContextSteps
 from moot.engine.control import RunControl, time_running
 from moot.engine.judging_steps import JudgingSteps
 from moot.engine.personas import propose_personas
 from moot.engine.retry import CallSite, Guard, Retry
-from moot.engine.tools import Toolkit, check_tool_models, kit_for, resolve_tools
+from moot.engine.settings import model_settings
+from moot.engine.tools import Toolkit, kit_for
 from moot.errors import (
-    ConfigError,
     ModelCallError,
     MootError,
     RunError,
     StateError,
     StoreConflictError,
-    UserError,
-    one_line,
 )
-from moot.models.providers import build_model, check_available, redact
+from moot.models.providers import redact
 from moot.protocols import (
     Ask,
     AskSpec,
@@ -87,11 +83,9 @@ from moot.protocols import (
     get_protocol,
 )
 
-ModelResolver = Callable[[ModelOptions], Model]
-
 # Prompts are fitted to each model's context window by tokens (moot.context): the history budget shrinks
 # until prompt and reply fit. LOCAL_TURN_TOKENS / LOCAL_JUDGE_TOKENS (the embedded model's reply caps)
-# live in moot.context.windows and are re-exported here.
+# live in moot.context.windows. The checks before a run are in checks.py; a call's settings in settings.py.
 
 # Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
 # speaker's lines. Stopping there keeps a turn one speaker's contribution.
@@ -99,12 +93,6 @@ LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR", "\n<<<"]
 
 
 CREATED = "created; waiting to be started"
-
-
-def summarises(config: DebateConfig) -> bool:
-    """Whether some speaker's history strategy may call the summariser."""
-    strategies = {config.history.strategy, *(p.history_strategy for p in config.participants)}
-    return bool(strategies & {"summarize", "hybrid"})
 
 
 class EventLog(Protocol):
@@ -129,71 +117,6 @@ class InMemoryLog:
         return stored
 
 
-def model_key(options: ModelOptions) -> tuple[str, str | None]:
-    """Options that name the same model and server share one model object."""
-    return str(options.model), str(options.base_url) if options.base_url else None
-
-
-def preflight(config: DebateConfig) -> ModelResolver:
-    """Check and build every model now, before anything is written; return a resolver over them.
-
-    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
-    or a participant's tool cannot be imported or is not offered by its model.
-    """
-    resolve_tools(config)
-    fields: list[tuple[str, ModelOptions]] = [
-        (f"participants.{i}.model", p) for i, p in enumerate(config.participants)
-    ]
-    for i, j in enumerate(config.judges):
-        if config.recusal(j) is None:  # a recused judge is never called
-            fields.append((f"judges.{i}.model", j))
-            fields += [(f"judges.{i}.fallback.{k}.model", f) for k, f in enumerate(j.fallback)]
-    if config.judge is not None:
-        fields.append(("judge.model", config.judge))
-        fields += [(f"judge.fallback.{k}.model", f) for k, f in enumerate(config.judge.fallback)]
-    if config.moderator is not None:
-        fields.append(("moderator.model", config.moderator))
-    if config.history.summarizer is not None and summarises(config):
-        fields.append(("history.summarizer.model", config.history.summarizer))
-    built: dict[tuple[str, str | None], Model] = {}
-    for field, options in fields:
-        check_available(options, field=field)
-        if model_key(options) not in built:
-            try:
-                built[model_key(options)] = build_model(options)
-            except UserError as exc:
-                raise (exc if exc.field else ConfigError(str(exc), field=field)) from None
-            except MootError:
-                raise
-            except Exception as exc:  # the provider's own check of the name or settings
-                reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
-                raise ConfigError(f"{options.model}: {reason}", field=field) from None
-    check_tool_models(config, lambda options: built[model_key(options)])
-    return lambda options: built[model_key(options)]
-
-
-@dataclass(frozen=True)
-class Checked:
-    """What the checks before a run produce: the models' resolver and each participant's tools."""
-
-    resolve: ModelResolver
-    tools: dict[str, Toolkit]
-
-
-def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Checked:
-    """Every check a debate passes before anything is written or called: the format's rules, context windows,
-    prices for budgets, tools, and (without `resolve`) each model's package, key and name.
-
-    Raises a UserError naming the field. Callers that must answer before a debate starts (the server) call it
-    first; `run_debate` calls it too, so no path skips a check.
-    """
-    get_protocol(config.format).check(config)
-    check_windows(config)
-    check_budget_prices(config)
-    tools = resolve_tools(config)
-    return Checked(resolve if resolve is not None else preflight(config), tools)
-
-
 async def run_debate(
     config: DebateConfig,
     *,
@@ -202,14 +125,17 @@ async def run_debate(
     debate_id: str | None = None,
     control: RunControl | None = None,
     hold: bool = False,
+    checked: Checked | None = None,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
     consumer marks the debate interrupted; finished turns stay stored. `control` pauses or stops it. With
     `hold`, the debate is recorded and left `created`, before its first call: `resume_debate` starts it.
+    `checked` is what `check_run(config)` returned to a caller that had to answer before the start (the
+    server): the checks are not run twice. Without it they run here (and `resolve` skips the model build).
     """
-    checked = check_run(config, resolve)
+    checked = checked if checked is not None else check_run(config, resolve)
     runner = _Runner(
         config, log or InMemoryLog(), checked.resolve, debate_id or uuid.uuid4().hex, checked.tools, control
     )
@@ -235,15 +161,17 @@ async def resume_debate(
     resolve: ModelResolver | None = None,
     control: RunControl | None = None,
     reason: str = "resumed by the user",
+    checked: Checked | None = None,
 ) -> AsyncIterator[Event]:
     """Carry a paused, interrupted, failed or crashed debate on from its stored `events`.
 
     The state is the fold of the log, so the format picks up at its next step: completed turns are kept and
     never asked again; a turn under way when it stopped is run again. `log` must hold `events` already.
+    `checked`: as for `run_debate`, the stored config's checks a caller ran already.
     """
     state = resumable(events)
     assert state.config is not None
-    checked = check_run(state.config, resolve)
+    checked = checked if checked is not None else check_run(state.config, resolve)
     runner = _Runner(state.config, log, checked.resolve, state.debate_id, checked.tools, control)
     runner.resume_from(events, state, reason)
     async for event in runner.events():
@@ -722,30 +650,6 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             return None
         ids = [p.id for p in self.config.participants]
         return self.config.seed + (ids.index(speaker) if speaker in ids else 0)
-
-
-def model_settings(
-    options: ModelOptions, seed: int | None, local_tokens: int, local_stops: list[str] | None = None
-) -> ModelSettings:
-    """The settings of one call: the user's temperature and token cap, and the embedded model's budgets."""
-    settings: ModelSettings = {}
-    if options.model.provider == "local" and local_stops:
-        settings["stop_sequences"] = local_stops
-    if options.temperature is not None:
-        settings["temperature"] = options.temperature
-    if options.max_tokens is not None:
-        settings["max_tokens"] = options.max_tokens
-    elif options.model.provider == "local":
-        settings["max_tokens"] = local_tokens
-    if seed is not None:
-        settings["seed"] = seed
-    if options.model.provider == "anthropic":
-        # A cache breakpoint after the system prompt, which is the same on every turn of a speaker (see
-        # DebateProtocol.turn_prompt). Not on the conversation: it is one user message that grows each turn,
-        # so an entry written at its end would be paid for (1.25x) and never read. OpenAI and Gemini cache
-        # prompt prefixes by themselves.
-        settings["cache"] = {"messages": False}
-    return settings
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

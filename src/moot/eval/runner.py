@@ -28,8 +28,7 @@ from moot.domain.events import (
     DebateFailed,
     Event,
 )
-from moot.engine import ModelResolver, preflight, run_debate
-from moot.engine.runner import check_run
+from moot.engine import ModelResolver, check_run, preflight, run_debate
 from moot.errors import StoreError, UserError, one_line
 from moot.eval.arms import ArmSpec, build_config
 from moot.eval.dataset import Dataset, Item

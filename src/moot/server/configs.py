@@ -31,9 +31,7 @@ from moot.domain.config import (
 )
 from moot.domain.personas import AUTO, ProposedPersona
 from moot.domain.text import PlainText
-from moot.engine import ModelResolver
-from moot.engine.personas import propose_personas
-from moot.engine.runner import LOCAL_JUDGE_TOKENS, check_run, model_settings
+from moot.engine import LOCAL_JUDGE_TOKENS, ModelResolver, check_run, model_settings, propose_personas
 from moot.errors import ConfigError, UserError, one_line
 from moot.protocols import get_protocol
 from moot.server.security import check_config

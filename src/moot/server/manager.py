@@ -30,8 +30,7 @@ from moot.domain.events import (
     TokenDelta,
 )
 from moot.domain.state import DebateState
-from moot.engine import ModelResolver, RunControl, resume_debate, run_debate
-from moot.engine.runner import check_run, resumable
+from moot.engine import ModelResolver, RunControl, check_run, resumable, resume_debate, run_debate
 from moot.errors import NotFoundError, StateError
 from moot.store import EventStore
 
@@ -148,10 +147,10 @@ class DebateManager:
     def start(self, config: DebateConfig, *, hold: bool = False) -> Run:
         """Check `config` now (a UserError names the bad field), then run it in the background; with `hold`,
         only record it as created (`carry_on(id, "start")` runs it)."""
-        resolve = check_run(config, self.resolve).resolve
+        checked = check_run(config, self.resolve)
         run = Run(id=uuid.uuid4().hex, config=config)
         debate = run_debate(
-            run.config, log=self.store, resolve=resolve, debate_id=run.id, control=run.control, hold=hold
+            run.config, log=self.store, debate_id=run.id, control=run.control, hold=hold, checked=checked
         )
         return self._launch(run, debate, slot=not hold)
 
@@ -181,12 +180,12 @@ class DebateManager:
         assert state.config is not None
         if self.running(debate_id):  # two requests raced past the check in carry_on
             raise StateError(f"debate {debate_id!r} is running already")
-        resolve = check_run(state.config, self.resolve).resolve
+        checked = check_run(state.config, self.resolve)
         run = Run(id=debate_id, config=state.config)
         if stop:
             run.control.stop()
         return self._launch(
-            run, resume_debate(events, log=self.store, resolve=resolve, control=run.control, reason=reason)
+            run, resume_debate(events, log=self.store, control=run.control, reason=reason, checked=checked)
         )
 
     def pause(self, debate_id: str) -> bool:

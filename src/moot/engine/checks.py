@@ -1,0 +1,153 @@
+"""Every check a debate passes before anything is written or called (`check_run`): the format's rules,
+context windows, prices for budgets, tools, and each model's package, key and name (`preflight`).
+
+The server, the CLI, eval and workers reach these through `moot.engine`; `run_debate` and `resume_debate` call
+`check_run` unless the caller hands them what it already checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic_ai.models import Model
+
+from moot.context.fit import MIN_HISTORY_CHARS, PromptLike, prompt_tokens
+from moot.context.tokens import counter_for
+from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS, context_window, reply_budget
+from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
+from moot.domain.events import DebateStarted, RoundStarted
+from moot.domain.state import DebateState
+from moot.engine.budget import check_budget_prices
+from moot.engine.tools import Toolkit, check_tool_models, resolve_tools
+from moot.errors import ConfigError, MootError, UserError, one_line
+from moot.judging import judge_prompt
+from moot.models.providers import build_model, check_available, redact
+from moot.protocols import Speak, StartRound, TurnSpec, get_protocol
+
+ModelResolver = Callable[[ModelOptions], Model]
+
+# Steps that open a debate without a turn (rounds starting) before the first speaker.
+_MAX_OPENING_STEPS = 8
+# Room beyond the opening prompt for what later prompts add: a short quote of the history, the note of
+# turns left out, a later phase's instructions. Without it a window that just holds the opening fails on
+# the second speaker instead of here.
+HEADROOM_TOKENS = 48
+
+
+def check_windows(config: DebateConfig) -> None:
+    """Raise a ConfigError naming `participants.N.context_window` (or the judge's) when a first prompt
+    (system prompt and instructions, no history yet) and its reply budget do not fit the model's window."""
+    protocol = get_protocol(config.format)
+    state = DebateState()
+    state.apply(DebateStarted(debate_id="window-check", config=config))
+    specs: dict[str, TurnSpec] = {}
+    round_number = 1
+    for _ in range(_MAX_OPENING_STEPS):
+        step = protocol.next_step(config, state)
+        if isinstance(step, StartRound):
+            state.apply(RoundStarted(debate_id="window-check", round=step.number, phase=step.phase))
+            round_number = step.number
+            continue
+        if isinstance(step, Speak):
+            specs = {spec.speaker: spec for spec in step.turns}
+        break
+    for i, p in enumerate(config.participants):
+        spec = specs.get(p.id, TurnSpec(p.id))
+        prompt = protocol.turn_prompt(config, state, spec, round_number, history_chars=MIN_HISTORY_CHARS)
+        _check(p, prompt, LOCAL_TURN_TOKENS, f"{p.name}'s first prompt", f"participants.{i}.context_window")
+    judges: list[tuple[str, JudgeConfig]] = [(f"judges.{i}", j) for i, j in enumerate(config.judges)]
+    if config.judge is not None:
+        judges.append(("judge", config.judge))
+    for field, judge in judges:
+        verdict = judge_prompt(
+            config, state, history_chars=MIN_HISTORY_CHARS, judge=judge, names_winner=protocol.names_winner
+        )
+        _check(
+            judge, verdict, LOCAL_JUDGE_TOKENS, f"{judge.name}'s verdict prompt", f"{field}.context_window"
+        )
+
+
+def _check(options: ModelOptions, prompt: PromptLike, local_tokens: int, what: str, field: str) -> None:
+    window = context_window(options)
+    reply = reply_budget(options, window, local_tokens)
+    tokens = prompt_tokens(prompt, counter_for(options.model))
+    if tokens + reply + HEADROOM_TOKENS > window:
+        raise ConfigError(
+            f"{what} alone takes {tokens} tokens and {reply} more are kept for the reply, but "
+            f"{options.model}'s context window is {window}; set context_window to at least "
+            f"{tokens + reply + HEADROOM_TOKENS} (room for some history too), or shorten the topic, "
+            "context and instructions",
+            field=field,
+        )
+
+
+def summarises(config: DebateConfig) -> bool:
+    """Whether some speaker's history strategy may call the summariser."""
+    strategies = {config.history.strategy, *(p.history_strategy for p in config.participants)}
+    return bool(strategies & {"summarize", "hybrid"})
+
+
+def model_key(options: ModelOptions) -> tuple[str, str | None]:
+    """Options that name the same model and server share one model object."""
+    return str(options.model), str(options.base_url) if options.base_url else None
+
+
+def preflight(config: DebateConfig) -> ModelResolver:
+    """Check and build every model now, before anything is written; return a resolver over them.
+
+    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
+    or a participant's tool cannot be imported or is not offered by its model.
+    """
+    resolve_tools(config)
+    fields: list[tuple[str, ModelOptions]] = [
+        (f"participants.{i}.model", p) for i, p in enumerate(config.participants)
+    ]
+    for i, j in enumerate(config.judges):
+        if config.recusal(j) is None:  # a recused judge is never called
+            fields.append((f"judges.{i}.model", j))
+            fields += [(f"judges.{i}.fallback.{k}.model", f) for k, f in enumerate(j.fallback)]
+    if config.judge is not None:
+        fields.append(("judge.model", config.judge))
+        fields += [(f"judge.fallback.{k}.model", f) for k, f in enumerate(config.judge.fallback)]
+    if config.moderator is not None:
+        fields.append(("moderator.model", config.moderator))
+    if config.history.summarizer is not None and summarises(config):
+        fields.append(("history.summarizer.model", config.history.summarizer))
+    built: dict[tuple[str, str | None], Model] = {}
+    for field, options in fields:
+        check_available(options, field=field)
+        if model_key(options) not in built:
+            try:
+                built[model_key(options)] = build_model(options)
+            except UserError as exc:
+                raise (exc if exc.field else ConfigError(str(exc), field=field)) from None
+            except MootError:
+                raise
+            except Exception as exc:  # the provider's own check of the name or settings
+                reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
+                raise ConfigError(f"{options.model}: {reason}", field=field) from None
+    check_tool_models(config, lambda options: built[model_key(options)])
+    return lambda options: built[model_key(options)]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the checks before a run produce: the models' resolver and each participant's tools."""
+
+    resolve: ModelResolver
+    tools: dict[str, Toolkit]
+
+
+def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Checked:
+    """Every check a debate passes before anything is written or called: the format's rules, context windows,
+    prices for budgets, tools, and (without `resolve`) each model's package, key and name.
+
+    Raises a UserError naming the field. Callers that must answer before a debate starts (the server) call it
+    first; `run_debate` calls it too, so no path skips a check.
+    """
+    get_protocol(config.format).check(config)
+    check_windows(config)
+    check_budget_prices(config)
+    tools = resolve_tools(config)
+    return Checked(resolve if resolve is not None else preflight(config), tools)
