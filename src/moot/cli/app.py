@@ -304,10 +304,10 @@ def run(
 
 async def _print_estimate(cfg: DebateConfig) -> None:
     """The debate run on stand-in models: calls, tokens and cost per model, low to high."""
-    from moot.engine import HIGH_SHARE, LOW_SHARE, estimate, estimate_lines
+    from moot.engine import HIGH_SHARE, LOW_SHARE, estimate_debate, estimate_lines
     from moot.export.record import money
 
-    est = await estimate(cfg)
+    est = await estimate_debate(cfg)
     table = Table(title=f"Estimate: {cfg.format}, {cfg.rounds} rounds, {len(cfg.participants)} participants")
     for heading in ("Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)"):
         table.add_column(heading, justify="left" if heading == "Model" else "right")

@@ -7,7 +7,8 @@ reorganise inside (tests/test_layers.py holds them to it).
 from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
-from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate, estimate_lines
+from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate_lines
+from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
 from moot.engine.personas import propose_personas
 from moot.engine.runner import EventLog, InMemoryLog, resumable, resume_debate, run_debate
 from moot.engine.settings import model_settings
@@ -22,7 +23,7 @@ __all__ = [
     "ModelResolver",
     "RunControl",
     "check_run",
-    "estimate",
+    "estimate_debate",
     "estimate_lines",
     "model_settings",
     "preflight",
