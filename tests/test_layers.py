@@ -23,6 +23,7 @@ from importlinter.application.use_cases import lint_imports
 import moot
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+ARCHITECTURE = PYPROJECT.parent / "docs" / "ARCHITECTURE.md"
 
 
 def contracts() -> list[dict[str, Any]]:
@@ -52,6 +53,14 @@ def test_every_module_under_moot_sits_in_a_layer() -> None:
     assert not layers.get("exhaustive_ignores") and not layers.get("ignore_imports")
     modules = {info.name for info in pkgutil.iter_modules(moot.__path__)}
     assert sorted(layer_names(layers["layers"])) == sorted(modules)
+
+
+def test_the_architecture_document_lists_the_enforced_layers() -> None:
+    text = " ".join(ARCHITECTURE.read_text().split())
+    found = re.search(r"The layers, top to bottom \(.*?\): (.*?)\. Every module", text)
+    assert found, "docs/ARCHITECTURE.md no longer says which layers tests/test_layers.py enforces"
+    documented = [layer.strip().strip("`") for layer in found.group(1).split(" > ")]
+    assert documented == [" ".join(layer.split()) for layer in contract("layers")["layers"]]
 
 
 # --- the contracts fail on a bad import -------------------------------------------------------------------
