@@ -27,6 +27,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.toolsets import FunctionToolset
 
 from moot.domain.config import COMPAT_KEY_VAR, validate_config
+from moot.domain.models import ModelRef
 from moot.engine.calls import Reply, ToolUse, stream_reply, stream_tool_reply
 from moot.errors import ModelCallError
 from moot.models.fake import fake_model
@@ -229,7 +230,7 @@ async def streamed(model: Model, label: str) -> tuple[Reply | None, ModelCallErr
     try:
         reply = await stream_reply(
             model,
-            label=label,
+            ref=ModelRef.model_validate(label),
             system="Argue.",
             user="Tabs or spaces?",
             settings={},
@@ -341,7 +342,7 @@ async def test_a_turn_with_tools_is_checked_too(
         async def turn() -> Reply:
             return await stream_tool_reply(
                 build(url),
-                label=f"{name}:house",
+                ref=ModelRef.model_validate(f"{name}:house"),
                 system="Argue.",
                 user="Tabs or spaces?",
                 settings={},

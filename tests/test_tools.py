@@ -28,7 +28,7 @@ from moot.domain.config import DebateConfig, ModelOptions, validate_config
 from moot.domain.events import CallRetried, Event, ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted
 from moot.domain.state import DebateState, Turn, fold
 from moot.engine import InMemoryLog, preflight, run_debate
-from moot.engine import runner as runner_module
+from moot.engine import caller as caller_module
 from moot.engine.calls import stream_tool_reply
 from moot.engine.tools import WEB_SEARCH_PROVIDERS
 from moot.errors import ConfigError
@@ -149,10 +149,10 @@ async def test_a_tool_in_the_rebuttal_runs_is_recorded_streams_and_counts_both_r
     real = stream_tool_reply
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
-        tool_turns.append(kwargs["label"])
+        tool_turns.append(str(kwargs["ref"]))
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(runner_module, "stream_tool_reply", counted)
+    monkeypatch.setattr(caller_module, "stream_tool_reply", counted)
     user = ToolUser()
     events, state = await run(review({"Ada": [WORD_COUNT]}), user)
 

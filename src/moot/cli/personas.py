@@ -19,21 +19,15 @@ async def review_personas(config: DebateConfig, console: Console, *, interactive
     ids = auto_persona_ids(config)
     if not ids or not interactive:
         return config
-    from moot.engine import LOCAL_JUDGE_TOKENS, model_settings, preflight, propose_personas
+    from moot.engine import Caller, preflight, propose_personas
 
     resolve = preflight(config)
     options = config.voice_options()
     console.print(
         Text(f"Asking {options.model} for {len(ids)} personas ({config.persona_diversity})…", style="dim")
     )
-    proposals, result = await propose_personas(
-        config,
-        resolve(options),
-        label=str(options.model),
-        ids=ids,
-        settings=model_settings(options, config.seed, LOCAL_JUDGE_TOKENS),
-        free=options.model.is_local,
-    )
+    caller = Caller(options, resolve(options), config.limits)
+    proposals, result = await propose_personas(config, caller, ids=ids, seed=config.seed)
     if result.answer is None:
         raise RunError(f"no personas: {result.error}")
     _show(config, proposals, result.answer.reasoning, console)

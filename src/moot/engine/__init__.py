@@ -5,6 +5,7 @@ reorganise inside (tests/test_layers.py holds them to it).
 """
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS
+from moot.engine.caller import Caller
 from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
 from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate_lines
@@ -17,6 +18,7 @@ __all__ = [
     "HIGH_SHARE",
     "LOCAL_JUDGE_TOKENS",
     "LOW_SHARE",
+    "Caller",
     "Checked",
     "EventLog",
     "InMemoryLog",

@@ -38,6 +38,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
 
 from moot.domain.faults import Fault
+from moot.domain.models import ModelRef
 from moot.domain.usage import Usage
 from moot.errors import ModelCallError, MootError, one_line
 from moot.models.faults import classify
@@ -64,13 +65,12 @@ class Reply:
 async def stream_reply(
     model: Model,
     *,
-    label: str,
+    ref: ModelRef,
     system: str,
     user: str,
     settings: ModelSettings,
     timeout_s: float,
     on_text: Callable[[str], Awaitable[None]],
-    free: bool = False,
 ) -> Reply:
     """Stream one reply, handing each text delta to `on_text` as it arrives; a stream that ends before its
     provider's end marker fails the call (moot.models.stream_ends), what it streamed void."""
@@ -78,7 +78,7 @@ async def stream_reply(
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
-    with call_errors(label, timeout_s, "limits.turn_timeout_s"):
+    with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
             async with model_request_stream(model, messages, model_settings=settings) as stream:
                 async for event in stream:
@@ -93,7 +93,7 @@ async def stream_reply(
     text = "".join(part.content for part in response.parts if isinstance(part, TextPart)) or "".join(chunks)
     return Reply(
         text=text.strip(),
-        usage=response_usage(response, free=free),
+        usage=response_usage(response, free=ref.is_local),
         latency_s=time.perf_counter() - started,
         first_token_s=first,
         model_version=response.model_name or None,
@@ -120,7 +120,7 @@ TOOL_ARG_RETRIES = 2
 async def stream_tool_reply(
     model: Model,
     *,
-    label: str,
+    ref: ModelRef,
     system: str,
     user: str,
     settings: ModelSettings,
@@ -129,7 +129,6 @@ async def stream_tool_reply(
     on_tool: Callable[[ToolUse], Awaitable[None]],
     toolsets: Sequence[AbstractToolset[Any]] = (),
     native_tools: Sequence[AbstractNativeTool] = (),
-    free: bool = False,
 ) -> Reply:
     """Stream one reply from a model that may use tools: an agent run of as many requests as its calls need.
 
@@ -151,7 +150,7 @@ async def stream_tool_reply(
     calls: dict[str, tuple[str, str]] = {}  # function tool calls awaiting their result: id -> (name, args)
     native: dict[str, NativeToolCallPart] = {}  # the provider's own tool calls awaiting their result
     reported: set[str] = set()
-    with call_errors(label, timeout_s, "limits.turn_timeout_s"):
+    with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
             async with agent.run_stream_events(user, model_settings=settings) as run:
                 async for event in run:
@@ -202,7 +201,7 @@ async def stream_tool_reply(
     texts = [m.text for m in responses if m.text]
     return Reply(
         text=("\n\n".join(texts) or "".join(chunks)).strip(),
-        usage=messages_usage(messages, free=free),
+        usage=messages_usage(messages, free=ref.is_local),
         latency_s=time.perf_counter() - started,
         first_token_s=first,
         model_version=(responses[-1].model_name or None) if responses else None,
@@ -236,14 +235,13 @@ class JudgeResult(Generic[AnswerT]):
 async def ask_judge(
     model: Model,
     *,
-    label: str,
+    ref: ModelRef,
     answer_type: type[AnswerT],
     system: str,
     user: str,
     settings: ModelSettings,
     retries: int,
     timeout_s: float,
-    free: bool = False,
     what: str = "verdict",
     who: str = "the judge",
     guard: BoundCall | None = None,
@@ -271,7 +269,7 @@ async def ask_judge(
             attempt_settings["seed"] = settings.get("seed", 0) + attempt - 1
         with capture_run_messages() as messages:
             once = functools.partial(
-                _judge_attempt, agent, prompt, attempt_settings, label=label, timeout_s=timeout_s
+                _judge_attempt, agent, prompt, attempt_settings, ref=ref, timeout_s=timeout_s
             )
             try:
                 result = await (guard.run(once) if guard is not None else once())
@@ -279,14 +277,14 @@ async def ask_judge(
                     answer=result.output,
                     error=None,
                     attempts=attempt,
-                    usage=usage + messages_usage(messages, free=free),
+                    usage=usage + messages_usage(messages, free=ref.is_local),
                     latency_s=time.perf_counter() - started,
                 )
             except UnexpectedModelBehavior as exc:
                 error = _invalid_reason(exc)
             except ModelCallError as exc:
                 # Reached the provider's end, or the policy gave up: another answer attempt would fail the same way.
-                usage = usage + messages_usage(messages, free=free)
+                usage = usage + messages_usage(messages, free=ref.is_local)
                 return JudgeResult(
                     answer=None,
                     error=f"{who} could not be reached: {redact(str(exc))}",
@@ -298,7 +296,7 @@ async def ask_judge(
                 error = redact(str(exc))
             except Exception as exc:  # a broken judge must not lose the debate: record why
                 error = f"{type(exc).__name__}: {_one_line(exc)}"
-        usage = usage + messages_usage(messages, free=free)
+        usage = usage + messages_usage(messages, free=ref.is_local)
     tries = "1 try" if retries == 0 else f"{retries + 1} tries"
     return JudgeResult(
         answer=None,
@@ -310,27 +308,24 @@ async def ask_judge(
 
 
 async def _judge_attempt(
-    agent: Agent[None, AnswerT], prompt: str, settings: ModelSettings, *, label: str, timeout_s: float
+    agent: Agent[None, AnswerT], prompt: str, settings: ModelSettings, *, ref: ModelRef, timeout_s: float
 ) -> AgentRunResult[AnswerT]:
     """One structured-answer call; an invalid answer (UnexpectedModelBehavior) is left for the caller's retries."""
-    with call_errors(label, timeout_s, "limits.judge_timeout_s", keep=UnexpectedModelBehavior):
+    with call_errors(ref, timeout_s, "limits.judge_timeout_s", keep=UnexpectedModelBehavior):
         async with asyncio.timeout(timeout_s):
             return await agent.run(prompt, model_settings=settings)
 
 
-def provider_of(label: str) -> str:
-    """The provider of a model label (`str(ModelRef)`: 'openai:gpt-4o')."""
-    return label.split(":", 1)[0]
-
-
 @contextmanager
 def call_errors(
-    label: str,
+    ref: ModelRef,
     timeout_s: float,
     timeout_field: str,
     keep: type[BaseException] | tuple[type[BaseException], ...] = (),
 ) -> Iterator[None]:
-    """Whatever goes wrong in a call (but `keep`), as a ModelCallError naming the model, with its fault."""
+    """Whatever goes wrong in a call (but `keep`), as a ModelCallError naming the model, with its fault,
+    classified by the model's typed provider."""
+    label = str(ref)
     try:
         yield
     except keep:
@@ -343,13 +338,13 @@ def call_errors(
             raise ModelCallError(
                 str(exc).removeprefix(f"{exc.model}: "),
                 model=exc.model,
-                fault=classify(exc, provider=provider_of(label), model=label),
+                fault=classify(exc, provider=ref.provider, model=label),
             ) from exc
         raise
     except MootError:
         raise
     except Exception as exc:  # whatever a model adapter raises is that model's failure, not the engine's
-        fault = classify(exc, provider=provider_of(label), model=label)
+        fault = classify(exc, provider=ref.provider, model=label)
         raise ModelCallError(fault.message, model=label, fault=fault) from exc
 
 

@@ -17,7 +17,6 @@ from moot.domain.events import ContextTrimmed, HistorySummarised, Notice
 from moot.domain.faults import Fault
 from moot.domain.state import Turn
 from moot.domain.usage import Usage
-from moot.engine.calls import stream_reply
 from moot.engine.retry import CallSite
 from moot.engine.run_state import RunnerBase
 from moot.errors import ModelCallError, one_line
@@ -234,16 +233,14 @@ class ContextSteps(RunnerBase):
             options, CallSite("summariser", "summary", round_number), fit.tokens + fit.reply_tokens
         )
         try:
+            caller = self._caller(options)
             reply = await call.run(
-                lambda: stream_reply(
-                    self._model(options),
-                    label=label,
-                    system=fit.prompt.system,
-                    user=fit.prompt.user,
-                    settings=self._settings(options, self.config.seed, LOCAL_TURN_TOKENS),
-                    timeout_s=self.config.limits.turn_timeout_s,
+                lambda: caller.stream(
+                    fit.prompt.system,
+                    fit.prompt.user,
+                    purpose="summary",
+                    seed=self.config.seed,
                     on_text=ignore,
-                    free=options.model.is_local,
                 )
             )
             usage, latency = reply.usage, reply.latency_s

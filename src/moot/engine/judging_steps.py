@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from moot.context import Fitted
-from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.domain.config import JudgeConfig, ModelOptions
 from moot.domain.events import JudgeVerdictGiven, JudgingStarted, RoundAssessed, VerdictGiven
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
-from moot.engine.calls import AnswerT, JudgeResult, ask_judge
+from moot.engine.calls import AnswerT, JudgeResult
 from moot.engine.retry import CallSite
 from moot.engine.run_state import RunnerBase
 from moot.judging import JudgePrompt, answer_model, to_verdict
@@ -43,18 +42,15 @@ class JudgingSteps(RunnerBase):
         options = options if options is not None else judge
         seed = self.config.seed + seed_offset if self.config.seed is not None else None
         site = CallSite("judge", what, round_number)
-        return await ask_judge(
-            self._model(options),
-            label=str(options.model),
-            answer_type=answer_type,
-            system=fit.prompt.system,
-            user=fit.prompt.user,
-            settings=self._settings(options, seed, LOCAL_JUDGE_TOKENS),
+        return await self._caller(options).ask(
+            answer_type,
+            fit.prompt.system,
+            fit.prompt.user,
+            seed=seed,
             retries=judge.retries,
-            timeout_s=self.config.limits.judge_timeout_s,
-            free=options.model.is_local,
             what=what,
-            guard=self.guard.bind(options, site, fit.tokens + fit.reply_tokens),
+            site=site,
+            tokens=fit.tokens + fit.reply_tokens,
         )
 
     async def _assess(self, round_number: int) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
-from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings
 
 from moot.domain.config import DebateConfig, Diversity
 from moot.domain.personas import DIVERSITY_GUIDANCE, ProposedPersona
-from moot.engine.calls import JudgeResult, ask_judge
-from moot.engine.retry import BoundCall
+from moot.engine.caller import Caller
+from moot.engine.calls import JudgeResult
+from moot.engine.retry import CallSite
 from moot.judging.schema import bounded_items, bounded_text
 from moot.prompts.render import render
 
@@ -66,27 +65,21 @@ def proposals_by_id(answer: PersonaAnswer, ids: list[str]) -> dict[str, Proposed
 
 async def propose_personas(
     config: DebateConfig,
-    model: Model,
+    caller: Caller,
     *,
-    label: str,
     ids: list[str],
-    settings: ModelSettings,
-    free: bool,
-    guard: BoundCall | None = None,
+    seed: int | None,
 ) -> tuple[dict[str, ProposedPersona], JudgeResult[PersonaAnswer]]:
-    """Personas for the participants `ids`, and the call's record (answer None and error set on failure)."""
-    result = await ask_judge(
-        model,
-        label=label,
-        answer_type=answer_model(len(ids)),
-        system=SYSTEM,
-        user=persona_prompt(config.topic, len(ids), config.persona_diversity),
-        settings=settings,
+    """Personas for the participants `ids` from `caller` (the format's voice model), and the call's record
+    (answer None and error set on failure). A caller with the debate's guard retries failed calls."""
+    result = await caller.ask(
+        answer_model(len(ids)),
+        SYSTEM,
+        persona_prompt(config.topic, len(ids), config.persona_diversity),
+        seed=seed,
         retries=config.judge.retries if config.judge is not None else 2,
-        timeout_s=config.limits.judge_timeout_s,
-        free=free,
         what="persona proposal",
-        guard=guard,
+        site=CallSite("judge", "personas"),
     )
     proposals = proposals_by_id(result.answer, ids) if result.answer is not None else {}
     return proposals, result

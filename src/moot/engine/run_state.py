@@ -9,14 +9,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from typing import Any
 
-from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings
-
 from moot.context import Fitted
 from moot.context.strategies import Selection
 from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
 from moot.domain.events import Event
 from moot.domain.state import DebateState
+from moot.engine.caller import Caller
 from moot.engine.retry import Guard
 from moot.judging import JudgePrompt
 from moot.judging.anonymise import Roster
@@ -42,12 +40,7 @@ class RunnerBase(ABC):
     async def _emit(self, event: Event) -> None: ...
 
     @abstractmethod
-    def _model(self, options: ModelOptions) -> Model: ...
-
-    @abstractmethod
-    def _settings(
-        self, options: ModelOptions, seed: int | None, local_tokens: int, local_stops: list[str] | None = None
-    ) -> ModelSettings: ...
+    def _caller(self, options: ModelOptions) -> Caller: ...
 
     @abstractmethod
     async def _together(self, calls: list[Coroutine[Any, Any, None]]) -> None: ...

@@ -15,11 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import Any, Protocol
 
-from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings
-
 from moot.context import Fitted
-from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.assessment import StopReason
 from moot.domain.config import VOICES, DebateConfig, ModelOptions
 from moot.domain.events import (
@@ -48,7 +44,8 @@ from moot.domain.personas import auto_persona_ids
 from moot.domain.state import DebateState, fold
 from moot.engine.budget import price_notice
 from moot.engine.budget_steps import HARD_STOPS, BudgetSteps
-from moot.engine.calls import Reply, ToolUse, ask_judge, stream_reply, stream_tool_reply
+from moot.engine.caller import Caller
+from moot.engine.calls import Reply, ToolUse
 from moot.engine.checks import Checked, ModelResolver, check_run, model_key
 from moot.engine.context_steps import SUMMARY_WORDS as SUMMARY_WORDS
 from moot.engine.context_steps import ContextSteps
@@ -56,7 +53,6 @@ from moot.engine.control import RunControl, time_running
 from moot.engine.judging_steps import JudgingSteps
 from moot.engine.personas import propose_personas
 from moot.engine.retry import CallSite, Guard, Retry
-from moot.engine.settings import model_settings
 from moot.engine.tools import Toolkit, kit_for
 from moot.errors import (
     ModelCallError,
@@ -84,12 +80,7 @@ from moot.protocols import (
 )
 
 # Prompts are fitted to each model's context window by tokens (moot.context): the history budget shrinks
-# until prompt and reply fit. LOCAL_TURN_TOKENS / LOCAL_JUDGE_TOKENS (the embedded model's reply caps)
-# live in moot.context.windows. The checks before a run are in checks.py; a call's settings in settings.py.
-
-# Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
-# speaker's lines. Stopping there keeps a turn one speaker's contribution.
-LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR", "\n<<<"]
+# until prompt and reply fit. The checks before a run are in checks.py; each model's calls in caller.py.
 
 
 CREATED = "created; waiting to be started"
@@ -198,7 +189,7 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         self.debate_id = debate_id
         self.protocol = get_protocol(config.format)
         self.state = DebateState()
-        self._models: dict[tuple[str, str | None], Model] = {}
+        self._callers: dict[tuple[str, str | None], Caller] = {}
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
         self._started = time.monotonic()
@@ -401,16 +392,10 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
 
     async def _assign_personas(self) -> None:
         """Fill the 'auto' personas with a model's proposal; the recorded event carries them for replays."""
-        options = self.config.voice_options()
-        label = str(options.model)
+        caller = self._caller(self.config.voice_options())
+        label = caller.label
         proposals, result = await propose_personas(
-            self.config,
-            self._model(options),
-            label=label,
-            ids=auto_persona_ids(self.config),
-            settings=self._settings(options, self.config.seed, LOCAL_JUDGE_TOKENS),
-            free=options.model.is_local,
-            guard=self.guard.bind(options, CallSite("judge", "personas")),
+            self.config, caller, ids=auto_persona_ids(self.config), seed=self.config.seed
         )
         await self._emit(
             PersonasAssigned(
@@ -516,28 +501,18 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         pid, target = spec.speaker, spec.target
         options = self.config.speaker_options(pid)
         ids = self._event_args()
-        label = str(options.model)
 
         async def on_text(text: str) -> None:
             await self._emit(
                 TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text)
             )
 
-        model = self._model(options)
-        settings = self._settings(options, self._speaker_seed(pid), LOCAL_TURN_TOKENS, LOCAL_TURN_STOPS)
+        caller = self._caller(options)
+        seed = self._speaker_seed(pid)
         turn_round = self.state.round(round_number)
         kit = kit_for(self.tools, pid, turn_round.phase if turn_round is not None else None)
         if kit is None:
-            return await stream_reply(
-                model,
-                label=label,
-                system=prompt.system,
-                user=prompt.user,
-                settings=settings,
-                timeout_s=self.config.limits.turn_timeout_s,
-                on_text=on_text,
-                free=options.model.is_local,
-            )
+            return await caller.stream(prompt.system, prompt.user, purpose="turn", seed=seed, on_text=on_text)
 
         async def on_tool(use: ToolUse) -> None:
             await self._emit(
@@ -553,18 +528,8 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
                 )
             )
 
-        return await stream_tool_reply(
-            model,
-            label=label,
-            system=prompt.system,
-            user=prompt.user,
-            settings=settings,
-            timeout_s=self.config.limits.turn_timeout_s,
-            on_text=on_text,
-            on_tool=on_tool,
-            toolsets=kit.toolsets(),
-            native_tools=kit.native_tools(),
-            free=options.model.is_local,
+        return await caller.stream(
+            prompt.system, prompt.user, purpose="turn", seed=seed, on_text=on_text, kit=kit, on_tool=on_tool
         )
 
     async def _ask(self, round_number: int, spec: AskSpec) -> None:
@@ -573,22 +538,18 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
         fit = self._ask_prompt(round_number, spec)
         await self._record_fit(fit, options, spec.by, round_number, spec.kind)
         request = fit.prompt
-        label = str(options.model)
-        result = await ask_judge(
-            self._model(options),
-            label=label,
-            answer_type=request.answer_type,
-            system=request.system,
-            user=request.user,
-            settings=self._settings(options, self._speaker_seed(spec.by), LOCAL_JUDGE_TOKENS),
+        caller = self._caller(options)
+        label = caller.label
+        result = await caller.ask(
+            request.answer_type,
+            request.system,
+            request.user,
+            seed=self._speaker_seed(spec.by),
             retries=self.config.judge.retries if self.config.judge is not None else 2,
-            timeout_s=self.config.limits.judge_timeout_s,
-            free=options.model.is_local,
             what=spec.kind,
             who="the judge" if spec.by == "judge" else self.config.speaker_name(spec.by),
-            guard=self.guard.bind(
-                options, CallSite(spec.by, spec.kind, round_number), fit.tokens + fit.reply_tokens
-            ),
+            site=CallSite(spec.by, spec.kind, round_number),
+            tokens=fit.tokens + fit.reply_tokens,
         )
         await self._emit(
             DecisionGiven(
@@ -628,21 +589,25 @@ class _Runner(ContextSteps, JudgingSteps, BudgetSteps):
             kind="timeout", detail=f"the rounds took {elapsed:.1f} s of the {budget:g} s budget ({source})"
         )
 
-    def _model(self, options: ModelOptions) -> Model:
+    def _caller(self, options: ModelOptions) -> Caller:
+        """The model's caller, built on its first call and kept: check_run has checked every model already.
+
+        Keyed by model and endpoint (what the build depends on); the per-call settings come from the options
+        given, so two participants on one model with their own temperatures share the model, not the settings.
+        """
         key = model_key(options)
-        if key not in self._models:
+        built = self._callers.get(key)
+        if built is None:
             try:
-                self._models[key] = self.resolve(options)
+                model = self.resolve(options)
             except MootError:
                 raise
             except Exception as exc:
                 raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
-        return self._models[key]
-
-    def _settings(
-        self, options: ModelOptions, seed: int | None, local_tokens: int, local_stops: list[str] | None = None
-    ) -> ModelSettings:
-        return model_settings(options, seed, local_tokens, local_stops)
+            built = self._callers[key] = Caller(options, model, self.config.limits, self.guard)
+        if built.options != options:
+            return Caller(options, built.model, self.config.limits, self.guard)
+        return built
 
     def _speaker_seed(self, speaker: str) -> int | None:
         """Each participant its own seed; the format's voices share the debate's seed."""

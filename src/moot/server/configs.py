@@ -31,7 +31,7 @@ from moot.domain.config import (
 )
 from moot.domain.personas import AUTO, ProposedPersona
 from moot.domain.text import PlainText
-from moot.engine import LOCAL_JUDGE_TOKENS, ModelResolver, check_run, model_settings, propose_personas
+from moot.engine import Caller, ModelResolver, check_run, propose_personas
 from moot.errors import ConfigError, UserError, one_line
 from moot.protocols import get_protocol
 from moot.server.security import check_config
@@ -134,14 +134,8 @@ async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
         field = (exc.field or "model").rsplit(".", 1)[-1]
         raise ConfigError(str(exc).removeprefix(f"{exc.field}: "), field=field) from None
     ids = [p.id for p in config.participants]
-    proposals, result = await propose_personas(
-        config,
-        resolve(options),
-        label=str(options.model),
-        ids=ids,
-        settings=model_settings(options, None, LOCAL_JUDGE_TOKENS),
-        free=options.model.is_local,
-    )
+    caller = Caller(options, resolve(options), config.limits)
+    proposals, result = await propose_personas(config, caller, ids=ids, seed=None)
     if result.answer is None or len(proposals) < len(ids):
         raise HTTPException(
             502, f"{options.model} proposed no personas: {one_line(result.error or 'no answer')}"

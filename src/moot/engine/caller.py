@@ -1,0 +1,130 @@
+"""One model as the engine calls it: a `Caller` keeps the typed reference, the built pydantic-ai model, the
+debate's limits and retry guard, and the settings per purpose, so a call site names only what it asks.
+
+Faults are classified from the caller's typed provider (`ModelRef.provider`), never from a label parsed back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
+
+from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
+from moot.domain.config import Limits, ModelOptions
+from moot.domain.models import ModelRef
+from moot.engine.calls import AnswerT, JudgeResult, Reply, ToolUse, ask_judge, stream_reply, stream_tool_reply
+from moot.engine.retry import BoundCall, CallSite, Guard
+from moot.engine.settings import model_settings
+from moot.engine.tools import Toolkit
+
+# What a call is for: a debating turn, a structured answer (a verdict, an assessment, an ask, personas), or
+# a summary of older turns. It sets the embedded model's reply cap and stops.
+Purpose = Literal["turn", "judge", "summary"]
+
+# Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
+# speaker's lines. Stopping there keeps a turn one speaker's contribution.
+LOCAL_TURN_STOPS = ["\n[Round ", "It is now round", "\nDEBATE SO FAR", "\n<<<"]
+
+_LOCAL_TOKENS: dict[Purpose, int] = {
+    "turn": LOCAL_TURN_TOKENS,
+    "summary": LOCAL_TURN_TOKENS,
+    "judge": LOCAL_JUDGE_TOKENS,
+}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """One model of a debate (a speaker's, a judge's, a fallback's), built once and called many times."""
+
+    options: ModelOptions
+    model: Model
+    limits: Limits
+    guard: Guard | None = None  # the debate's retry policy; None: a single call outside a debate
+
+    @property
+    def ref(self) -> ModelRef:
+        return self.options.model
+
+    @property
+    def label(self) -> str:
+        """How events and messages name the model ('openai:gpt-4o')."""
+        return str(self.options.model)
+
+    def settings(self, purpose: Purpose, seed: int | None) -> ModelSettings:
+        stops = LOCAL_TURN_STOPS if purpose == "turn" else None
+        return model_settings(self.options, seed, _LOCAL_TOKENS[purpose], stops)
+
+    def bind(self, site: CallSite, tokens: int = 0) -> BoundCall | None:
+        """The guard bound to one call (its retries are recorded as made at `site`); None without a guard."""
+        return self.guard.bind(self.options, site, tokens) if self.guard is not None else None
+
+    async def stream(
+        self,
+        system: str,
+        user: str,
+        *,
+        purpose: Purpose,
+        seed: int | None,
+        on_text: Callable[[str], Awaitable[None]],
+        kit: Toolkit | None = None,
+        on_tool: Callable[[ToolUse], Awaitable[None]] | None = None,
+    ) -> Reply:
+        """One attempt at a streamed reply (an agent run when the speaker has tools); the guard's retries are
+        the call site's, which may compact the prompt between attempts."""
+        settings = self.settings(purpose, seed)
+        timeout = self.limits.turn_timeout_s
+        if kit is None:
+            return await stream_reply(
+                self.model,
+                ref=self.ref,
+                system=system,
+                user=user,
+                settings=settings,
+                timeout_s=timeout,
+                on_text=on_text,
+            )
+        assert on_tool is not None, "a turn with tools records each tool call"
+        return await stream_tool_reply(
+            self.model,
+            ref=self.ref,
+            system=system,
+            user=user,
+            settings=settings,
+            timeout_s=timeout,
+            on_text=on_text,
+            on_tool=on_tool,
+            toolsets=kit.toolsets(),
+            native_tools=kit.native_tools(),
+        )
+
+    async def ask(
+        self,
+        answer_type: type[AnswerT],
+        system: str,
+        user: str,
+        *,
+        seed: int | None,
+        retries: int,
+        what: str,
+        who: str = "the judge",
+        site: CallSite | None = None,
+        tokens: int = 0,
+    ) -> JudgeResult[AnswerT]:
+        """A structured answer (moot.engine.calls.ask_judge), its failed calls retried by the guard at `site`."""
+        return await ask_judge(
+            self.model,
+            ref=self.ref,
+            answer_type=answer_type,
+            system=system,
+            user=user,
+            settings=self.settings("judge", seed),
+            retries=retries,
+            timeout_s=self.limits.judge_timeout_s,
+            what=what,
+            who=who,
+            guard=self.bind(site, tokens) if site is not None else None,
+        )
