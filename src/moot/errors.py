@@ -65,11 +65,10 @@ class MissingKeyError(UserError):
 class ProviderNotInstalledError(UserError):
     """The Python package for a provider is missing."""
 
-    def __init__(self, *, field: str, provider: str, extra: str | None) -> None:
+    def __init__(self, *, field: str, provider: str, extra: str | None, install: str | None = None) -> None:
         self.provider = provider
-        super().__init__(
-            f"the {provider} provider is not installed; run `{install_command(extra)}`", field=field
-        )
+        self.install = install or install_command(extra)
+        super().__init__(f"the {provider} provider is not installed; run `{self.install}`", field=field)
 
 
 class NotFoundError(UserError):

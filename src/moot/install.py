@@ -12,3 +12,9 @@ def install_command(extra: str | None = None) -> str:
     """The command that installs one of moot's extras (pyproject's optional-dependencies), or moot itself
     when `extra` is None, as the README gives it: from the root of a clone, at the pinned versions."""
     return f"{_PINNED} pip install -e '.[{extra}]'" if extra else f"{_PINNED} pip install -e ."
+
+
+def pydantic_ai_install_command(group: str) -> str:
+    """The command that installs one of pydantic-ai's optional groups (a provider moot reaches through
+    pydantic-ai), at the version moot pins."""
+    return f"{_PINNED} pip install 'pydantic-ai-slim[{group}]'"

@@ -34,10 +34,10 @@ from moot.config_files import (
     read_context,
 )
 from moot.domain.config import DebateConfig
-from moot.domain.models import DEFAULT_MODEL, PROVIDERS
+from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError, UserError
 from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
-from moot.models.providers import SPECS
+from moot.models.catalog import broken_plugins, other_prefixes, provider_statuses
 from moot.problem_templates import with_cli_template
 from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
 from moot.store import EventStore, db_url_from
@@ -444,14 +444,21 @@ def models() -> None:
     table = Table()
     for col in ("provider", "what", "key variable", "key", "installed"):
         table.add_column(col)
-    for name, spec in SPECS.items():
-        if spec.key_vars:
-            key = "set" if spec.key() else ("missing" if spec.key_required else "optional, not set")
-        else:
-            key = "not needed"
-        install = spec.install_hint() or "yes"
-        table.add_row(name, PROVIDERS[name], " or ".join(spec.key_vars) or "-", key, Text(install))
+    for row in provider_statuses():
+        what = row.description + (f" (plugin: {row.plugin})" if row.plugin else "")
+        table.add_row(
+            row.name, what, " or ".join(row.key_vars) or "-", row.key_state, Text(row.install or "yes")
+        )
     out.print(table)
+    out.print(
+        "Any other provider pydantic-ai builds: prefix:model with one of "
+        + ", ".join(other_prefixes())
+        + " (keys and packages as pydantic-ai's docs give them; checked before the run)"
+    )
+    for problem in broken_plugins():
+        out.print(
+            f"Plugin {problem.name!r} ({problem.distribution or 'unknown package'}) ignored: {problem.reason}"
+        )
     out.print(f"Default model: {DEFAULT_MODEL} (embedded, no key, no network)")
 
 

@@ -13,11 +13,12 @@ import re
 
 from moot.domain.config import ModelOptions
 from moot.domain.models import ModelRef
+from moot.domain.providers import find_provider
 
 # Unknown models: small enough that a prompt is trimmed rather than rejected by most servers.
 DEFAULT_WINDOW = 8192
 # Fakes have no window of their own; tests that want one set `context_window`.
-FAKE_WINDOW = 1_000_000
+FAKE_WINDOW = 1_000_000  # the fake provider's row holds it too (moot.domain.providers)
 # The reply's share of the window when no max_tokens caps it: at most this many tokens, and a quarter.
 DEFAULT_REPLY_TOKENS = 1024
 # The embedded model's reply caps (it has no max_tokens of its own): a turn, and a structured answer
@@ -25,9 +26,9 @@ DEFAULT_REPLY_TOKENS = 1024
 LOCAL_TURN_TOKENS = 256
 LOCAL_JUDGE_TOKENS = 1200
 
-# (provider or None for any, pattern on the lowercased name after any "vendor/" prefix, window)
+# (provider or None for any, pattern on the lowercased name after any "vendor/" prefix, window); a provider
+# that serves every model with one window (Ollama) says so in its registry row (`fixed_window`).
 _REGISTRY: list[tuple[str | None, str, int]] = [
-    ("ollama", r".*", 8192),
     (None, r"gpt-4\.1.*", 1_047_576),
     (None, r"gpt-5.*", 400_000),
     (None, r"gpt-4o.*|chatgpt-4o.*|gpt-4-turbo.*|gpt-4-\d{4}-preview", 128_000),
@@ -57,10 +58,11 @@ _COMPILED = [(provider, re.compile(pattern), window) for provider, pattern, wind
 
 def known_window(model: ModelRef) -> int:
     """The registry's window for a model: local models from the model itself, else by family."""
-    if model.provider == "fake":
-        return FAKE_WINDOW
     if model.provider == "local":
         return _local_window(model.name)
+    spec = find_provider(model.provider)
+    if spec is not None and spec.fixed_window is not None:
+        return spec.fixed_window
     name = model.name.lower().rsplit("/", 1)[-1]
     for provider, pattern, window in _COMPILED:
         if (provider is None or provider == model.provider) and pattern.fullmatch(name):

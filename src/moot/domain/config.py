@@ -17,7 +17,9 @@ from pydantic import (
     model_validator,
 )
 
-from moot.domain.models import BASE_URL_PROVIDERS, DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home was here
+from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
 from moot.domain.text import OneLineText, PlainText
 from moot.domain.verdict import CRITERIA, default_rubric
@@ -44,7 +46,6 @@ Diversity = Literal["binary", "spectrum", "multi-perspective"]
 # How much of the debate so far a turn prompt quotes (moot.context.strategies).
 StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybrid"]
 
-COMPAT_KEY_VAR = "MOOT_OPENAI_COMPATIBLE_API_KEY"
 MIN_PARTICIPANTS = 2
 # Formats that also run with one participant: a single agent, the baseline of an evaluation.
 SINGLE_AGENT_FORMATS = frozenset({"society-of-minds"})
@@ -111,9 +112,12 @@ class ModelOptions(_Strict):
         if url is not None and (url.username or url.password):
             raise ValueError(f"put no user or password in base_url; the key goes in {COMPAT_KEY_VAR}")
         model = info.data.get("model")
-        if url is None and model is not None and model.provider == "openai-compatible":
-            raise ValueError("openai-compatible models need base_url, e.g. base_url=http://127.0.0.1:8000/v1")
-        if url is not None and model is not None and model.provider not in BASE_URL_PROVIDERS:
+        spec = find_provider(model.provider) if model is not None else None
+        if spec is None or model is None:
+            return url
+        if url is None and spec.base_url == "required":
+            raise ValueError(f"{spec.name} models need base_url, e.g. base_url=http://127.0.0.1:8000/v1")
+        if url is not None and not spec.takes_base_url:
             # The provider would call its own servers and the URL would be dropped without a word.
             raise ValueError(
                 f"{model.provider} takes no base_url; use openai-compatible:{model.name} with base_url={url} "

@@ -7,32 +7,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema, model_validator
 
-# Providers moot knows how to reach. The key is what users type before the colon.
-PROVIDERS: dict[str, str] = {
-    "openai": "OpenAI",
-    "anthropic": "Anthropic",
-    "google": "Google Gemini",
-    "groq": "Groq",
-    "mistral": "Mistral",
-    "openrouter": "OpenRouter",
-    "ollama": "Ollama (local server)",
-    "openai-compatible": "Any OpenAI-compatible server (needs base_url)",
-    "local": "Embedded llama.cpp model, no key, no network",
-    "fake": "Scripted fake for demos and tests (no model at all)",
-}
+from moot.domain.providers import BUILT_IN, aliases, find_provider, provider_names
 
+# moot's own providers and what each is (the registry, moot.domain.providers, holds every fact about them).
+PROVIDERS: dict[str, str] = {spec.name: spec.description for spec in BUILT_IN}
 # Typed aliases that read naturally; all resolve to a canonical provider.
-PROVIDER_ALIASES: dict[str, str] = {
-    "gemini": "google",
-    "google-gla": "google",
-    "compat": "openai-compatible",
-    "openai-compat": "openai-compatible",
-    "llama": "local",
-}
-
-# The providers that reach a server the user names; every other provider ignores a base_url, so one given to
-# them is a mistake to report, not a setting to drop.
-BASE_URL_PROVIDERS = ("openai-compatible", "ollama")
+PROVIDER_ALIASES: dict[str, str] = aliases()
+# moot's providers that reach a server the user names; others take no base_url (a registry row's `base_url`).
+BASE_URL_PROVIDERS = tuple(spec.name for spec in BUILT_IN if spec.takes_base_url)
 
 DEFAULT_MODEL = "local:smollm2"
 
@@ -59,7 +41,9 @@ class ModelRef(BaseModel):
 
     @property
     def is_local(self) -> bool:
-        return self.provider in ("local", "fake")
+        """Whether it runs in this process: no network, no cost."""
+        spec = find_provider(self.provider)
+        return spec is not None and spec.runs_here
 
 
 def parse_model_ref(text: str) -> dict[str, str]:
@@ -72,15 +56,18 @@ def parse_model_ref(text: str) -> dict[str, str]:
         raise ValueError(
             f"model reference {text!r} must look like 'provider:model', e.g. 'openai:gpt-4o' or 'local:smollm2'"
         )
-    provider = PROVIDER_ALIASES.get(provider, provider)
-    if provider not in PROVIDERS:
-        known = ", ".join(sorted(PROVIDERS))
-        raise ValueError(f"unknown provider {provider!r} in {text!r}; use one of: {known}")
+    spec = find_provider(provider)
+    if spec is None:
+        known = ", ".join(provider_names())
+        raise ValueError(
+            f"unknown provider {provider!r} in {text!r}; use one of: {known} (`moot models` lists them)"
+        )
+    provider = spec.name
     if not _NAME.match(name):
         raise ValueError(f"model name {name!r} in {text!r} has characters a model name cannot have")
-    if provider == "openrouter" and "/" not in name:
+    if spec.model_needs_vendor and "/" not in name:
         raise ValueError(
-            f"OpenRouter names the upstream vendor: write 'openrouter:openai/{name}', not {text!r}"
+            f"{spec.description} names the upstream vendor: write '{provider}:openai/{name}', not {text!r}"
         )
     return {"provider": provider, "name": name}
 

@@ -11,6 +11,7 @@ import genai_prices
 from moot.context.tokens import count_tokens
 from moot.domain.config import DebateConfig, Limits, ModelOptions
 from moot.domain.models import ModelRef
+from moot.domain.providers import find_provider
 from moot.domain.usage import Usage
 from moot.errors import ConfigError
 
@@ -27,10 +28,9 @@ def price(model: ModelRef, input_tokens: int, output_tokens: int) -> float | Non
     """USD for these tokens on this model; None when genai-prices does not know it."""
     if model.is_local:
         return 0.0
-    provider = model.provider if model.provider not in ("openai-compatible", "ollama") else None
+    spec = find_provider(model.provider)
+    provider = spec.pricing_name if spec is not None else None  # None: a server of unknown make, by name
     name = model.name
-    if model.provider == "openrouter":
-        provider = "openrouter"
     try:
         calc = genai_prices.calc_price(
             genai_prices.Usage(input_tokens=input_tokens, output_tokens=output_tokens),

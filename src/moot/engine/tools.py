@@ -22,21 +22,20 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, WrapperToolse
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from moot.domain.config import WEB_SEARCH, DebateConfig, ModelOptions
+from moot.domain.providers import BUILT_IN, find_provider
 from moot.errors import ConfigError, one_line
 from moot.models.providers import redact
 from moot.protocols import DebateProtocol, get_protocol
 
 # moot's providers whose pydantic-ai model class implements WebSearchTool, and which of their models
-# have it (the class's profile says so per model; preflight asks the built model).
+# have it (the class's profile says so per model; preflight asks the built model): the registry's rows.
 WEB_SEARCH_PROVIDERS: dict[str, str] = {
-    "anthropic": "AnthropicModel: Claude models",
-    "google": "GoogleModel: Gemini models",
-    "groq": "GroqModel: compound models such as groq:groq/compound",
-    "openai": "OpenAIChatModel: search-preview models such as openai:gpt-4o-search-preview",
-    "openrouter": "OpenRouterModel: any model, through OpenRouter's web plugin",
+    spec.name: spec.native_tools_note
+    for spec in sorted(BUILT_IN, key=lambda spec: spec.name)
+    if WEB_SEARCH in spec.native_tools
 }
 # The embedded model writes plain text or one output's JSON under a grammar: it cannot call a tool.
-NO_FUNCTION_TOOLS = frozenset({"local"})
+NO_FUNCTION_TOOLS = frozenset(spec.name for spec in BUILT_IN if not spec.function_tools)
 # What a failing tool tells the model, at most; the model needs the reason, not a traceback.
 ERROR_CHARS = 300
 
@@ -86,14 +85,14 @@ def resolve_tools(config: DebateConfig) -> dict[str, Toolkit]:
         for k, ref in enumerate(participant.tools):
             where = f"participants.{i}.tools.{k}"
             if ref == WEB_SEARCH:
-                if provider not in WEB_SEARCH_PROVIDERS:
+                if not _offers_web_search(provider):
                     raise ConfigError(
                         f"{participant.model} has no native web search in pydantic-ai; "
                         f"{WEB_SEARCH} works with {', '.join(WEB_SEARCH_PROVIDERS)} models",
                         field=where,
                     )
                 continue
-            if provider in NO_FUNCTION_TOOLS:
+            if not _calls_functions(provider):
                 raise ConfigError(
                     f"{participant.model} cannot call function tools; give tools to a provider's model",
                     field=where,
@@ -119,12 +118,23 @@ def check_tool_models(config: DebateConfig, model_of: Callable[[ModelOptions], M
             continue
         model = model_of(participant)
         if WebSearchTool not in model.profile.get("supported_native_tools", frozenset()):
-            how = WEB_SEARCH_PROVIDERS.get(participant.model.provider, "")
+            spec = find_provider(participant.model.provider)
+            how = spec.native_tools_note if spec is not None else ""
             raise ConfigError(
                 f"{participant.model} has no native web search in pydantic-ai ({type(model).__name__})"
                 + (f"; it works with {how.partition(': ')[2]}" if how else ""),
                 field=f"participants.{i}.tools.{participant.tools.index(WEB_SEARCH)}",
             )
+
+
+def _offers_web_search(provider: str) -> bool:
+    spec = find_provider(provider)
+    return spec is not None and WEB_SEARCH in spec.native_tools
+
+
+def _calls_functions(provider: str) -> bool:
+    spec = find_provider(provider)
+    return spec is None or spec.function_tools
 
 
 def function_tool(ref: str, *, field: str) -> Tool[Any]:

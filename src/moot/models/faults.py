@@ -26,7 +26,7 @@ from pydantic_ai import exceptions as pai
 
 from moot.domain.faults import Fault, FaultKind
 from moot.errors import one_line
-from moot.models.providers import SPECS, provider_of_system, redact
+from moot.models.providers import provider_of_system, redact, spec_of
 from moot.models.stream_ends import StreamCutShort
 
 # How providers and llama.cpp word a prompt that does not fit (OpenAI, vLLM, Anthropic, Gemini, Bedrock,
@@ -407,14 +407,22 @@ def _message(
 
 
 def _key_advice(provider: str) -> str:
-    spec = SPECS.get(provider)
+    spec = spec_of(provider)
+    server = "the credentials the server at base_url expects"
     if spec is None or not spec.key_vars:
-        return "check the credentials the server at base_url expects"
-    return "check " + " or ".join(spec.key_vars)
+        return f"check {server}"
+    variables = " or ".join(spec.key_vars)
+    # A key a server of the user's may or may not want (Ollama behind a proxy): the server is the one to ask.
+    return (
+        f"check {variables} and {server}"
+        if spec.takes_base_url and not spec.key_required
+        else f"check {variables}"
+    )
 
 
 def _model_advice(provider: str) -> str:
-    if provider in ("openai-compatible", "ollama"):
+    spec = spec_of(provider)
+    if spec is not None and spec.takes_base_url:
         return "check the model name and base_url (`moot models` lists the providers)"
     return "check the model name (`moot models` lists them)"
 

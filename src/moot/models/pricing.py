@@ -6,10 +6,14 @@ from collections.abc import Iterable
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
+from moot.domain.providers import BUILT_IN
 from moot.domain.usage import Usage
 
-# Models that run here cost nothing; genai-prices would not know them.
-FREE_SYSTEMS = frozenset({"llama.cpp", "local", "fake", "function", "test"})
+# Models that run here cost nothing; genai-prices would not know them (pydantic-ai's FunctionModel and
+# TestModel, "function" and "test", are test doubles).
+FREE_SYSTEMS = frozenset(
+    {"function", "test", *(system for spec in BUILT_IN if spec.runs_here for system in spec.systems)}
+)
 
 
 def response_usage(response: ModelResponse, *, free: bool = False) -> Usage:

@@ -1,25 +1,29 @@
-"""Model references -> pydantic-ai models. Keys come from the environment of this process only."""
+"""Model references -> pydantic-ai models, by the provider registry's rows (moot.domain.providers).
+
+Keys come from the environment of this process only, never from a request or a config.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from moot.domain.config import COMPAT_KEY_VAR, ModelOptions
+from moot.domain.config import ModelOptions
+from moot.domain.providers import BUILT_IN, ProviderSpec, find_provider, providers
+from moot.domain.providers import provider_of_system as provider_of_system
+from moot.errors import ConfigError, MissingKeyError, ProviderNotInstalledError, UserError
+from moot.install import install_command, pydantic_ai_install_command
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
     from pydantic_ai.settings import ModelSettings
-from moot.domain.models import PROVIDERS
-from moot.errors import MissingKeyError, ProviderNotInstalledError
-from moot.install import install_command
 
-OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434/v1"
-OPENROUTER_URL = "https://openrouter.ai/api/v1"  # pydantic-ai's OpenRouterProvider.base_url
+# moot's own rows by name. Lookups read this dict before the registry, so a test may swap a row in it.
+SPECS: dict[str, ProviderSpec] = {spec.name: spec for spec in BUILT_IN}
+OLLAMA_DEFAULT_URL = SPECS["ollama"].default_url
+OPENROUTER_URL = SPECS["openrouter"].default_url
 
 
 # moot's retry policy (limits.retry) is the only one: the vendor SDKs would otherwise retry 429s, 5xx,
@@ -29,66 +33,33 @@ def one_attempt() -> ModelSettings:
     return {"max_retries": 0}
 
 
-@dataclass(frozen=True)
-class ProviderSpec:
-    """How to reach one provider: its key variables, its Python package, its model class."""
-
-    name: str
-    key_vars: tuple[str, ...] = ()
-    key_required: bool = True
-    module: str | None = None  # a module that exists only when the provider's extra is installed
-    extra: str | None = None  # the extra that installs `module`; None: moot's own dependencies do
-    # Whether its streams end with a marker (a finish reason, `[DONE]`), so one that ends without is a reply
-    # cut short (moot.models.stream_ends); moot's own models have no wire to cut.
-    end_marker: bool = True
-
-    @property
-    def description(self) -> str:
-        return PROVIDERS[self.name]
-
-    def key(self) -> str | None:
-        return next((os.environ[v] for v in self.key_vars if os.environ.get(v)), None)
-
-    def install_hint(self) -> str | None:
-        """The command that installs this provider, or None when it is installed."""
-        return None if self.installed() else install_command(self.extra)
-
-    def installed(self) -> bool:
-        if self.module is None:
-            return True
-        try:
-            return importlib.util.find_spec(self.module) is not None
-        except ModuleNotFoundError:  # the parent package of a dotted name is missing
-            return False
-
-
-SPECS: dict[str, ProviderSpec] = {
-    s.name: s
-    for s in (
-        ProviderSpec("openai", ("OPENAI_API_KEY",), module="openai"),
-        ProviderSpec("anthropic", ("ANTHROPIC_API_KEY",), module="anthropic", extra="anthropic"),
-        ProviderSpec("google", ("GOOGLE_API_KEY", "GEMINI_API_KEY"), module="google.genai", extra="google"),
-        ProviderSpec("groq", ("GROQ_API_KEY",), module="groq", extra="groq"),
-        ProviderSpec("mistral", ("MISTRAL_API_KEY",), module="mistralai", extra="mistral"),
-        ProviderSpec("openrouter", ("OPENROUTER_API_KEY",), module="openai"),
-        ProviderSpec("ollama", (), key_required=False, module="openai"),
-        ProviderSpec("openai-compatible", (COMPAT_KEY_VAR,), key_required=False, module="openai"),
-        ProviderSpec("local", (), key_required=False, module="llama_cpp", end_marker=False),
-        ProviderSpec("fake", (), key_required=False, end_marker=False),
-    )
-}
-# pydantic-ai's `Model.system` for the providers moot builds, where it differs from moot's provider name.
-_SYSTEMS = {"google-gla": "google", "google-vertex": "google", "llama.cpp": "local"}
-
-
-def provider_of_system(system: str) -> str:
-    """moot's provider name for a pydantic-ai `Model.system` (its own name where they agree)."""
-    return _SYSTEMS.get(system, system)
+def spec_of(provider: str) -> ProviderSpec | None:
+    """The row of a provider name or alias: moot's own (SPECS), a plugin's or pydantic-ai's; None if unknown."""
+    return SPECS.get(provider) or find_provider(provider)
 
 
 def spec_of_system(system: str) -> ProviderSpec | None:
     """The provider a built model belongs to, by its `Model.system`; None for pydantic-ai's own test models."""
-    return SPECS.get(provider_of_system(system))
+    return SPECS.get(provider_of_system(system)) or providers().get(provider_of_system(system))
+
+
+def key_of(spec: ProviderSpec) -> str | None:
+    """The first of the row's key variables that is set in this process's environment."""
+    return next((os.environ[v] for v in spec.key_vars if os.environ.get(v)), None)
+
+
+def installed(spec: ProviderSpec) -> bool:
+    if spec.module is None:
+        return True
+    try:
+        return importlib.util.find_spec(spec.module) is not None
+    except ModuleNotFoundError:  # the parent package of a dotted name is missing
+        return False
+
+
+def install_hint(spec: ProviderSpec) -> str | None:
+    """The command that installs this provider, or None when it is installed."""
+    return None if installed(spec) else install_command(spec.extra)
 
 
 # Shapes of API keys as vendors echo them in error messages, sometimes half-masked (sk-ab***yz).
@@ -97,7 +68,7 @@ _KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|gsk|AIza|key)[-_A-Za-z0-9*]{8,}")
 
 def redact(text: str) -> str:
     """`text` with every configured key, and anything shaped like one, replaced: error messages are stored."""
-    for spec in SPECS.values():
+    for spec in {**providers(), **SPECS}.values():
         for var in spec.key_vars:
             value = os.environ.get(var)
             if value and len(value) >= 6:
@@ -107,130 +78,54 @@ def redact(text: str) -> str:
 
 def check_available(options: ModelOptions, *, field: str) -> None:
     """Fail before a debate starts if this model cannot be called: missing package or key."""
-    spec = SPECS[options.model.provider]
-    if not spec.installed():
+    spec = spec_of(options.model.provider)
+    if spec is None:  # validated configs name known providers; a plugin may have gone since
+        raise ConfigError(
+            f"unknown provider {options.model.provider!r} (`moot models` lists them)", field=field
+        )
+    if spec.wire == "pydantic-ai":
+        _check_through_pydantic_ai(spec, field=field)
+        return
+    if not installed(spec):
         raise ProviderNotInstalledError(field=field, provider=spec.name, extra=spec.extra)
-    if spec.key_required and spec.key() is None:
+    if spec.key_required and key_of(spec) is None:
         raise MissingKeyError(field=field, provider=spec.name, env_var=" or ".join(spec.key_vars))
+
+
+# pydantic-ai's words for a missing SDK (`pip install "pydantic-ai-slim[cohere]"`) and a missing key
+# ("Set the `DEEPSEEK_API_KEY` environment variable ...").
+_PAI_GROUP = re.compile(r"pydantic-ai-slim\[([\w-]+)\]")
+_PAI_KEY = re.compile(r"`([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|ID|ENDPOINT|URL|VERSION|REGION)[A-Z0-9_]*)`")
+
+
+def _check_through_pydantic_ai(spec: ProviderSpec, *, field: str) -> None:
+    """Make pydantic-ai's provider now (it reads its key and imports its SDK), so a missing one is a UserError
+    naming the field, the variable and the install command before anything runs."""
+    from pydantic_ai.exceptions import UserError as PydanticAIUserError
+    from pydantic_ai.providers import infer_provider
+
+    try:
+        infer_provider(spec.name)
+    except ImportError as exc:
+        group = _PAI_GROUP.search(str(exc))
+        raise ProviderNotInstalledError(
+            field=field,
+            provider=spec.name,
+            extra=None,
+            install=pydantic_ai_install_command(group[1] if group else spec.name),
+        ) from None
+    except PydanticAIUserError as exc:
+        variables = _PAI_KEY.findall(str(exc))
+        if variables:
+            raise MissingKeyError(field=field, provider=spec.name, env_var=" or ".join(variables)) from None
+        raise ConfigError(f"{spec.name}: {redact(str(exc))}", field=field) from None
 
 
 def build_model(options: ModelOptions) -> Model:
     """A pydantic-ai model for these options. Call `check_available` first for a friendly error."""
-    provider = options.model.provider
-    return _BUILDERS[provider](options)
+    from moot.models.builders import build
 
-
-def _openai(options: ModelOptions) -> Model:
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    from moot.models.openai_client import openai_client
-
-    client = openai_client(base_url=None, api_key=SPECS["openai"].key())
-    return OpenAIChatModel(
-        options.model.name, provider=OpenAIProvider(openai_client=client), settings=one_attempt()
-    )
-
-
-def _anthropic(options: ModelOptions) -> Model:
-    from pydantic_ai.models.anthropic import AnthropicModel
-    from pydantic_ai.providers.anthropic import AnthropicProvider
-
-    return AnthropicModel(
-        options.model.name,
-        provider=AnthropicProvider(api_key=SPECS["anthropic"].key()),
-        settings=one_attempt(),
-    )
-
-
-def _google(options: ModelOptions) -> Model:
-    from pydantic_ai.models.google import GoogleModel
-    from pydantic_ai.providers.google import GoogleProvider
-
-    return GoogleModel(
-        options.model.name, provider=GoogleProvider(api_key=SPECS["google"].key()), settings=one_attempt()
-    )
-
-
-def _groq(options: ModelOptions) -> Model:
-    from pydantic_ai.models.groq import GroqModel
-    from pydantic_ai.providers.groq import GroqProvider
-
-    return GroqModel(
-        options.model.name, provider=GroqProvider(api_key=SPECS["groq"].key()), settings=one_attempt()
-    )
-
-
-def _mistral(options: ModelOptions) -> Model:
-    from pydantic_ai.models.mistral import MistralModel
-    from pydantic_ai.providers.mistral import MistralProvider
-
-    return MistralModel(
-        options.model.name, provider=MistralProvider(api_key=SPECS["mistral"].key()), settings=one_attempt()
-    )
-
-
-def _openrouter(options: ModelOptions) -> Model:
-    from pydantic_ai.models.openrouter import OpenRouterModel
-    from pydantic_ai.providers.openrouter import OpenRouterProvider
-
-    from moot.models.openai_client import openai_client
-
-    client = openai_client(base_url=OPENROUTER_URL, api_key=SPECS["openrouter"].key())
-    return OpenRouterModel(
-        options.model.name, provider=OpenRouterProvider(openai_client=client), settings=one_attempt()
-    )
-
-
-def _ollama(options: ModelOptions) -> Model:
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.ollama import OllamaProvider
-
-    from moot.models.openai_client import openai_client
-
-    url = str(options.base_url) if options.base_url else os.environ.get("OLLAMA_BASE_URL", OLLAMA_DEFAULT_URL)
-    # Ollama needs no key, but the SDK wants one; a server behind a proxy may take OLLAMA_API_KEY.
-    client = openai_client(base_url=url, api_key=os.environ.get("OLLAMA_API_KEY") or "api-key-not-set")
-    return OpenAIChatModel(
-        options.model.name, provider=OllamaProvider(openai_client=client), settings=one_attempt()
-    )
-
-
-def _compatible(options: ModelOptions) -> Model:
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    from moot.models.openai_client import openai_client
-
-    # Never send OPENAI_API_KEY to an arbitrary server: such servers get their own variable.
-    key = SPECS["openai-compatible"].key() or "not-needed"
-    client = openai_client(base_url=str(options.base_url), api_key=key)
-    return OpenAIChatModel(
-        options.model.name, provider=OpenAIProvider(openai_client=client), settings=one_attempt()
-    )
-
-
-def _local(options: ModelOptions) -> Model:
-    from moot.models.local import get_local_model
-
-    return get_local_model(options.model.name)
-
-
-def _fake(options: ModelOptions) -> Model:
-    from moot.models.fake import fake_model
-
-    return fake_model(options.model.name)
-
-
-_BUILDERS: dict[str, Callable[[ModelOptions], Model]] = {
-    "openai": _openai,
-    "anthropic": _anthropic,
-    "google": _google,
-    "groq": _groq,
-    "mistral": _mistral,
-    "openrouter": _openrouter,
-    "ollama": _ollama,
-    "openai-compatible": _compatible,
-    "local": _local,
-    "fake": _fake,
-}
+    spec = spec_of(options.model.provider)
+    if spec is None:
+        raise UserError(f"unknown provider {options.model.provider!r} (`moot models` lists them)")
+    return build(spec, options)

@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.domain.models import PROVIDERS
+from moot.domain.providers import BUILT_IN, ProviderSpec, find_provider, provider_names, providers
 from moot.errors import ConfigError, one_line
 
 LIMITS_VAR = "MOOT_PROVIDER_LIMITS"
@@ -44,24 +44,23 @@ class ProviderLimits(BaseModel):
 # The entry tiers' published limits where a provider has one, so that a new account is not rate-limited
 # at once; the embedded model runs one call at a time (llama.cpp holds one context). Raise them for a
 # higher tier with MOOT_PROVIDER_LIMITS.
-DEFAULT_LIMITS: dict[str, ProviderLimits] = {
-    "openai": ProviderLimits(requests_per_minute=500, concurrent=16),
-    "anthropic": ProviderLimits(requests_per_minute=50, concurrent=8),
-    "google": ProviderLimits(requests_per_minute=150, concurrent=8),
-    "groq": ProviderLimits(requests_per_minute=30, concurrent=4),
-    "mistral": ProviderLimits(requests_per_minute=60, concurrent=4),
-    "openrouter": ProviderLimits(requests_per_minute=200, concurrent=8),
-    "ollama": ProviderLimits(concurrent=2),
-    "openai-compatible": ProviderLimits(concurrent=8),
-    "local": ProviderLimits(concurrent=1),
-    "fake": ProviderLimits(),
-}
+# The numbers are the registry's (each row's `rate_limits`; a plugin's row brings its own).
+def default_limits(spec: ProviderSpec) -> ProviderLimits:
+    given = spec.rate_limits
+    return ProviderLimits(
+        requests_per_minute=given.requests_per_minute,
+        tokens_per_minute=given.tokens_per_minute,
+        concurrent=given.concurrent,
+    )
+
+
+DEFAULT_LIMITS: dict[str, ProviderLimits] = {spec.name: default_limits(spec) for spec in BUILT_IN}
 
 
 def load_limits(env: dict[str, str] | None = None) -> dict[str, ProviderLimits]:
     """The defaults, with what MOOT_PROVIDER_LIMITS sets laid over them; a ConfigError naming the entry."""
     raw = (env if env is not None else os.environ).get(LIMITS_VAR, "").strip()
-    limits = dict(DEFAULT_LIMITS)
+    limits = {**DEFAULT_LIMITS, **{name: default_limits(spec) for name, spec in providers().items()}}
     if not raw:
         return limits
     text = raw
@@ -77,10 +76,12 @@ def load_limits(env: dict[str, str] | None = None) -> dict[str, ProviderLimits]:
             field=LIMITS_VAR,
         )
     for provider, given in data.items():
-        if provider not in PROVIDERS:
+        spec = find_provider(str(provider))
+        if spec is None:
             raise ConfigError(
-                f"unknown provider {provider!r}; use one of {', '.join(PROVIDERS)}", field=LIMITS_VAR
+                f"unknown provider {provider!r}; use one of {', '.join(provider_names())}", field=LIMITS_VAR
             )
+        provider = spec.name
         try:
             base = limits.get(provider, ProviderLimits()).model_dump()
             limits[provider] = ProviderLimits.model_validate({**base, **(given or {})})

@@ -18,23 +18,22 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Web
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from moot import __version__
 from moot.config_files import FilledConfig
 from moot.domain.config import FormatName
 from moot.domain.events import Event
 from moot.domain.ledger import LedgerRow, ledger
-from moot.domain.models import PROVIDERS
 from moot.domain.state import DebateState, Status
 from moot.domain.usage import Usage
 from moot.engine import ModelResolver
 from moot.errors import NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
-from moot.models.providers import SPECS
 from moot.protocols import PROTOCOLS
 from moot.server.configs import router as configs_router
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
+from moot.server.meta import router as meta_router
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
@@ -71,16 +70,6 @@ class Control(BaseModel):
 
     id: str
     status: Literal["starting", "pausing", "resuming", "retrying", "stopping"]
-
-
-class ProviderInfo(BaseModel):
-    name: str
-    description: str
-    key_vars: list[str]
-    key_required: bool
-    key_set: bool
-    installed: bool
-    install: str | None = Field(description="The command that installs it on the server; null when installed")
 
 
 class PhaseInfo(BaseModel):
@@ -317,22 +306,6 @@ def create_app(
             by_model=book.by_model(),
         )
 
-    @app.get("/api/models")
-    async def models() -> list[ProviderInfo]:
-        """Providers and whether this server has their key (never the key itself)."""
-        return [
-            ProviderInfo(
-                name=name,
-                description=PROVIDERS[name],
-                key_vars=list(spec.key_vars),
-                key_required=spec.key_required,
-                key_set=spec.key() is not None,
-                installed=spec.installed(),
-                install=spec.install_hint(),
-            )
-            for name, spec in SPECS.items()
-        ]
-
     @app.get("/api/formats")
     async def formats(rounds: Annotated[int, Query(ge=1, le=50)] = 3) -> list[FormatInfo]:
         return [
@@ -381,6 +354,7 @@ def create_app(
         await websocket.close()
 
     app.include_router(configs_router)
+    app.include_router(meta_router)
     # Last, so that every route above wins over a file of the same name.
     app.mount("/", page_app(), name="page")
     return app

@@ -1,0 +1,121 @@
+"""The builders behind the registry's rows: one per kind of wire, driven by the row, not one per provider.
+
+- OpenAI's wire (openai, ollama, openai-compatible, openrouter): moot's own OpenAI client
+  (moot.models.openai_client, whose streams check their end marker) at the row's server, handed to the row's
+  pydantic-ai provider;
+- a vendor SDK (anthropic, google, groq, mistral): the row's pydantic-ai provider with the key moot read;
+- pydantic-ai's other providers: its `infer_model`, which reads their keys itself;
+- a plugin: the row's own `module:function`;
+- moot's embedded and fake models.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from moot.domain.config import ModelOptions
+from moot.domain.providers import ProviderSpec
+from moot.errors import ConfigError, one_line
+from moot.models.providers import key_of, one_attempt
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+    from pydantic_ai.providers import Provider
+
+# pydantic-ai's model class for each wire moot builds itself (module, class).
+_MODEL_CLASSES: dict[str, tuple[str, str]] = {
+    "openai-chat": ("pydantic_ai.models.openai", "OpenAIChatModel"),
+    "openrouter": ("pydantic_ai.models.openrouter", "OpenRouterModel"),
+    "anthropic": ("pydantic_ai.models.anthropic", "AnthropicModel"),
+    "google": ("pydantic_ai.models.google", "GoogleModel"),
+    "groq": ("pydantic_ai.models.groq", "GroqModel"),
+    "mistral": ("pydantic_ai.models.mistral", "MistralModel"),
+}
+_OPENAI_WIRE = frozenset({"openai-chat", "openrouter"})
+# What the OpenAI SDK is given when a server takes no key (it refuses to start without one).
+NO_KEY = "not-needed"
+
+
+def build(spec: ProviderSpec, options: ModelOptions) -> Model:
+    """The pydantic-ai model for `options` through `spec`'s row."""
+    return _BY_WIRE.get(spec.wire, _pydantic_ai_class)(spec, options)
+
+
+def server_url(spec: ProviderSpec, options: ModelOptions) -> str | None:
+    """The server a call goes to: the config's base_url, else the row's variable, else its default (None: the
+    SDK's own)."""
+    if options.base_url is not None and spec.takes_base_url:
+        return str(options.base_url)
+    return (os.environ.get(spec.url_var) if spec.url_var else None) or spec.default_url
+
+
+def _provider(spec: ProviderSpec, **kwargs: Any) -> Provider[Any]:
+    from pydantic_ai.providers import infer_provider_class
+
+    return infer_provider_class(spec.pydantic_ai_provider or spec.name)(**kwargs)
+
+
+def _model_class(spec: ProviderSpec) -> Callable[..., Model]:
+    module, name = _MODEL_CLASSES[spec.wire]
+    return cast("Callable[..., Model]", getattr(importlib.import_module(module), name))
+
+
+def _pydantic_ai_class(spec: ProviderSpec, options: ModelOptions) -> Model:
+    """A row moot builds with pydantic-ai's classes: the OpenAI wire through moot's client, else the SDK's."""
+    if spec.wire in _OPENAI_WIRE:
+        from moot.models.openai_client import openai_client
+
+        client = openai_client(base_url=server_url(spec, options), api_key=key_of(spec) or NO_KEY)
+        provider = _provider(spec, openai_client=client)
+    else:
+        provider = _provider(spec, api_key=key_of(spec))
+    return _model_class(spec)(options.model.name, provider=provider, settings=one_attempt())
+
+
+def _through_infer_model(spec: ProviderSpec, options: ModelOptions) -> Model:
+    """Any other provider pydantic-ai knows, as its `infer_model` makes it (keys from its own variables)."""
+    from pydantic_ai.models import infer_model
+
+    model = infer_model(f"{spec.name}:{options.model.name}")
+    # infer_model takes no settings; one attempt per call, as for every other model (see one_attempt).
+    model._settings = {**(model.settings or {}), **one_attempt()}
+    return model
+
+
+def _plugin(spec: ProviderSpec, options: ModelOptions) -> Model:
+    """A plugin's model, from its `module:function` builder (moot.domain.providers.PluginBuilder)."""
+    from pydantic_ai.models import Model
+
+    module_name, _, name = (spec.builder or "").partition(":")
+    where = f"the {spec.name} plugin ({spec.plugin})"
+    try:
+        builder = getattr(importlib.import_module(module_name), name)
+    except Exception as exc:  # whatever the plugin's module raises on import is why it cannot build
+        raise ConfigError(f"{where} cannot load its builder {spec.builder}: {one_line(exc)}") from None
+    model = builder(options.model.name, base_url=server_url(spec, options), api_key=key_of(spec))
+    if not isinstance(model, Model):
+        raise ConfigError(f"{where}'s builder gave {type(model).__name__}, not a pydantic-ai Model")
+    return model
+
+
+def _local(spec: ProviderSpec, options: ModelOptions) -> Model:
+    from moot.models.local import get_local_model
+
+    return get_local_model(options.model.name)
+
+
+def _fake(spec: ProviderSpec, options: ModelOptions) -> Model:
+    from moot.models.fake import fake_model
+
+    return fake_model(options.model.name)
+
+
+_BY_WIRE: dict[str, Callable[[ProviderSpec, ModelOptions], Model]] = {
+    "pydantic-ai": _through_infer_model,
+    "plugin": _plugin,
+    "local": _local,
+    "fake": _fake,
+}

@@ -1,0 +1,135 @@
+"""What a client needs to know about this server before it writes a config: `GET /api/meta` (its providers,
+the limits it enforces, the speakers' reserved voices, model aliases, format names) and `GET /api/models`
+(the providers alone). Both are read from the registry and the server's settings, never copied by hand; a
+provider's key is reported as set or not, never sent."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from moot.domain.config import MAX_FALLBACKS, MAX_JUDGES, MIN_PARTICIPANTS, VOICES
+from moot.domain.models import DEFAULT_MODEL
+from moot.domain.providers import aliases
+from moot.models.catalog import ProviderStatus, broken_plugins, other_prefixes, provider_statuses
+from moot.protocols import PROTOCOLS
+from moot.server.settings import ServerSettings, env_name
+
+router = APIRouter()
+
+
+class ProviderInfo(BaseModel):
+    name: str
+    description: str
+    key_vars: list[str]
+    key_required: bool
+    key_set: bool
+    installed: bool
+    install: str | None = Field(description="The command that installs it on the server; null when installed")
+    base_url: Literal["none", "optional", "required"] = Field(
+        description="none: it calls its own servers; optional: a default server, another may be named; "
+        "required: the config names the server"
+    )
+    default_url: str | None = Field(description="The server it calls when the config names none")
+    aliases: list[str] = Field(description="Other prefixes that mean this provider")
+    plugin: str | None = Field(description="The package of a third-party plugin; null for moot's own")
+
+
+class PluginProblemInfo(BaseModel):
+    name: str
+    distribution: str | None
+    reason: str
+
+
+class Limits(BaseModel):
+    """The limits this server enforces on a debate (its settings, `MOOT_*`) and the config's own bounds."""
+
+    min_participants: int
+    max_participants: int
+    max_rounds: int
+    max_tokens: int = Field(description="Highest max_tokens any model call may ask for")
+    max_judges: int
+    max_fallbacks: int
+    max_body_bytes: int
+    max_running_per_token: int
+    base_url_allowed: bool = Field(description="Whether a request may name a base_url at all")
+
+
+class Meta(BaseModel):
+    providers: list[ProviderInfo]
+    other_providers: list[str] = Field(
+        description="Further prefixes built through pydantic-ai (keys and packages as its docs give them)"
+    )
+    broken_plugins: list[PluginProblemInfo]
+    default_model: str
+    aliases: dict[str, str] = Field(description="Prefix aliases and the provider each stands for")
+    voices: dict[str, str] = Field(description="Reserved speaker ids of the formats' voices and their names")
+    formats: list[str] = Field(description="The format names a config's `format` takes")
+    limits: Limits
+    limit_variables: dict[str, str] = Field(description="The environment variable that sets each limit")
+
+
+def provider_info(row: ProviderStatus) -> ProviderInfo:
+    return ProviderInfo(
+        name=row.name,
+        description=row.description,
+        key_vars=list(row.key_vars),
+        key_required=row.key_required,
+        key_set=row.key_set,
+        installed=row.installed,
+        install=row.install,
+        base_url=row.base_url,
+        default_url=row.default_url,
+        aliases=list(row.aliases),
+        plugin=row.plugin,
+    )
+
+
+@router.get("/api/models")
+async def models() -> list[ProviderInfo]:
+    """Providers and whether this server has their key (never the key itself)."""
+    return [provider_info(row) for row in provider_statuses()]
+
+
+@router.get("/api/meta")
+async def meta(request: Request) -> Meta:
+    """Everything a client needs to write a config this server accepts."""
+    settings: ServerSettings = request.app.state.settings
+    limits = Limits(
+        min_participants=MIN_PARTICIPANTS,
+        max_participants=settings.max_participants,
+        max_rounds=settings.max_rounds,
+        max_tokens=settings.max_tokens,
+        max_judges=MAX_JUDGES,
+        max_fallbacks=MAX_FALLBACKS,
+        max_body_bytes=settings.max_body_bytes,
+        max_running_per_token=settings.max_running_per_token,
+        base_url_allowed=bool(settings.allowed_base_urls),
+    )
+    variables = {
+        name: env_name(name)
+        for name in (
+            "max_participants",
+            "max_rounds",
+            "max_tokens",
+            "max_body_bytes",
+            "max_running_per_token",
+        )
+    }
+    variables["base_url_allowed"] = env_name("allowed_base_urls")
+    return Meta(
+        providers=[provider_info(row) for row in provider_statuses()],
+        other_providers=list(other_prefixes()),
+        broken_plugins=[
+            PluginProblemInfo(name=p.name, distribution=p.distribution, reason=p.reason)
+            for p in broken_plugins()
+        ],
+        default_model=DEFAULT_MODEL,
+        aliases=aliases(),
+        voices=dict(VOICES),
+        formats=list(PROTOCOLS),
+        limits=limits,
+        limit_variables=variables,
+    )
