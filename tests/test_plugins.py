@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -149,3 +151,19 @@ def test_broken_plugins_are_reported_by_name_and_the_rest_still_work(
         app, ["run", "T", "-p", "echo:a", "-p", "fake:b", "--judge", "fake:j", "--rounds", "1"]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_plugins_are_read_once_when_first_asked_for(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[str] = []
+    real = metadata.entry_points
+
+    def counted(*, group: str) -> Any:
+        reads.append(group)
+        return real(group=group)
+
+    monkeypatch.setattr(metadata, "entry_points", counted)
+    reload_plugins()
+    assert reads == []  # forgetting them reads nothing
+    for prefix in ("echo", "parrot", "openai", "nosuch"):
+        find_provider(prefix)
+    assert reads == ["moot.providers"]

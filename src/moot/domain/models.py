@@ -7,12 +7,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema, model_validator
 
-from moot.domain.providers import BUILT_IN, aliases, find_provider, provider_names
+from moot.domain.providers import BUILT_IN, find_provider, provider_names
 
 # moot's own providers and what each is (the registry, moot.domain.providers, holds every fact about them).
 PROVIDERS: dict[str, str] = {spec.name: spec.description for spec in BUILT_IN}
-# Typed aliases that read naturally; all resolve to a canonical provider.
-PROVIDER_ALIASES: dict[str, str] = aliases()
+# moot's typed aliases that read naturally; all resolve to a canonical provider (plugins' too: `aliases()`, read
+# when asked, so importing this module loads no plugin).
+PROVIDER_ALIASES: dict[str, str] = {alias: spec.name for spec in BUILT_IN for alias in spec.aliases}
 # moot's providers that reach a server the user names; others take no base_url (a registry row's `base_url`).
 BASE_URL_PROVIDERS = tuple(spec.name for spec in BUILT_IN if spec.takes_base_url)
 

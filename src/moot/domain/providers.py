@@ -23,7 +23,7 @@ import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib import metadata
 from typing import Literal, Protocol
 
 ENTRY_POINT_GROUP = "moot.providers"
@@ -312,7 +312,7 @@ def _plugins() -> _Plugins:
     taken = set(own) | {a for s in BUILT_IN for a in s.aliases}
     specs: dict[str, ProviderSpec] = {}
     problems: list[PluginProblem] = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
+    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = point.dist.name if point.dist is not None else None
         try:
             spec = point.load()
