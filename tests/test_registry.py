@@ -178,3 +178,39 @@ def test_a_row_decides_the_base_url_rule_the_domain_checks() -> None:
     spec = find_provider("compat")
     assert spec is not None and spec.name == "openai-compatible" and spec.base_url == "required"
     assert str(options("ollama:llama3.2").model) == "ollama:llama3.2"
+
+
+@pytest.mark.parametrize("spec", [s for s in BUILT_IN if s.pydantic_ai_provider], ids=lambda s: s.name)
+def test_one_builder_per_wire_makes_every_row_s_model(spec: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moot.models.openai_client import EndCheckedOpenAI
+
+    for var in spec.key_vars:
+        monkeypatch.setenv(var, "test-key-value-0000")
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/ollama/v1")
+    name = "openai/some-model" if spec.model_needs_vendor else "some-model"
+    more = {"base_url": "http://127.0.0.1:9/v1"} if spec.base_url == "required" else {}
+    model = build_model(options(f"{spec.name}:{name}", **more))
+    assert model.model_name == name
+    built = spec_of_system(model.system)
+    assert built is not None and built.name in (spec.name, spec.pydantic_ai_provider)
+    assert (model.settings or {}).get("max_retries") == 0
+    client = getattr(model, "client", None)
+    if spec.wire in ("openai-chat", "openrouter"):  # moot's client, whose streams check their end marker
+        assert isinstance(client, EndCheckedOpenAI)
+        expected = {
+            "openai": "https://api.openai.com/v1/",
+            "openrouter": "https://openrouter.ai/api/v1/",
+            "ollama": "http://127.0.0.1:9/ollama/v1/",  # OLLAMA_BASE_URL moves the default server
+            "openai-compatible": "http://127.0.0.1:9/v1/",
+        }[spec.name]
+        assert str(client.base_url) == expected
+        assert client.api_key == "test-key-value-0000"  # from the row's own variable
+        if (
+            not spec.key_required
+        ):  # a server that takes no key gets a placeholder, never another provider's key
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-the-real-openai-key-0000")
+            for var in spec.key_vars:
+                monkeypatch.delenv(var)
+            keyless = build_model(options(f"{spec.name}:{name}", **more))
+            keyless_client = getattr(keyless, "client", None)
+            assert isinstance(keyless_client, EndCheckedOpenAI) and keyless_client.api_key == "not-needed"
