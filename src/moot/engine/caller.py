@@ -17,9 +17,11 @@ from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.config import Limits, ModelOptions
 from moot.domain.models import ModelRef
 from moot.engine.calls import AnswerT, JudgeResult, Reply, ToolUse, ask_judge, stream_reply, stream_tool_reply
+from moot.engine.checks import model_key
 from moot.engine.retry import BoundCall, CallSite, Guard
 from moot.engine.settings import model_settings
 from moot.engine.tools import Toolkit
+from moot.errors import MootError, RunError
 
 # What a call is for: a debating turn, a structured answer (a verdict, an assessment, an ask, personas), or
 # a summary of older turns. It sets the embedded model's reply cap and stops.
@@ -128,3 +130,31 @@ class Caller:
             who=who,
             guard=self.bind(site, tokens) if site is not None else None,
         )
+
+
+class Callers:
+    """A run's callers, one per model and endpoint, each built on its first call and kept (check_run has checked
+    every model before the run: a build failing here is a bug in a resolver, reported as the run's failure)."""
+
+    def __init__(self, resolve: Callable[[ModelOptions], Model], limits: Limits, guard: Guard) -> None:
+        self.resolve = resolve
+        self.limits = limits
+        self.guard = guard
+        self._built: dict[tuple[str, str | None], Caller] = {}
+
+    def of(self, options: ModelOptions) -> Caller:
+        """The caller of `options`' model. Two speakers on one model share the built model, each with its own
+        settings (temperature, token cap), which come from the options given."""
+        key = model_key(options)
+        built = self._built.get(key)
+        if built is None:
+            try:
+                model = self.resolve(options)
+            except MootError:
+                raise
+            except Exception as exc:
+                raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
+            built = self._built[key] = Caller(options, model, self.limits, self.guard)
+        if built.options != options:
+            return Caller(options, built.model, self.limits, self.guard)
+        return built

@@ -1,0 +1,141 @@
+"""One run's context: what every step handler reads and the one way it records what happened (`emit`).
+
+Like a pydantic-ai graph node's GraphRunContext, it is passed explicitly to each handler's `take(ctx)`: the config
+the run started with (never reassigned), the state folded from the events, the protocol, the callers, the prompt
+builder and the run's control. What changes mid-run (personas given, participants dropped) is read from the state
+through `config` and `scheduled`, so there is one source of truth: the events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+from moot.domain.config import DebateConfig, ModelOptions
+from moot.domain.events import CallRetried, Event
+from moot.domain.state import DebateState
+from moot.engine.budget_checks import warn_cost
+from moot.engine.caller import Caller, Callers
+from moot.engine.checks import ModelResolver
+from moot.engine.control import RunControl
+from moot.engine.log import EventLog
+from moot.engine.prompting import PromptBuilder
+from moot.engine.retry import Guard, Retry
+from moot.engine.tools import Toolkit
+from moot.models.providers import redact
+from moot.protocols import DebateProtocol, get_protocol
+
+
+class RunContext:
+    """Everything one run of a debate shares, passed explicitly to each step handler."""
+
+    def __init__(
+        self,
+        config: DebateConfig,
+        *,
+        log: EventLog,
+        resolve: ModelResolver,
+        debate_id: str,
+        tools: dict[str, Toolkit] | None = None,
+        control: RunControl | None = None,
+        state: DebateState | None = None,
+        ran_before: float = 0.0,
+    ) -> None:
+        self.initial = config  # the config the run was started with; what changes since is in the state
+        self.debate_id = debate_id
+        self.log = log
+        self.state = state if state is not None else DebateState()
+        self.protocol: DebateProtocol[Any] = get_protocol(config.format)
+        self.control = control or RunControl()
+        self.tools = tools or {}
+        self.guard = Guard(config.limits.retry, self._record_retry)
+        self.callers = Callers(resolve, config.limits, self.guard)
+        self.prompts = PromptBuilder(self)
+        self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
+        self.started = time.monotonic() - ran_before
+        self.warned = False  # whether the `limits.warn_at_cost` notice was given
+        self.events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._append_lock = asyncio.Lock()
+
+    @property
+    def config(self) -> DebateConfig:
+        """The debate's config as the events have made it: with the personas a model proposed, once given."""
+        return self.state.config if self.state.config is not None else self.initial
+
+    @property
+    def scheduled(self) -> DebateConfig:
+        """The config the format schedules from: without the participants that failed for good."""
+        config = self.config
+        if not self.state.dropped:
+            return config
+        active = [p for p in config.participants if p.id not in self.state.dropped]
+        return config.model_copy(update={"participants": active})
+
+    @property
+    def ids(self) -> dict[str, str]:
+        """What every event of this run carries."""
+        return {"debate_id": self.debate_id}
+
+    def caller(self, options: ModelOptions) -> Caller:
+        """The caller of this speaker's, judge's or fallback's model."""
+        return self.callers.of(options)
+
+    def seed_of(self, speaker: str) -> int | None:
+        """Each participant its own seed; the format's voices share the debate's seed."""
+        config = self.config
+        if config.seed is None:
+            return None
+        ids = [p.id for p in config.participants]
+        return config.seed + (ids.index(speaker) if speaker in ids else 0)
+
+    async def emit(self, event: Event) -> None:
+        """Record `event`: appended to the log if durable (before the next step is decided, so a completed turn
+        is on disk before the next begins), folded into the state, handed to the consumer."""
+        if event.durable:
+            # One append at a time keeps seq order equal to emission order under concurrent speakers.
+            async with self._append_lock:
+                event = await self.log.append(event)
+                self.state.apply(event)
+        else:
+            self.state.apply(event)
+        self.events.put_nowait(event)
+        if hasattr(event, "usage"):  # only calls change the cost; token deltas are many and do not
+            await warn_cost(self)
+
+    async def together(self, calls: list[Coroutine[Any, Any, None]]) -> None:
+        """Run these calls at the same time (one directly); the first failure cancels the rest and is raised."""
+        if len(calls) == 1:
+            await calls[0]
+            return
+        try:
+            async with asyncio.TaskGroup() as group:
+                for call in calls:
+                    group.create_task(call)
+        except BaseExceptionGroup as group:
+            # One speaker failing cancels the others; report the failure itself, not the group.
+            raise _first_leaf(group) from None
+
+    async def _record_retry(self, retry: Retry) -> None:
+        site = retry.site
+        await self.emit(
+            CallRetried(
+                **self.ids,
+                round=site.round,
+                speaker=site.speaker,
+                target=site.target,
+                purpose=site.purpose,
+                model=retry.model,
+                fault=retry.fault.kind,
+                error=redact(retry.fault.message),
+                retry=retry.number,
+                delay_s=round(retry.delay_s, 3),
+                compacted=retry.compacted,
+            )
+        )
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

@@ -1,0 +1,255 @@
+"""The judge's steps: a round's assessment (Assess) and the verdict (Judge), a single judge's with its fallback
+models or a panel's combined."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from moot.context import Fitted
+from moot.context.windows import LOCAL_JUDGE_TOKENS
+from moot.domain.config import JudgeConfig, ModelOptions
+from moot.domain.events import (
+    DebateCompleted,
+    JudgeVerdictGiven,
+    JudgingStarted,
+    Notice,
+    RoundAssessed,
+    VerdictGiven,
+)
+from moot.domain.usage import Usage
+from moot.domain.verdict import FailedTry, Verdict
+from moot.engine.budget import call_estimate, over_budget, reply_tokens
+from moot.engine.calls import AnswerT, JudgeResult
+from moot.engine.retry import CallSite
+from moot.judging import JudgePrompt, answer_model, to_verdict
+from moot.judging.anonymise import Roster
+from moot.judging.assessment import assessment_model, to_round_assessment
+from moot.judging.panel import Seat, combine, failure_text, seat_roster, seats
+from moot.protocols import Assess, Judge
+
+if TYPE_CHECKING:
+    from moot.engine.context import RunContext
+
+
+class AssessHandler:
+    cuttable = True
+
+    def estimate(self, ctx: RunContext, step: Assess) -> Usage:
+        judge = ctx.config.judge
+        if judge is None:
+            return Usage()
+        assessed = ctx.prompts.assessment(step.round).prompt
+        return call_estimate(judge, assessed.system + assessed.user, reply_tokens(judge, LOCAL_JUDGE_TOKENS))
+
+    async def take(self, ctx: RunContext, step: Assess) -> bool:
+        await _assess(ctx, step.round)
+        return False
+
+
+class JudgeHandler:
+    cuttable = False  # a stop asks for the verdict on what exists: it never cuts it
+
+    def estimate(self, ctx: RunContext, step: Judge) -> Usage:
+        config = ctx.config
+        total = Usage()
+        panel = [(seat.judge, seat_roster(config, seat.index, ctx.debate_id)) for seat in seats(config)]
+        single = [(config.judge, None)] if config.judge is not None else []
+        judged = {b.judge for b in ctx.state.ballots}
+        for index, (judge, roster) in enumerate(panel or single):
+            if panel and (index in judged or config.recusal(judge) is not None):
+                continue
+            assert judge is not None
+            verdict_prompt = ctx.prompts.verdict(judge, judge, roster).prompt
+            out = reply_tokens(judge, LOCAL_JUDGE_TOKENS)
+            total = total + call_estimate(judge, verdict_prompt.system + verdict_prompt.user, out)
+        return total
+
+    async def take(self, ctx: RunContext, step: Judge) -> bool:
+        if await verdict_affordable(ctx):
+            await judge(ctx)
+            return False
+        await ctx.emit(DebateCompleted(**ctx.ids))
+        return True
+
+
+def budgeted(ctx: RunContext) -> bool:
+    return ctx.config.limits.cost_limit is not None or ctx.config.limits.token_limit is not None
+
+
+async def verdict_affordable(ctx: RunContext) -> bool:
+    """Whether the verdict fits in what is left of the limits (the reserve included); if not, say why."""
+    if not budgeted(ctx):
+        return True
+    calls = JudgeHandler().estimate(ctx, Judge())
+    why = over_budget(ctx.config.limits, ctx.state.usage, calls, verdict=True)
+    if why is None:
+        return True
+    await ctx.emit(Notice(**ctx.ids, source="budget", message=f"no verdict: {why}"))
+    return False
+
+
+async def _ask_judge(
+    ctx: RunContext,
+    answer_type: type[AnswerT],
+    fit: Fitted[JudgePrompt],
+    what: str,
+    *,
+    judge: JudgeConfig | None = None,
+    options: ModelOptions | None = None,
+    seed_offset: int = 0,
+    round_number: int | None = None,
+) -> JudgeResult[AnswerT]:
+    """Ask a judge (the single judge unless given) through `options` (its own model unless a fallback) with
+    the fitted prompt `fit`."""
+    judge = judge if judge is not None else ctx.config.judge
+    assert judge is not None
+    options = options if options is not None else judge
+    seed = ctx.config.seed + seed_offset if ctx.config.seed is not None else None
+    site = CallSite("judge", what, round_number)
+    return await ctx.caller(options).ask(
+        answer_type,
+        fit.prompt.system,
+        fit.prompt.user,
+        seed=seed,
+        retries=judge.retries,
+        what=what,
+        site=site,
+        tokens=fit.tokens + fit.reply_tokens,
+    )
+
+
+async def _assess(ctx: RunContext, round_number: int) -> None:
+    judge = ctx.config.judge
+    assert judge is not None
+    fit = ctx.prompts.assessment(round_number)
+    await ctx.prompts.record_fit(fit, judge, "judge", round_number, "assessment")
+    result = await _ask_judge(ctx, assessment_model(ctx.config), fit, "assessment", round_number=round_number)
+    await ctx.emit(
+        RoundAssessed(
+            **ctx.ids,
+            round=round_number,
+            model=str(judge.model),
+            assessment=to_round_assessment(result.answer, ctx.config) if result.answer is not None else None,
+            error=result.error,
+            attempts=result.attempts,
+            usage=result.usage,
+            latency_s=result.latency_s,
+        )
+    )
+
+
+async def judge(ctx: RunContext) -> None:
+    """The verdict: a single judge's (with its fallbacks), or a panel's combined."""
+    if ctx.config.judges:
+        await _judge_panel(ctx)
+        return
+    judge = ctx.config.judge
+    assert judge is not None
+    ids = ctx.ids
+    await ctx.emit(JudgingStarted(**ids, model=str(judge.model)))
+    model, verdict, result, failed = await _verdict_of(ctx, judge, None, 0)
+    await ctx.emit(
+        VerdictGiven(
+            **ids,
+            model=model,
+            verdict=verdict,
+            error=result.error,
+            failed=failed,
+            attempts=result.attempts,
+            usage=result.usage,
+            latency_s=result.latency_s,
+        )
+    )
+
+
+async def _judge_panel(ctx: RunContext) -> None:
+    """Every seated judge gives its verdict at once, each recorded as it comes; then the combined one.
+
+    Judges already recorded (a resumed debate) are not asked again; recused ones are recorded, not asked.
+    """
+    ids = ctx.ids
+    panel = seats(ctx.config)
+    seated = [s for s in panel if s.recused is None]
+    models = ", ".join(str(s.judge.model) for s in seated)
+    await ctx.emit(JudgingStarted(**ids, model=f"panel: {models}"))
+    done = {b.judge for b in ctx.state.ballots}
+    for seat in panel:
+        if seat.recused is not None and seat.index not in done:
+            await ctx.emit(
+                JudgeVerdictGiven(
+                    **ids,
+                    judge=seat.index,
+                    name=seat.judge.name,
+                    model=str(seat.judge.model),
+                    verdict=None,
+                    recused=seat.recused,
+                    attempts=0,
+                )
+            )
+    await ctx.together([_panel_judge(ctx, seat) for seat in seated if seat.index not in done])
+    ballots = ctx.state.ballots
+    verdict, result = combine(ctx.config, ballots, names_winner=ctx.protocol.names_winner)
+    counted = [b for b in ballots if b.verdict is not None]
+    await ctx.emit(
+        VerdictGiven(
+            **ids,
+            model="panel: " + (", ".join(b.model for b in counted) or "no valid verdict"),
+            verdict=verdict,
+            panel=result,
+            error=None if verdict is not None else failure_text(ballots),
+            # This event makes no call: each judge's tries and usage are in its own JudgeVerdictGiven.
+            attempts=0,
+        )
+    )
+
+
+async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
+    roster = seat_roster(ctx.config, seat.index, ctx.debate_id)
+    model, verdict, result, failed = await _verdict_of(ctx, seat.judge, roster, seat.index)
+    await ctx.emit(
+        JudgeVerdictGiven(
+            **ctx.ids,
+            judge=seat.index,
+            name=seat.judge.name,
+            model=model,
+            labels=roster.labels,
+            verdict=verdict,
+            error=result.error,
+            failed=failed,
+            attempts=result.attempts,
+            usage=result.usage,
+            latency_s=result.latency_s,
+        )
+    )
+
+
+async def _verdict_of(
+    ctx: RunContext, judge: JudgeConfig, roster: Roster | None, seed_offset: int
+) -> tuple[str, Verdict | None, JudgeResult[Any], list[FailedTry]]:
+    """One judge's verdict: its own model first, then each fallback until one gives a valid verdict.
+
+    Returns the model that answered (or was tried last), the verdict, the calls' totals (the last
+    error) and the models that failed before it.
+    """
+    names_winner = ctx.protocol.names_winner
+    answer_type = answer_model(ctx.config, judge, roster)
+    failed: list[FailedTry] = []
+    usage, attempts, latency = Usage(), 0, 0.0
+    candidates = judge.candidates()
+    for k, options in enumerate(candidates):
+        fit = ctx.prompts.verdict(judge, options, roster)
+        await ctx.prompts.record_fit(fit, options, "judge", None, "verdict")
+        result = await _ask_judge(
+            ctx, answer_type, fit, "verdict", judge=judge, options=options, seed_offset=seed_offset
+        )
+        usage, attempts = usage + result.usage, attempts + result.attempts
+        latency += result.latency_s
+        totals: JudgeResult[Any] = JudgeResult(None, result.error, attempts, usage, latency)
+        if result.answer is not None:
+            verdict = to_verdict(
+                result.answer, ctx.config, judge=judge, roster=roster, names_winner=names_winner
+            )
+            return str(options.model), verdict, totals, failed
+        if k < len(candidates) - 1:
+            failed.append(FailedTry(model=str(options.model), error=result.error or "no valid verdict"))
+    return str(candidates[-1].model), None, totals, failed

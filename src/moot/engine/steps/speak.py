@@ -1,0 +1,145 @@
+"""Speak: text turns, streamed as token deltas, taken at the same time when the format says so."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from moot.context import Fitted
+from moot.context.windows import LOCAL_TURN_TOKENS
+from moot.domain.config import VOICES
+from moot.domain.events import ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted, TurnStarted
+from moot.domain.usage import Usage
+from moot.engine.budget import call_estimate, reply_tokens
+from moot.engine.calls import Reply, ToolUse
+from moot.engine.retry import CallSite
+from moot.engine.summaries import summarise_if_due
+from moot.engine.tools import kit_for
+from moot.errors import ModelCallError
+from moot.models.providers import redact
+from moot.protocols import Speak, TurnPrompt, TurnSpec
+
+if TYPE_CHECKING:
+    from moot.engine.context import RunContext
+
+
+class SpeakHandler:
+    cuttable = True
+
+    def estimate(self, ctx: RunContext, step: Speak) -> Usage:
+        total = Usage()
+        for spec in step.turns:
+            options = ctx.config.speaker_options(spec.speaker)
+            prompt = ctx.prompts.turn(step.round, spec).prompt
+            out = reply_tokens(options, LOCAL_TURN_TOKENS)
+            total = total + call_estimate(options, prompt.system + prompt.user, out)
+        return total
+
+    async def take(self, ctx: RunContext, step: Speak) -> bool:
+        round_number = step.round
+        await summarise_if_due(ctx, round_number, step.turns)
+        # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
+        selections = [(spec, ctx.prompts.selection(round_number, spec)) for spec in step.turns]
+        fitted = [(spec, ctx.prompts.build_turn(round_number, spec, sel), sel) for spec, sel in selections]
+        for spec, fit, sel in fitted:
+            options = ctx.config.speaker_options(spec.speaker)
+            if sel is not None and sel.warning:
+                await ctx.prompts.warn_context(spec.speaker, options, sel)
+            await ctx.prompts.record_fit(fit, options, spec.speaker, round_number, "turn", sel)
+        together = len(fitted)
+        await ctx.together([_turn(ctx, round_number, spec, fit, together) for spec, fit, _ in fitted])
+        return False
+
+
+async def _turn(
+    ctx: RunContext, round_number: int, spec: TurnSpec, fit: Fitted[TurnPrompt], together: int
+) -> None:
+    """One turn, retried as the policy says; a participant whose turn fails for good is dropped."""
+    pid = spec.speaker
+    options = ctx.config.speaker_options(pid)
+    label = str(options.model)
+    await ctx.emit(
+        TurnStarted(
+            **ctx.ids,
+            round=round_number,
+            participant_id=pid,
+            target=spec.target,
+            model=label,
+            together=together,
+        )
+    )
+    prompt = fit.prompt
+    call = ctx.guard.bind(
+        options, CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens
+    )
+
+    async def compact() -> int:
+        nonlocal prompt
+        smaller = ctx.prompts.compact_turn(round_number, spec, fit)
+        await ctx.prompts.record_fit(smaller, options, pid, round_number, "turn")
+        prompt = smaller.prompt
+        return smaller.tokens + smaller.reply_tokens
+
+    try:
+        reply = await call.run(lambda: _reply(ctx, round_number, spec, prompt), compact=compact)
+    except ModelCallError as exc:
+        if pid in VOICES or exc.fault is None:
+            raise  # the format's own voice cannot be left out: the debate fails, resumable
+        await ctx.emit(
+            ParticipantDropped(
+                **ctx.ids,
+                participant_id=pid,
+                round=round_number,
+                model=label,
+                fault=exc.fault.kind,
+                error=redact(str(exc)),
+            )
+        )
+        return
+    await ctx.emit(
+        TurnCompleted(
+            **ctx.ids,
+            round=round_number,
+            participant_id=pid,
+            target=spec.target,
+            model=label,
+            text=reply.text,
+            usage=reply.usage,
+            latency_s=reply.latency_s,
+            first_token_s=reply.first_token_s,
+            model_version=reply.model_version,
+        )
+    )
+
+
+async def _reply(ctx: RunContext, round_number: int, spec: TurnSpec, prompt: TurnPrompt) -> Reply:
+    """One attempt at a turn's reply, streamed as token deltas."""
+    pid, target = spec.speaker, spec.target
+    ids = ctx.ids
+
+    async def on_text(text: str) -> None:
+        await ctx.emit(TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text))
+
+    caller = ctx.caller(ctx.config.speaker_options(pid))
+    seed = ctx.seed_of(pid)
+    turn_round = ctx.state.round(round_number)
+    kit = kit_for(ctx.tools, pid, turn_round.phase if turn_round is not None else None)
+    if kit is None:
+        return await caller.stream(prompt.system, prompt.user, purpose="turn", seed=seed, on_text=on_text)
+
+    async def on_tool(use: ToolUse) -> None:
+        await ctx.emit(
+            ToolCalled(
+                **ids,
+                round=round_number,
+                participant_id=pid,
+                target=target,
+                tool=use.tool,
+                args=use.args,
+                result=use.result,
+                error=use.error,
+            )
+        )
+
+    return await caller.stream(
+        prompt.system, prompt.user, purpose="turn", seed=seed, on_text=on_text, kit=kit, on_tool=on_tool
+    )
