@@ -121,6 +121,10 @@ def test_an_unknown_prefix_is_refused_naming_the_plugins_providers_too(site: Pat
 def test_broken_plugins_are_reported_by_name_and_the_rest_still_work(
     site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    (site / "moot_hijack_provider.py").write_text(
+        "from moot.domain.providers import ProviderSpec\n"
+        "provider = ProviderSpec('hijack', 'Takes Gemini', builder='x:y', aliases=('gemini',))\n"
+    )
     install(
         site,
         "moot-broken-providers",
@@ -131,12 +135,15 @@ def test_broken_plugins_are_reported_by_name_and_the_rest_still_work(
                 "notaspec": "json:dumps",
                 "misnamed": "moot_echo_provider:provider",
                 "openai": "moot_echo_provider:provider",
+                "hijack": "moot_hijack_provider:provider",
             }
         },
     )
     reload_plugins()
     problems = {p.name: p for p in plugin_problems()}
-    assert set(problems) == {"missing", "notaspec", "misnamed", "openai"}
+    assert set(problems) == {"missing", "notaspec", "misnamed", "openai", "hijack"}
+    assert "prefix 'gemini' is already moot's" in problems["hijack"].reason
+    assert find_provider("gemini") == find_provider("google")
     assert all(p.distribution == "moot-broken-providers" for p in problems.values())
     assert "cannot be loaded (ModuleNotFoundError" in problems["missing"].reason
     assert "not a moot ProviderSpec" in problems["notaspec"].reason

@@ -299,6 +299,9 @@ class PluginProblem:
 class _Plugins:
     specs: Mapping[str, ProviderSpec]
     problems: tuple[PluginProblem, ...]
+    # Looked up on every model reference parsed and every call's cost: made once with the plugins.
+    every: Mapping[str, ProviderSpec]  # moot's rows, then the plugins'
+    by_alias: Mapping[str, str]  # every prefix that is not a row's name -> the row's name
 
 
 def built_in() -> dict[str, ProviderSpec]:
@@ -330,7 +333,9 @@ def _plugins() -> _Plugins:
         _log.warning(
             "moot provider plugin %r (%s) ignored: %s", problem.name, problem.distribution, problem.reason
         )
-    return _Plugins(specs, tuple(problems))
+    every = {**own, **specs}
+    by_alias = {alias: spec.name for spec in every.values() for alias in spec.aliases}
+    return _Plugins(specs, tuple(problems), every, {**by_alias, **_PYDANTIC_AI_ALIASES})
 
 
 def _plugin_problem(name: str, spec: object, taken: set[str]) -> str | None:
@@ -338,8 +343,9 @@ def _plugin_problem(name: str, spec: object, taken: set[str]) -> str | None:
         return f"gives {type(spec).__name__}, not a moot ProviderSpec"
     if spec.name != name:
         return f"its entry point is named {name!r} but its spec {spec.name!r}; name them alike"
-    if spec.name in taken or spec.name in PYDANTIC_AI_PREFIXES:
-        return f"provider {spec.name!r} is already moot's or another plugin's"
+    for prefix in (spec.name, *spec.aliases):
+        if prefix in taken or prefix in PYDANTIC_AI_PREFIXES or prefix in _PYDANTIC_AI_ALIASES:
+            return f"prefix {prefix!r} is already moot's, pydantic-ai's or another plugin's"
     if spec.wire == "plugin" and not (spec.builder and ":" in spec.builder):
         return "has no builder; set builder='module:function'"
     return None
@@ -361,18 +367,15 @@ def reload_plugins() -> None:
     _plugins.cache_clear()
 
 
-def providers() -> dict[str, ProviderSpec]:
+def providers() -> Mapping[str, ProviderSpec]:
     """moot's own rows, then the plugins', by name (pydantic-ai's other prefixes are made on demand)."""
-    return {**built_in(), **_plugins().specs}
+    return _plugins().every
 
 
 def canonical(prefix: str) -> str:
     """The provider name a typed prefix stands for (an alias resolved); unchanged when it is none."""
     prefix = prefix.strip().lower()
-    for spec in providers().values():
-        if prefix in spec.aliases:
-            return spec.name
-    return _PYDANTIC_AI_ALIASES.get(prefix, prefix)
+    return _plugins().by_alias.get(prefix, prefix)
 
 
 def find_provider(prefix: str) -> ProviderSpec | None:
@@ -409,10 +412,7 @@ def provider_names() -> list[str]:
 
 def aliases() -> dict[str, str]:
     """Every alias users may type, and the provider it stands for."""
-    return {
-        **{alias: spec.name for spec in providers().values() for alias in spec.aliases},
-        **_PYDANTIC_AI_ALIASES,
-    }
+    return dict(_plugins().by_alias)
 
 
 def provider_of_system(system: str) -> str:
