@@ -154,6 +154,10 @@ def test_broken_plugins_are_reported_by_name_and_the_rest_still_work(
     assert listed.exit_code == 0 and "Traceback" not in listed.output
     assert "Plugin 'missing' (moot-broken-providers) ignored: cannot be loaded" in listed.stdout
     assert "│ echo" in listed.stdout and "│ openai" in listed.stdout
+    with pytest.raises(
+        ConfigError, match="'missing' in 'missing:m' comes from the plugin moot-broken-providers"
+    ):
+        validate_config(config("missing:m", "fake:b"))
     result = CliRunner().invoke(
         app, ["run", "T", "-p", "echo:a", "-p", "fake:b", "--judge", "fake:j", "--rounds", "1"]
     )

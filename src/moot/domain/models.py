@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema, model_validator
 
-from moot.domain.providers import BUILT_IN, find_provider, provider_names
+from moot.domain.providers import BUILT_IN, find_provider, plugin_problems, provider_names
 
 # moot's own providers and what each is (the registry, moot.domain.providers, holds every fact about them).
 PROVIDERS: dict[str, str] = {spec.name: spec.description for spec in BUILT_IN}
@@ -58,6 +58,12 @@ def parse_model_ref(text: str) -> dict[str, str]:
             f"model reference {text!r} must look like 'provider:model', e.g. 'openai:gpt-4o' or 'local:smollm2'"
         )
     spec = find_provider(provider)
+    broken = next((p for p in plugin_problems() if p.name == provider), None) if spec is None else None
+    if broken is not None:
+        raise ValueError(
+            f"provider {provider!r} in {text!r} comes from the plugin {broken.distribution or broken.name}, which "
+            f"moot ignored: {broken.reason}"
+        )
     if spec is None:
         known = ", ".join(provider_names())
         raise ValueError(
