@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
+from moot.context.fit import PromptLike
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.config import Limits, ModelOptions
 from moot.domain.models import ModelRef
@@ -64,10 +65,16 @@ class Caller:
         """The guard bound to one call (its retries are recorded as made at `site`); None without a guard."""
         return self.guard.bind(self.options, site, tokens) if self.guard is not None else None
 
+    def guarded(self, site: CallSite, tokens: int = 0) -> BoundCall:
+        """The debate's guard bound to one call, for a call site that runs the attempts itself (a turn that
+        compacts its prompt between them, a summary)."""
+        if self.guard is None:
+            raise RuntimeError(f"{self.label}: a call at {site} needs the debate's retry guard")
+        return self.guard.bind(self.options, site, tokens)
+
     async def stream(
         self,
-        system: str,
-        user: str,
+        prompt: PromptLike,
         *,
         purpose: Purpose,
         seed: int | None,
@@ -83,8 +90,8 @@ class Caller:
             return await stream_reply(
                 self.model,
                 ref=self.ref,
-                system=system,
-                user=user,
+                system=prompt.system,
+                user=prompt.user,
                 settings=settings,
                 timeout_s=timeout,
                 on_text=on_text,
@@ -93,8 +100,8 @@ class Caller:
         return await stream_tool_reply(
             self.model,
             ref=self.ref,
-            system=system,
-            user=user,
+            system=prompt.system,
+            user=prompt.user,
             settings=settings,
             timeout_s=timeout,
             on_text=on_text,
@@ -106,8 +113,7 @@ class Caller:
     async def ask(
         self,
         answer_type: type[AnswerT],
-        system: str,
-        user: str,
+        prompt: PromptLike,
         *,
         seed: int | None,
         retries: int,
@@ -121,8 +127,8 @@ class Caller:
             self.model,
             ref=self.ref,
             answer_type=answer_type,
-            system=system,
-            user=user,
+            system=prompt.system,
+            user=prompt.user,
             settings=self.settings("judge", seed),
             retries=retries,
             timeout_s=self.limits.judge_timeout_s,

@@ -13,6 +13,7 @@ from moot.engine.calls import JudgeResult
 from moot.engine.retry import CallSite
 from moot.judging.schema import bounded_items, bounded_text
 from moot.prompts.render import render
+from moot.protocols import TurnPrompt
 
 SYSTEM = "You assign debate positions. Answer only with the requested structure."
 
@@ -74,8 +75,7 @@ async def propose_personas(
     (answer None and error set on failure). A caller with the debate's guard retries failed calls."""
     result = await caller.ask(
         answer_model(len(ids)),
-        SYSTEM,
-        persona_prompt(config.topic, len(ids), config.persona_diversity),
+        TurnPrompt(system=SYSTEM, user=persona_prompt(config.topic, len(ids), config.persona_diversity)),
         seed=seed,
         retries=config.judge.retries if config.judge is not None else 2,
         what="persona proposal",

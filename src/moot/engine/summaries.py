@@ -76,19 +76,11 @@ async def summarise(ctx: RunContext, round_number: int, covers: int) -> None:
     summary: str | None = None
     error: str | None = None
     usage, latency = Usage(), 0.0
-    call = ctx.guard.bind(
-        options, CallSite("summariser", "summary", round_number), fit.tokens + fit.reply_tokens
-    )
     try:
         caller = ctx.caller(options)
+        call = caller.guarded(CallSite("summariser", "summary", round_number), fit.tokens + fit.reply_tokens)
         reply = await call.run(
-            lambda: caller.stream(
-                fit.prompt.system,
-                fit.prompt.user,
-                purpose="summary",
-                seed=ctx.config.seed,
-                on_text=ignore,
-            )
+            lambda: caller.stream(fit.prompt, purpose="summary", seed=ctx.config.seed, on_text=ignore)
         )
         usage, latency = reply.usage, reply.latency_s
         summary = reply.text.strip() or None

@@ -42,8 +42,7 @@ async def _ask(ctx: RunContext, round_number: int, spec: AskSpec) -> None:
     caller = ctx.caller(options)
     result = await caller.ask(
         request.answer_type,
-        request.system,
-        request.user,
+        request,
         seed=ctx.seed_of(spec.by),
         retries=config.judge.retries if config.judge is not None else 2,
         what=spec.kind,

@@ -108,8 +108,7 @@ async def _ask_judge(
     site = CallSite("judge", what, round_number)
     return await ctx.caller(options).ask(
         answer_type,
-        fit.prompt.system,
-        fit.prompt.user,
+        fit.prompt,
         seed=seed,
         retries=judge.retries,
         what=what,

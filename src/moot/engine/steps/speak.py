@@ -10,6 +10,7 @@ from moot.domain.config import VOICES
 from moot.domain.events import ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted, TurnStarted
 from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate, reply_tokens
+from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
 from moot.engine.retry import CallSite
 from moot.engine.summaries import summarise_if_due
@@ -68,9 +69,8 @@ async def _turn(
         )
     )
     prompt = fit.prompt
-    call = ctx.guard.bind(
-        options, CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens
-    )
+    caller = ctx.caller(options)
+    call = caller.guarded(CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens)
 
     async def compact() -> int:
         nonlocal prompt
@@ -80,7 +80,7 @@ async def _turn(
         return smaller.tokens + smaller.reply_tokens
 
     try:
-        reply = await call.run(lambda: _reply(ctx, round_number, spec, prompt), compact=compact)
+        reply = await call.run(lambda: _reply(ctx, caller, round_number, spec, prompt), compact=compact)
     except ModelCallError as exc:
         if pid in VOICES or exc.fault is None:
             raise  # the format's own voice cannot be left out: the debate fails, resumable
@@ -111,7 +111,9 @@ async def _turn(
     )
 
 
-async def _reply(ctx: RunContext, round_number: int, spec: TurnSpec, prompt: TurnPrompt) -> Reply:
+async def _reply(
+    ctx: RunContext, caller: Caller, round_number: int, spec: TurnSpec, prompt: TurnPrompt
+) -> Reply:
     """One attempt at a turn's reply, streamed as token deltas."""
     pid, target = spec.speaker, spec.target
     ids = ctx.ids
@@ -119,12 +121,11 @@ async def _reply(ctx: RunContext, round_number: int, spec: TurnSpec, prompt: Tur
     async def on_text(text: str) -> None:
         await ctx.emit(TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text))
 
-    caller = ctx.caller(ctx.config.speaker_options(pid))
     seed = ctx.seed_of(pid)
     turn_round = ctx.state.round(round_number)
     kit = kit_for(ctx.tools, pid, turn_round.phase if turn_round is not None else None)
     if kit is None:
-        return await caller.stream(prompt.system, prompt.user, purpose="turn", seed=seed, on_text=on_text)
+        return await caller.stream(prompt, purpose="turn", seed=seed, on_text=on_text)
 
     async def on_tool(use: ToolUse) -> None:
         await ctx.emit(
@@ -140,6 +141,4 @@ async def _reply(ctx: RunContext, round_number: int, spec: TurnSpec, prompt: Tur
             )
         )
 
-    return await caller.stream(
-        prompt.system, prompt.user, purpose="turn", seed=seed, on_text=on_text, kit=kit, on_tool=on_tool
-    )
+    return await caller.stream(prompt, purpose="turn", seed=seed, on_text=on_text, kit=kit, on_tool=on_tool)
