@@ -36,10 +36,6 @@ INITDB_OPTIONS = ["-E", "UTF8", "--no-locale", "--no-sync"]
 SERVER_OPTIONS = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "postgres: runs against a PostgreSQL server the tests start")
-
-
 @pytest.fixture(autouse=True)
 def _no_database_url_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # A developer's MOOT_DATABASE_URL would make CLI and server tests write into their real database.

@@ -177,6 +177,7 @@ def test_prompts_lists_and_prints_templates() -> None:
     assert moot("prompts", "nope.j2")[0] == 2
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> None:
     env = {**os.environ, "MOOT_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(

@@ -150,6 +150,7 @@ def test_quiet_prints_only_the_verdict() -> None:
     assert "Scores" in out and "Round 1" not in out and "Resumed" not in out
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_during_resume_marks_it_interrupted_and_it_resumes_again() -> None:
     code, out, _ = moot("run", "Slow", "-p", "fake:slow-200,name=A", "-p", "fake:slow-200,name=B", "--json")
     assert code == 0, out

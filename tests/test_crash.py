@@ -14,12 +14,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from moot.cli.app import app
 from moot.domain.events import EVENT_ADAPTER, DebateResumed, Event, TurnCompleted
 from moot.domain.state import fold
 from moot.export import load_json
+
+pytestmark = pytest.mark.subprocess
 
 SEED = 20240607
 KILLS = 4

@@ -688,6 +688,7 @@ def test_a_malformed_dataset_line_is_refused_or_skipped(
     assert json.loads((out / RESULTS_JSON).read_text())["dataset"]["skipped_lines"][0]["line"] == 2
 
 
+@pytest.mark.subprocess
 async def test_a_moot_worker_runs_the_queued_debates(tmp_path: Path) -> None:
     from moot.store.location import sqlite_url
     from moot.workers.client import QueueClient

@@ -34,7 +34,6 @@ from moot.models.local.chat import _chat_messages
 from moot.models.local.generation import _Generation
 
 pytest.importorskip("llama_cpp")
-pytestmark = pytest.mark.embedded
 
 SHORT: ModelSettings = {"max_tokens": 24, "seed": 1}
 
@@ -87,6 +86,7 @@ def test_unknown_or_missing_local_model_is_a_user_error(monkeypatch: pytest.Monk
         get_local_model("ghost")
 
 
+@pytest.mark.embedded
 def test_one_shared_instance_per_process(model: LlamaCppModel) -> None:
     assert get_local_model() is model
     assert get_local_model("smollm2") is model
@@ -96,6 +96,7 @@ def test_one_shared_instance_per_process(model: LlamaCppModel) -> None:
     assert model.profile.get("context_window") == 2048
 
 
+@pytest.mark.embedded
 async def test_request_returns_text_and_usage(model: LlamaCppModel) -> None:
     response = await model_request(model, ask("Name three colours."), model_settings=SHORT)
     text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
@@ -107,6 +108,7 @@ async def test_request_returns_text_and_usage(model: LlamaCppModel) -> None:
     assert response.finish_reason in ("stop", "length")
 
 
+@pytest.mark.embedded
 async def test_seed_makes_a_reply_repeatable(model: LlamaCppModel) -> None:
     settings: ModelSettings = {"max_tokens": 16, "seed": 42, "temperature": 0.9}
     first = await model_request(model, ask("Tell me about owls."), model_settings=settings)
@@ -114,6 +116,7 @@ async def test_seed_makes_a_reply_repeatable(model: LlamaCppModel) -> None:
     assert first.parts == second.parts
 
 
+@pytest.mark.embedded
 async def test_stream_deltas_add_up_to_the_final_text(model: LlamaCppModel) -> None:
     deltas: list[str] = []
     async with model_request_stream(model, ask("Describe the sea."), model_settings=SHORT) as stream:
@@ -130,6 +133,7 @@ async def test_stream_deltas_add_up_to_the_final_text(model: LlamaCppModel) -> N
     assert response.usage.output_tokens > 3
 
 
+@pytest.mark.embedded
 async def test_tool_output_is_grammar_constrained(model: LlamaCppModel) -> None:
     agent = Agent(model, output_type=Person)
     result = await agent.run("Describe Ann, 30, who has a cat.", model_settings={"max_tokens": 80, "seed": 1})
@@ -139,12 +143,14 @@ async def test_tool_output_is_grammar_constrained(model: LlamaCppModel) -> None:
     assert isinstance(calls[0], ToolCallPart)
 
 
+@pytest.mark.embedded
 async def test_native_output_is_grammar_constrained(model: LlamaCppModel) -> None:
     agent = Agent(model, output_type=NativeOutput(Person))
     result = await agent.run("Describe Bob, 40, who has a dog.", model_settings={"max_tokens": 80, "seed": 1})
     assert isinstance(result.output, Person)
 
 
+@pytest.mark.embedded
 async def test_streamed_tool_output(model: LlamaCppModel) -> None:
     agent = Agent(model, output_type=Person)
     async with agent.run_stream("Describe Cy.", model_settings={"max_tokens": 80, "seed": 2}) as run:
@@ -152,12 +158,14 @@ async def test_streamed_tool_output(model: LlamaCppModel) -> None:
     assert isinstance(output, Person)
 
 
+@pytest.mark.embedded
 async def test_a_choice_of_output_types(model: LlamaCppModel) -> None:
     agent: Agent[None, Person | Place] = Agent(model, output_type=[Person, Place])
     result = await agent.run("Where is Paris?", model_settings={"max_tokens": 150, "seed": 1})
     assert isinstance(result.output, Person | Place)
 
 
+@pytest.mark.embedded
 async def test_concurrent_streams_are_serialised(
     model: LlamaCppModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -202,6 +210,7 @@ async def wait_until_idle(model: LlamaCppModel, within_s: float = 10.0) -> float
 LONG: ModelSettings = {"max_tokens": 1500, "logit_bias": {"2": -100}}  # no end of turn: it would run ~15 s
 
 
+@pytest.mark.embedded
 async def test_a_stream_left_early_stops_generating(model: LlamaCppModel) -> None:
     async with model_request_stream(
         model, ask("Write a long essay about the sea."), model_settings=LONG
@@ -216,6 +225,7 @@ async def test_a_stream_left_early_stops_generating(model: LlamaCppModel) -> Non
     assert response.parts
 
 
+@pytest.mark.embedded
 async def test_a_cancelled_request_stops_generating(model: LlamaCppModel) -> None:
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.5):
@@ -225,6 +235,7 @@ async def test_a_cancelled_request_stops_generating(model: LlamaCppModel) -> Non
     assert response.parts
 
 
+@pytest.mark.embedded
 async def test_a_prompt_longer_than_the_context_is_a_model_call_error(model: LlamaCppModel) -> None:
     with pytest.raises(ModelCallError) as info:
         await model_request(model, ask("word " * 3000), model_settings=SHORT)
@@ -233,6 +244,7 @@ async def test_a_prompt_longer_than_the_context_is_a_model_call_error(model: Lla
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.embedded
 async def test_function_tools_are_refused(model: LlamaCppModel) -> None:
     params = ModelRequestParameters(function_tools=[ToolDefinition(name="lookup")])
     with pytest.raises(UserError, match="cannot call function tools"):

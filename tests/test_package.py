@@ -27,6 +27,7 @@ def test_unknown_names_are_attribute_errors() -> None:
         moot.nope  # noqa: B018
 
 
+@pytest.mark.subprocess
 def test_the_cli_does_not_load_provider_sdks_until_a_debate_runs() -> None:
     code = "import sys, moot.cli.app; print('pydantic_ai.models' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -472,6 +472,7 @@ def curl_kind(command: Command) -> str:
     return url.rstrip("/").rsplit("/", 1)[-1]
 
 
+@pytest.mark.subprocess
 def test_server_examples(tmp_path: Path) -> None:
     """`moot serve` as written (plus a free --port), then each curl line with the curl binary: the create answers
     202 with an id, the event stream delivers the debate live, the pause answers 202 and the stream ends at the
@@ -537,6 +538,7 @@ def healthy(port: int) -> bool:
 # --- the worker and the queue -------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.usefixtures("fake_models", "workdir")
 def test_worker_examples(tmp_path: Path) -> None:
     """`moot worker --concurrency 4` as written, in a subprocess (fake models: see the module's docstring), runs

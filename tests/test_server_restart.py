@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+pytestmark = pytest.mark.subprocess
 
 
 def free_port() -> int:

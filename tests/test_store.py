@@ -615,6 +615,7 @@ async def test_close_then_reopen_sees_every_appended_event(db_url: str) -> None:
         assert await reopened.events("d1") == returned
 
 
+@pytest.mark.subprocess
 def test_events_survive_a_killed_process(db_url: str) -> None:
     """A process that dies right after append returns, without closing anything, loses nothing."""
     script = textwrap.dedent(

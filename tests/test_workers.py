@@ -77,6 +77,7 @@ async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
         yield opened
 
 
+@pytest.mark.subprocess
 async def test_one_worker_runs_three_queued_debates_once_each(shared: tuple[Place, WorkerProcess]) -> None:
     place, worker = shared
     async with await EventStore.open(place.store) as store, await QueueClient.open(place.queue) as queue:
@@ -122,6 +123,7 @@ async def test_enqueueing_a_debate_twice_is_one_workflow(tmp_path: Path, store: 
     )
 
 
+@pytest.mark.subprocess
 async def test_a_killed_worker_is_taken_over_with_no_turn_repeated(tmp_path: Path) -> None:
     place = Place(tmp_path)
     config = debate_config(rounds=4, delay_ms=250)
@@ -163,6 +165,7 @@ async def test_a_killed_worker_is_taken_over_with_no_turn_repeated(tmp_path: Pat
     assert events[-1].type == reference.events[-1].type == "debate_completed"
 
 
+@pytest.mark.subprocess
 async def test_a_stopped_worker_interrupts_its_debate_and_takes_it_back_when_started_again(
     tmp_path: Path,
 ) -> None:
@@ -352,6 +355,7 @@ def test_run_enqueue_records_the_debate_queues_it_and_runs_nothing(tmp_path: Pat
     assert code == 2 and "--queue-url" in err
 
 
+@pytest.mark.subprocess
 def test_serve_enqueue_queues_the_debate_and_streams_what_the_worker_stores(
     shared: tuple[Place, WorkerProcess],
 ) -> None:

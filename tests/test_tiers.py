@@ -1,0 +1,142 @@
+"""The test tiers (tests/tiers.py): what `pytest` alone leaves out, and the guard that keeps slow work out of it."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+import pytest
+
+from tests.tiers import SLOW_MARKS, SlowWorkInFastTier, fast_tier_guard
+
+ROOT = Path(__file__).parent.parent
+
+
+def pytest_settings() -> dict[str, Any]:
+    settings: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"
+    ]
+    return settings
+
+
+def test_pyproject_deselects_exactly_the_slow_marks_and_describes_each() -> None:
+    settings = pytest_settings()
+    assert f'-m "not ({" or ".join(SLOW_MARKS)})"' in settings["addopts"]
+    declared = {line.split(":")[0] for line in settings["markers"]}
+    assert set(SLOW_MARKS) <= declared
+
+
+def _spawn_with_multiprocessing() -> None:
+    process = multiprocessing.get_context("spawn").Process(target=print)
+    process.start()
+    process.join()
+
+
+async def _spawn_with_asyncio() -> None:
+    await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        lambda: subprocess.run([sys.executable, "-c", "pass"], check=True),
+        lambda: asyncio.run(_spawn_with_asyncio()),
+        lambda: os.system("true"),
+        _spawn_with_multiprocessing,
+    ],
+    ids=["subprocess.run", "asyncio", "os.system", "multiprocessing"],
+)
+def test_starting_a_process_is_refused_and_recorded(start: Any) -> None:
+    seen: list[str] = []
+    with fast_tier_guard(seen.append), pytest.raises(SlowWorkInFastTier, match=r"@pytest\.mark\.subprocess"):
+        start()
+    assert len(seen) == 1 and "mark the test `@pytest.mark.subprocess`" in seen[0]
+
+
+def test_loading_model_weights_is_refused_but_reading_a_vocabulary_is_not(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-model.gguf").encode()
+    params = llama_cpp.llama_model_default_params()
+    seen: list[str] = []
+    with fast_tier_guard(seen.append):
+        with pytest.raises(SlowWorkInFastTier, match=r"@pytest\.mark\.embedded"):
+            llama_cpp.llama_model_load_from_file(missing, params)
+        params.vocab_only = True
+        # Reaches llama.cpp, which finds no file: no model, and nothing refused.
+        assert llama_cpp.llama_model_load_from_file(missing, params) is None
+    assert len(seen) == 1 and "llama.cpp model weights were loaded" in seen[0]
+
+
+INNER_TESTS = """
+import subprocess
+
+import pytest
+
+
+@pytest.fixture
+def postgres_server() -> str:
+    return "a stand-in: the real one starts PostgreSQL"
+
+
+@pytest.fixture
+def database(postgres_server: str) -> str:
+    return postgres_server
+
+
+def test_through_the_server_fixture(database: str) -> None:
+    pass
+
+
+@pytest.mark.subprocess
+def test_marked_slow() -> None:
+    pass
+
+
+def test_fast() -> None:
+    pass
+
+
+def test_starts_a_process_and_swallows_the_error() -> None:
+    try:
+        subprocess.run(["true"])
+    except Exception:
+        pass
+"""
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with this one's tier settings and plugin, and the tests above."""
+    settings = pytest_settings()
+    markers = "".join(f"\n    {line}" for line in settings["markers"])
+    pytester.makeini(
+        f"[pytest]\nasyncio_default_fixture_loop_scope = function\naddopts = {settings['addopts']}\nmarkers ={markers}\n"
+    )
+    pytester.makeconftest('pytest_plugins = ["tests.tiers"]')
+    pytester.makepyfile(test_inner=INNER_TESTS)
+    return pytester
+
+
+def test_pytest_alone_runs_the_fast_tests_and_fails_one_that_starts_a_process(inner: pytest.Pytester) -> None:
+    result = inner.runpytest_inprocess()
+    result.assert_outcomes(passed=1, failed=1, deselected=2)
+    result.stdout.fnmatch_lines(["*test_starts_a_process_and_swallows_the_error*"])
+    result.stdout.fnmatch_lines(
+        ["*a process was started (true) in a fast-tier test: mark the test*subprocess*"]
+    )
+
+
+def test_an_empty_mark_expression_runs_every_tier(inner: pytest.Pytester) -> None:
+    inner.runpytest_inprocess("-m", "").assert_outcomes(passed=3, failed=1)
+
+
+def test_a_test_using_the_postgres_server_fixture_is_marked_postgres(inner: pytest.Pytester) -> None:
+    result = inner.runpytest_inprocess("-m", "postgres", "-v")
+    result.assert_outcomes(passed=1, deselected=3)
+    result.stdout.fnmatch_lines(["*test_through_the_server_fixture PASSED*"])

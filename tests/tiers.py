@@ -1,0 +1,135 @@
+"""The test tiers (a pytest plugin, loaded by tests/conftest.py).
+
+`pytest` alone runs the fast tier: pyproject's addopts deselects every test marked with one of `SLOW_MARKS`
+(the marks are described there); `pytest -m ""` (the README's test command, so CI) runs them all. Two things keep the fast tier fast as tests are
+added, rather than a reviewer's eye:
+
+- A test that uses a fixture in `SLOW_FIXTURES` (directly or through another fixture) gets that fixture's mark.
+- While a test outside every slow tier sets up and runs, starting a process or loading llama.cpp weights raises
+  `SlowWorkInFastTier` and fails the test, saying which mark it needs, even if the code under test catches the
+  error. Teardown is left alone: the session's last test also tears down session fixtures that slow tests used
+  (the PostgreSQL server stops with `pg_ctl`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import platform
+import subprocess
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, NoReturn
+
+import pytest
+
+# The marks that take a test out of the fast tier: pyproject's addopts deselects exactly these.
+SLOW_MARKS = ("browser", "postgres", "embedded", "subprocess")
+
+# A test using one of these fixtures needs the mark beside it.
+SLOW_FIXTURES = {"postgres_server": "postgres", "browser": "browser"}
+
+_VIOLATIONS = pytest.StashKey[list[str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The standard library runs `uname -p` the first time anything asks for the processor (provider SDKs do, for
+    # their user-agent) and caches the answer for the process: ask once here, so no fast test is blamed for it.
+    platform.processor()
+
+
+class SlowWorkInFastTier(RuntimeError):
+    """Raised where a fast-tier test would start a process or load model weights."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, mark in SLOW_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(mark)
+
+
+def in_fast_tier(item: pytest.Item) -> bool:
+    return not any(item.get_closest_marker(mark) for mark in SLOW_MARKS)
+
+
+@contextlib.contextmanager
+def fast_tier_guard(record: Callable[[str], None]) -> Iterator[None]:
+    """Within the block, starting a process or loading llama.cpp weights calls `record` with what happened and
+    raises SlowWorkInFastTier. Patches the process-creating calls themselves, so subprocess.run, asyncio's
+    subprocesses, multiprocessing and os.system are all caught."""
+
+    def refuse(what: str, mark: str) -> NoReturn:
+        message = (
+            f"{what} in a fast-tier test: mark the test `@pytest.mark.{mark}` (or its module with `pytestmark`), "
+            f"or make it not need that; the slow tiers are {', '.join(SLOW_MARKS)} (see tests/tiers.py)"
+        )
+        record(message)
+        raise SlowWorkInFastTier(message)
+
+    def no_popen(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+        shown = " ".join(map(str, args)) if isinstance(args, list | tuple) else str(args)
+        refuse(f"a process was started ({shown[:120]})", "subprocess")
+
+    def no_process(name: str) -> Callable[..., NoReturn]:
+        def refused(*args: Any, **kwargs: Any) -> NoReturn:
+            refuse(f"os.{name}() was called", "subprocess")
+
+        return refused
+
+    def no_weights(load: Callable[..., Any]) -> Callable[..., Any]:
+        def refused(path: bytes, params: Any) -> Any:
+            # Reading the vocabulary alone (context/tokens.py counts a local model's tokens with it) is allowed:
+            # it happens once per process, in whichever test counts first, so blaming that test would be noise.
+            if params.vocab_only:
+                return load(path, params)
+            refuse("llama.cpp model weights were loaded", "embedded")
+
+        return refused
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(subprocess.Popen, "__init__", no_popen)
+        for name in ("fork", "forkpty", "system", "posix_spawn", "posix_spawnp"):
+            if hasattr(os, name):
+                mp.setattr(os, name, no_process(name))
+        import _posixsubprocess  # multiprocessing's spawn and forkserver start processes through it
+
+        mp.setattr(_posixsubprocess, "fork_exec", no_process("fork_exec"))
+        if importlib.util.find_spec("llama_cpp") is not None:
+            import llama_cpp
+            import llama_cpp.llama_cpp as bindings
+
+            # Every way llama-cpp-python opens a model file (Llama, LlamaModel) goes through this function.
+            refused = no_weights(bindings.llama_model_load_from_file)
+            mp.setattr(bindings, "llama_model_load_from_file", refused)
+            mp.setattr(llama_cpp, "llama_model_load_from_file", refused, raising=False)
+        yield
+
+
+@contextlib.contextmanager
+def _guarded(item: pytest.Item) -> Iterator[None]:
+    if not in_fast_tier(item):
+        yield
+        return
+    violations = item.stash.setdefault(_VIOLATIONS, [])
+    try:
+        with fast_tier_guard(violations.append):
+            yield
+    finally:
+        if violations:
+            # Whether the code under test caught the error or failed some other way because of it, this is
+            # the reason to show.
+            pytest.fail(violations[0], pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    with _guarded(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with _guarded(item):
+        return (yield)
