@@ -1,4 +1,4 @@
-"""The test tiers (tests/tiers.py): what `pytest` alone leaves out, and the guard that keeps slow work out of it."""
+"""The test tiers (tests/tiers.py): what `pytest` alone leaves out, and the guard keeping slow work out."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     settings = pytest_settings()
     markers = "".join(f"\n    {line}" for line in settings["markers"])
     pytester.makeini(
-        f"[pytest]\nasyncio_default_fixture_loop_scope = function\naddopts = {settings['addopts']}\nmarkers ={markers}\n"
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+        f"addopts = {settings['addopts']}\nmarkers ={markers}\n"
     )
     pytester.makeconftest('pytest_plugins = ["tests.tiers"]')
     pytester.makepyfile(test_inner=INNER_TESTS)
@@ -140,3 +141,13 @@ def test_a_test_using_the_postgres_server_fixture_is_marked_postgres(inner: pyte
     result = inner.runpytest_inprocess("-m", "postgres", "-v")
     result.assert_outcomes(passed=1, deselected=3)
     result.stdout.fnmatch_lines(["*test_through_the_server_fixture PASSED*"])
+
+
+def test_naming_only_slow_tests_says_how_to_run_them(inner: pytest.Pytester) -> None:
+    result = inner.runpytest_inprocess("test_inner.py::test_marked_slow")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(['*the tests selected are all in slow tiers*add -m "" to run them'])
+    assert inner.runpytest_inprocess("test_inner.py::test_marked_slow", "-m", "").ret == pytest.ExitCode.OK
+    nothing = inner.runpytest_inprocess("-k", "no_such_test")
+    assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "slow tiers" not in nothing.stdout.str()

@@ -1,14 +1,16 @@
 """The test tiers (a pytest plugin, loaded by tests/conftest.py).
 
 `pytest` alone runs the fast tier: pyproject's addopts deselects every test marked with one of `SLOW_MARKS`
-(the marks are described there); `pytest -m ""` (the README's test command, so CI) runs them all. Two things keep the fast tier fast as tests are
-added, rather than a reviewer's eye:
+(the marks are described there); `pytest -m ""` (the README's test command, so CI) runs them all. Two things,
+rather than a reviewer's eye, keep the fast tier fast as tests are added:
 
-- A test that uses a fixture in `SLOW_FIXTURES` (directly or through another fixture) gets that fixture's mark.
-- While a test outside every slow tier sets up and runs, starting a process or loading llama.cpp weights raises
-  `SlowWorkInFastTier` and fails the test, saying which mark it needs, even if the code under test catches the
-  error. Teardown is left alone: the session's last test also tears down session fixtures that slow tests used
-  (the PostgreSQL server stops with `pg_ctl`).
+- A test that uses a fixture in `SLOW_FIXTURES` (directly or through another fixture) gets its mark.
+- While a test outside every slow tier sets up and runs, starting a process or loading llama.cpp weights
+  raises `SlowWorkInFastTier` and fails the test, saying which mark it needs, even if the code under test
+  catches the error. Teardown is left alone: the session's last test also tears down session fixtures that
+  slow tests used (the PostgreSQL server stops with `pg_ctl`).
+
+Naming only slow tests (`pytest tests/test_crash.py`) selects nothing; the summary then says to add `-m ""`.
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ SLOW_MARKS = ("browser", "postgres", "embedded", "subprocess")
 SLOW_FIXTURES = {"postgres_server": "postgres", "browser": "browser"}
 
 _VIOLATIONS = pytest.StashKey[list[str]]()
+_DESELECTED = pytest.StashKey[tuple[int, int]]()  # (slow, fast) tests left out
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # The standard library runs `uname -p` the first time anything asks for the processor (provider SDKs do, for
-    # their user-agent) and caches the answer for the process: ask once here, so no fast test is blamed for it.
+    # The standard library runs `uname -p` the first time anything asks for the processor (provider SDKs do,
+    # for their user-agent) and caches the answer for the process: ask once here, so no fast test is blamed.
     platform.processor()
 
 
@@ -54,6 +57,26 @@ def in_fast_tier(item: pytest.Item) -> bool:
     return not any(item.get_closest_marker(mark) for mark in SLOW_MARKS)
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        config = items[0].config
+        slow, fast = config.stash.get(_DESELECTED, (0, 0))
+        left_slow = sum(not in_fast_tier(item) for item in items)
+        config.stash[_DESELECTED] = (slow + left_slow, fast + len(items) - left_slow)
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    # `pytest tests/test_crash.py` would otherwise end with "deselected" and exit code 5, and no hint why.
+    # Only when every test left out is a slow one: `-k nothing-matches` leaves out fast ones too, no hint.
+    slow, fast = config.stash.get(_DESELECTED, (0, 0))
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and slow and not fast:
+        terminalreporter.write_line(
+            'the tests selected are all in slow tiers, which plain `pytest` leaves out: add -m "" to run them'
+        )
+
+
 @contextlib.contextmanager
 def fast_tier_guard(record: Callable[[str], None]) -> Iterator[None]:
     """Within the block, starting a process or loading llama.cpp weights calls `record` with what happened and
@@ -62,8 +85,9 @@ def fast_tier_guard(record: Callable[[str], None]) -> Iterator[None]:
 
     def refuse(what: str, mark: str) -> NoReturn:
         message = (
-            f"{what} in a fast-tier test: mark the test `@pytest.mark.{mark}` (or its module with `pytestmark`), "
-            f"or make it not need that; the slow tiers are {', '.join(SLOW_MARKS)} (see tests/tiers.py)"
+            f"{what} in a fast-tier test: mark the test `@pytest.mark.{mark}` (or its module with "
+            f"`pytestmark`), or make it not need that; the slow tiers are {', '.join(SLOW_MARKS)} "
+            "(see tests/tiers.py)"
         )
         record(message)
         raise SlowWorkInFastTier(message)
@@ -74,14 +98,14 @@ def fast_tier_guard(record: Callable[[str], None]) -> Iterator[None]:
 
     def no_process(name: str) -> Callable[..., NoReturn]:
         def refused(*args: Any, **kwargs: Any) -> NoReturn:
-            refuse(f"os.{name}() was called", "subprocess")
+            refuse(f"{name}() was called", "subprocess")
 
         return refused
 
     def no_weights(load: Callable[..., Any]) -> Callable[..., Any]:
         def refused(path: bytes, params: Any) -> Any:
-            # Reading the vocabulary alone (context/tokens.py counts a local model's tokens with it) is allowed:
-            # it happens once per process, in whichever test counts first, so blaming that test would be noise.
+            # Reading the vocabulary alone (context/tokens.py counts a local model's tokens with it) is
+            # allowed: it happens once per process, in whichever test counts first; blaming that one is noise.
             if params.vocab_only:
                 return load(path, params)
             refuse("llama.cpp model weights were loaded", "embedded")
@@ -92,10 +116,10 @@ def fast_tier_guard(record: Callable[[str], None]) -> Iterator[None]:
         mp.setattr(subprocess.Popen, "__init__", no_popen)
         for name in ("fork", "forkpty", "system", "posix_spawn", "posix_spawnp"):
             if hasattr(os, name):
-                mp.setattr(os, name, no_process(name))
+                mp.setattr(os, name, no_process(f"os.{name}"))
         import _posixsubprocess  # multiprocessing's spawn and forkserver start processes through it
 
-        mp.setattr(_posixsubprocess, "fork_exec", no_process("fork_exec"))
+        mp.setattr(_posixsubprocess, "fork_exec", no_process("_posixsubprocess.fork_exec"))
         if importlib.util.find_spec("llama_cpp") is not None:
             import llama_cpp
             import llama_cpp.llama_cpp as bindings
