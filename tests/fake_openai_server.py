@@ -24,7 +24,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from pydantic_ai.models import Model
+
+from moot.domain.config import validate_config
 from moot.models.fake import fill_schema
+from moot.models.providers import build_model
 
 WORDS = ["Served", "over", "HTTP", "by", "a", "fake", "server", "on", "loopback."]
 
@@ -299,3 +303,17 @@ def fake_openai_server(script: Sequence[Step] = (), latency_s: float = 0.0) -> I
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def openai_compatible_model(url: str) -> Model:
+    """The pydantic-ai model moot builds for `openai-compatible:house` at `url` (this server's /v1)."""
+    config = validate_config(
+        {
+            "topic": "T",
+            "participants": [
+                {"name": "A", "model": "openai-compatible:house", "base_url": url},
+                {"name": "B"},
+            ],
+        }
+    )
+    return build_model(config.participants[0])

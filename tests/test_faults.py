@@ -34,11 +34,10 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from moot.domain.config import COMPAT_KEY_VAR, validate_config
+from moot.domain.config import COMPAT_KEY_VAR
 from moot.domain.faults import Fault
 from moot.errors import ModelCallError
 from moot.models.faults import classify, retry_after_seconds
-from moot.models.providers import build_model
 from moot.models.stream_ends import StreamCutShort
 from tests.fake_openai_server import (
     WORDS,
@@ -51,6 +50,7 @@ from tests.fake_openai_server import (
     Truncated,
     context_overflow,
     fake_openai_server,
+    openai_compatible_model,
     openai_error,
     quota_exceeded,
     rate_limited,
@@ -71,19 +71,6 @@ def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 class Answer(BaseModel):
     score: int
     reason: str
-
-
-def _model(url: str) -> Model:
-    config = validate_config(
-        {
-            "topic": "T",
-            "participants": [
-                {"name": "A", "model": "openai-compatible:house", "base_url": url},
-                {"name": "B"},
-            ],
-        }
-    )
-    return build_model(config.participants[0])
 
 
 @dataclass
@@ -266,7 +253,7 @@ async def test_each_fault_is_classified_as_the_provider_meant_it(name: str, call
     settings = ModelSettings(timeout=0.3)  # the SDK's own per-attempt limit, for the hang
     step = scenario.step() if callable(scenario.step) else scenario.step
     with fake_openai_server([step]) as (url, seen):
-        model = _model(url)
+        model = openai_compatible_model(url)
         outcome = await (_stream(model, settings) if call == "stream" else _ask(model, settings))
         assert outcome.error is not None
         _check(classify(outcome.error, provider="openai-compatible", model="house"), scenario)
@@ -278,7 +265,7 @@ async def test_each_fault_is_classified_as_the_provider_meant_it(name: str, call
 
 async def test_a_truncated_stream_has_streamed_its_start_before_it_fails() -> None:
     with fake_openai_server([Truncated(after_chunks=3)]) as (url, _):
-        outcome = await _stream(_model(url))
+        outcome = await _stream(openai_compatible_model(url))
     assert outcome.text == "Served over "  # the role chunk, then two words: a turn must discard them
     assert outcome.error is not None
     assert classify(outcome.error, provider="openai-compatible", model="house").kind == "connection"
@@ -288,7 +275,7 @@ async def test_a_stream_that_ends_cleanly_before_its_end_marker_is_cut_short() -
     # No finish_reason and no [DONE], then a proper end of the chunked body: pydantic-ai would take it for a
     # 'stop' (some servers never send a finish reason); moot's client fails it instead.
     with fake_openai_server([Truncated(after_chunks=4, clean_end=True)]) as (url, seen):
-        model = _model(url)
+        model = openai_compatible_model(url)
         outcome = await _stream(model)
         assert outcome.text == "Served over HTTP "  # what came before the end: a turn must discard it
         assert outcome.error is not None
@@ -301,7 +288,9 @@ async def test_a_stream_that_ends_cleanly_before_its_end_marker_is_cut_short() -
         assert (await _stream(model)).text.split() == WORDS  # the client is fine for the next request
         assert len(seen.requests) == 2
     with fake_openai_server([Truncated(clean_end=True)]) as (url, _):
-        asked = await _ask(_model(url))  # unstreamed, the same cut leaves JSON that does not parse
+        asked = await _ask(
+            openai_compatible_model(url)
+        )  # unstreamed, the same cut leaves JSON that does not parse
     assert asked.error is not None
     assert classify(asked.error, provider="openai-compatible", model="house").kind == "invalid_response"
 
@@ -322,7 +311,7 @@ async def test_a_stream_that_ends_cleanly_before_its_end_marker_is_cut_short() -
 )
 async def test_a_stream_with_either_end_marker_is_a_whole_reply(step: Ok, finish: str) -> None:
     with fake_openai_server([step]) as (url, _):
-        outcome = await _stream(_model(url))
+        outcome = await _stream(openai_compatible_model(url))
     assert outcome.error is None and outcome.response is not None
     assert outcome.text.split() == WORDS and outcome.response.finish_reason == finish
 
@@ -330,7 +319,7 @@ async def test_a_stream_with_either_end_marker_is_a_whole_reply(step: Ok, finish
 async def test_latency_beyond_the_callers_limit_is_a_timeout() -> None:
     # The engine bounds a call with asyncio.timeout (limits.turn_timeout_s), not with the SDK's timeout.
     with fake_openai_server([Ok(latency_s=5.0)]) as (url, seen):
-        model = _model(url)
+        model = openai_compatible_model(url)
         with pytest.raises(TimeoutError) as caught:
             async with asyncio.timeout(0.2):
                 await _ask(model)
@@ -345,7 +334,7 @@ async def test_latency_beyond_the_callers_limit_is_a_timeout() -> None:
 
 async def test_server_wide_latency_delays_every_reply_but_changes_nothing_else() -> None:
     with fake_openai_server(latency_s=0.05) as (url, seen):
-        outcome = await _stream(_model(url))
+        outcome = await _stream(openai_compatible_model(url))
     assert outcome.error is None and outcome.text.startswith("Served over HTTP")
     assert len(seen.arrivals) == 1
 
@@ -354,7 +343,7 @@ async def test_a_refused_connection_is_a_connection_fault() -> None:
     with socket.socket() as sock:  # a port that was free a moment ago and has nobody listening now
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    outcome = await _stream(_model(f"http://127.0.0.1:{port}/v1"))
+    outcome = await _stream(openai_compatible_model(f"http://127.0.0.1:{port}/v1"))
     assert outcome.error is not None
     fault = classify(outcome.error, provider="openai-compatible", model="house")
     assert fault.kind == "connection" and fault.message.startswith(

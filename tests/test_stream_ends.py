@@ -33,6 +33,7 @@ from moot.errors import ModelCallError
 from moot.models.fake import fake_model
 from moot.models.providers import SPECS, build_model
 from moot.models.stream_ends import has_end_marker, raise_if_cut
+from tests.fake_openai_server import openai_compatible_model
 
 WORDS = ["Served", "over", "a", "wire", "with", "an", "end."]
 KEY = "stream-ends-key-0123456789"
@@ -300,19 +301,6 @@ async def test_a_model_without_a_wire_is_never_taken_for_cut() -> None:
 def lookup(term: str) -> str:
     """Look a term up."""
     return f"{term}: a thing"
-
-
-def openai_compatible_model(url: str) -> Model:
-    config = validate_config(
-        {
-            "topic": "T",
-            "participants": [
-                {"name": "A", "model": "openai-compatible:house", "base_url": url},
-                {"name": "B"},
-            ],
-        }
-    )
-    return build_model(config.participants[0])
 
 
 @pytest.mark.parametrize("cut", [True, False])
