@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import genai_prices
 
+from moot.context.fit import PromptLike
 from moot.context.tokens import count_tokens
 from moot.domain.config import DebateConfig, Limits, ModelOptions
 from moot.domain.models import ModelRef
@@ -49,9 +50,11 @@ def reply_tokens(options: ModelOptions, local_tokens: int) -> int:
     return local_tokens if options.model.provider == "local" else DEFAULT_REPLY_TOKENS
 
 
-def call_estimate(options: ModelOptions, prompt: str, output_tokens: int) -> Usage:
-    """One call's usage, estimated before it is made: its prompt and a reply of `output_tokens`."""
-    input_tokens = estimate_tokens(prompt, options.model)
+def call_estimate(options: ModelOptions, prompt: PromptLike, local_tokens: int) -> Usage:
+    """One call's usage, estimated before it is made: its prompt and the longest reply it may get
+    (`reply_tokens`, with `local_tokens` as the cap of a local model)."""
+    input_tokens = estimate_tokens(prompt.system + prompt.user, options.model)
+    output_tokens = reply_tokens(options, local_tokens)
     cost = price(options.model, input_tokens, output_tokens)
     return Usage(
         requests=1,

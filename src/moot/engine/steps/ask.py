@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.domain.events import DecisionGiven
 from moot.domain.usage import Usage
-from moot.engine.budget import call_estimate, reply_tokens
+from moot.engine.budget import call_estimate
 from moot.engine.retry import CallSite
 from moot.protocols import Ask, AskSpec
 
@@ -23,8 +23,7 @@ class AskHandler:
         for ask in step.asks:
             options = ctx.config.speaker_options(ask.by)
             request = ctx.prompts.ask(step.round, ask).prompt
-            out = reply_tokens(options, LOCAL_JUDGE_TOKENS)
-            total = total + call_estimate(options, request.system + request.user, out)
+            total = total + call_estimate(options, request, LOCAL_JUDGE_TOKENS)
         return total
 
     async def take(self, ctx: RunContext, step: Ask) -> bool:

@@ -18,7 +18,7 @@ from moot.domain.events import (
 )
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
-from moot.engine.budget import call_estimate, over_budget, reply_tokens
+from moot.engine.budget import call_estimate, over_budget
 from moot.engine.calls import AnswerT, JudgeResult
 from moot.engine.retry import CallSite
 from moot.judging import JudgePrompt, answer_model, to_verdict
@@ -39,7 +39,7 @@ class AssessHandler:
         if judge is None:
             return Usage()
         assessed = ctx.prompts.assessment(step.round).prompt
-        return call_estimate(judge, assessed.system + assessed.user, reply_tokens(judge, LOCAL_JUDGE_TOKENS))
+        return call_estimate(judge, assessed, LOCAL_JUDGE_TOKENS)
 
     async def take(self, ctx: RunContext, step: Assess) -> bool:
         await _assess(ctx, step.round)
@@ -60,8 +60,7 @@ class JudgeHandler:
                 continue
             assert judge is not None
             verdict_prompt = ctx.prompts.verdict(judge, judge, roster).prompt
-            out = reply_tokens(judge, LOCAL_JUDGE_TOKENS)
-            total = total + call_estimate(judge, verdict_prompt.system + verdict_prompt.user, out)
+            total = total + call_estimate(judge, verdict_prompt, LOCAL_JUDGE_TOKENS)
         return total
 
     async def take(self, ctx: RunContext, step: Judge) -> bool:

@@ -9,7 +9,7 @@ from moot.context.windows import LOCAL_TURN_TOKENS
 from moot.domain.config import VOICES
 from moot.domain.events import ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted, TurnStarted
 from moot.domain.usage import Usage
-from moot.engine.budget import call_estimate, reply_tokens
+from moot.engine.budget import call_estimate
 from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
 from moot.engine.retry import CallSite
@@ -31,8 +31,7 @@ class SpeakHandler:
         for spec in step.turns:
             options = ctx.config.speaker_options(spec.speaker)
             prompt = ctx.prompts.turn(step.round, spec).prompt
-            out = reply_tokens(options, LOCAL_TURN_TOKENS)
-            total = total + call_estimate(options, prompt.system + prompt.user, out)
+            total = total + call_estimate(options, prompt, LOCAL_TURN_TOKENS)
         return total
 
     async def take(self, ctx: RunContext, step: Speak) -> bool:
