@@ -4,6 +4,7 @@ half-way, and every debate still completes exactly once with no turn repeated.""
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections import Counter
 from pathlib import Path
 
@@ -57,13 +58,25 @@ async def test_three_workers_share_a_hundred_debates_and_take_over_a_killed_one(
                 listed = await asyncio.to_thread(workflows, postgres_db)
                 return any(w.status == "PENDING" and w.executor_id == "w3" for w in listed)
 
-            await eventually(third_holds_some_later, f"{KILL_AFTER} debates completed, w3 running some")
+            async def frozen_holding_some() -> set[str]:
+                # Frozen (SIGSTOP) before its debates are read, so none it holds can finish between the look and
+                # the kill; holding none at that instant (between two debates), it is let go on and looked at again.
+                while True:
+                    await eventually(
+                        third_holds_some_later, f"{KILL_AFTER} debates completed, w3 running some"
+                    )
+                    workers["w3"].proc.send_signal(signal.SIGSTOP)
+                    held = {
+                        w.workflow_id
+                        for w in await asyncio.to_thread(workflows, postgres_db)
+                        if w.status == "PENDING" and w.executor_id == "w3"
+                    }
+                    if held:
+                        return held
+                    workers["w3"].proc.send_signal(signal.SIGCONT)
+
+            held = await frozen_holding_some()
             workers["w3"].kill()
-            held = {
-                w.workflow_id
-                for w in await asyncio.to_thread(workflows, postgres_db)
-                if w.status == "PENDING" and w.executor_id == "w3"
-            }
             await eventually(lambda: all_completed(store, ids), "every debate completed", within_s=120)
 
             async def all_recorded() -> bool:
