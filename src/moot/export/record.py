@@ -23,6 +23,7 @@ from moot.domain.state import AssessedRound, DebateState, fold
 from moot.domain.usage import Usage
 from moot.domain.verdict import CRITERIA, FailedTry, Verdict
 from moot.errors import UserError
+from moot.export.palette import PALETTE
 from moot.protocols import PROTOCOLS, DebateProtocol
 
 
@@ -52,20 +53,6 @@ class DebateRecord(BaseModel):
     def state(self) -> DebateState:
         return fold(self.events)
 
-
-# Ten participants at most, so ten colours: distinct hues that read on white and on dark grey.
-PALETTE = (
-    "#2563eb",
-    "#dc2626",
-    "#059669",
-    "#d97706",
-    "#7c3aed",
-    "#db2777",
-    "#0891b2",
-    "#65a30d",
-    "#ea580c",
-    "#64748b",
-)
 
 # Terminal control sequences (ANSI colours, cursor moves, bells) have no business in a transcript.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
