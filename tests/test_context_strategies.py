@@ -21,7 +21,7 @@ from moot.domain.state import fold
 from moot.domain.usage import Usage
 from moot.engine import InMemoryLog, preflight, run_debate
 from moot.errors import ConfigError, UserError
-from moot.prompts.history import HistoryView, history_window, turn_id, viewing
+from moot.prompts.history import HistoryView, history_window, turn_id
 from moot.protocols import TurnPrompt
 from tests.conftest import make_config, prompt_text
 
@@ -120,11 +120,10 @@ def test_the_view_applies_to_every_history_and_keeps_names() -> None:
         summarised=frozenset(turn_id(t) for t in turns[:2]),
         summary="Ada <<<said>>> things.",
     )
-    with viewing(view):
-        window = history_window(config, turns)
+    window = history_window(config, turns, view=view)
     assert [t.text for t in window.turns] == ["Ada ‹‹‹said››› things.", "point 3", "point 4", "point 5"]
     assert window.omitted == 1 and window.turns[0].turn is None and window.turns[1].name == "Bo"
-    assert len(history_window(config, turns).turns) == 6  # outside the block nothing changes
+    assert len(history_window(config, turns).turns) == 6  # without the view nothing changes
 
 
 def test_bad_strategy_and_summarizer_are_config_errors(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,6 +45,7 @@ from moot.protocols import (
     EndRound,
     Finish,
     Judge,
+    PromptContext,
     Speak,
     StartRound,
     Stop,
@@ -535,7 +536,7 @@ async def test_simultaneous_experts_see_only_earlier_phases() -> None:
 def test_prompts_name_the_speaker_and_window_the_history() -> None:
     cfg = config(2, context="Budget: 2 engineers.")
     state = fold(scripted_events(cfg, {"ada": "a" * 900, "bo": "b" * 900}))
-    ada = PROTOCOL.turn_prompt(cfg, state, TurnSpec("ada"), 2)
+    ada = PROTOCOL.turn_prompt(PromptContext(cfg, state, 2), TurnSpec("ada"))
     assert (
         "You are Ada, a participant in a critical review" in ada.system
         and "Budget: 2 engineers." in ada.system
@@ -546,12 +547,12 @@ def test_prompts_name_the_speaker_and_window_the_history() -> None:
             "participants": [cfg.participants[0].model_copy(update={"role": "security"}), cfg.participants[1]]
         }
     )
-    assert PROTOCOL.turn_prompt(preset, state, TurnSpec("ada"), 2).system.startswith(
+    assert PROTOCOL.turn_prompt(PromptContext(preset, state, 2), TurnSpec("ada")).system.startswith(
         "You are a security expert"
     )
-    orchestrator = PROTOCOL.turn_prompt(cfg, state, TurnSpec("orchestrator"), 4)
+    orchestrator = PROTOCOL.turn_prompt(PromptContext(cfg, state, 4), TurnSpec("orchestrator"))
     assert "You are the orchestrator" in orchestrator.system and "Ada, Bo" in orchestrator.system
-    windowed = PROTOCOL.turn_prompt(cfg, state, TurnSpec("ada"), 2, history_chars=1000)
+    windowed = PROTOCOL.turn_prompt(PromptContext(cfg, state, 2, 1000), TurnSpec("ada"))
     assert windowed.user.startswith("[1 earlier turn left out for length]\n")
     assert "[Bo] " + "b" * 900 in windowed.user and "[Ada] a" not in windowed.user
 

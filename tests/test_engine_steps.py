@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
@@ -18,13 +20,16 @@ from moot.export.record import DebateRecord
 from moot.protocols import (
     PROTOCOLS,
     Ask,
+    AskBuilder,
     AskRequest,
     AskSpec,
     Conclude,
     DebateProtocol,
     EndRound,
     Finish,
+    FormatOptions,
     Phase,
+    PromptContext,
     Speak,
     StartRound,
     Step,
@@ -40,7 +45,7 @@ class Pick(BaseModel):
     choice: str = Field(description="a participant id")
 
 
-class Options(BaseModel):
+class Options(FormatOptions):
     critiques: bool = True
 
 
@@ -80,28 +85,12 @@ class Toy(DebateProtocol[Options]):
             return Conclude()
         return Finish()
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
-        seen = " | ".join(f"{t.participant_id}>{t.target}" for t in state.turns)
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        seen = " | ".join(f"{t.participant_id}>{t.target}" for t in ctx.state.turns)
         return TurnPrompt(system=f"you are {spec.speaker}", user=f"to {spec.target}; seen: {seen}")
 
-    def ask_request(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: AskSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> AskRequest:
-        return AskRequest(system="pick one", user="who?", answer_type=Pick)
+    def asks(self) -> Mapping[str, AskBuilder]:
+        return {"pick": lambda ctx, spec: AskRequest(system="pick one", user="who?", answer_type=Pick)}
 
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
         picks = [d.answer["choice"] for d in state.decided("pick") if d.answer]

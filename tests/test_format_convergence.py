@@ -17,7 +17,7 @@ from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
 from moot.errors import ConfigError
-from moot.protocols import PROTOCOLS, TurnSpec, get_protocol
+from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.protocols.convergence_seeking import (
     SEED_INSTRUCTIONS,
     ConvergenceSeeking,
@@ -180,8 +180,8 @@ def test_a_common_ground_line_that_echoes_the_placeholder_is_no_proposal() -> No
 
 def test_the_prompt_carries_the_seed_instructions_and_asks_to_declare_from_round_two() -> None:
     cfg = config()
-    first = PROTOCOL.turn_prompt(cfg, DebateState(), TurnSpec("bo"), 1)
-    second = PROTOCOL.turn_prompt(cfg, DebateState(), TurnSpec("bo"), 2)
+    first = PROTOCOL.turn_prompt(PromptContext(cfg, DebateState(), 1), TurnSpec("bo"))
+    second = PROTOCOL.turn_prompt(PromptContext(cfg, DebateState(), 2), TurnSpec("bo"))
     assert SEED_INSTRUCTIONS in first.system and "round 1 of at most 3" in first.user
     assert first.system == second.system  # the same on every turn, for providers' prompt caches
     assert "You are Bo" in first.system and "- Ada: view 0" in first.system and "- Cy: view 2" in first.system

@@ -17,7 +17,7 @@ from moot.domain.events import Event
 from moot.domain.state import DebateState, Decision, fold
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ConfigError
-from moot.protocols import AskSpec, TurnSpec
+from moot.protocols import AskSpec, PromptContext, TurnSpec
 from moot.protocols.council import Council, labels_for, ranking_answer, shown_order
 from moot.protocols.voting import aggregate_rankings
 from tests.conftest import Recorder, make_config, prompt_text, resolver
@@ -132,7 +132,7 @@ async def test_who_sees_what() -> None:
 def test_a_ranking_prompt_fences_the_answers_and_names_the_letters() -> None:
     cfg = config(3)
     state = DebateState()
-    request = C.ask_request(cfg, state, AskSpec("ranking", "bo"), 2)
+    request = C.ask_request(PromptContext(cfg, state, 2), AskSpec("ranking", "bo"))
     assert 'Answer with "ranking": the letters of all 2 responses' in request.user
     assert "between <<< and >>>" in request.system
     assert request.answer_type.model_json_schema()["properties"]["ranking"]["items"]["enum"] == ["A", "B"]
@@ -186,10 +186,10 @@ def test_decision_text_shows_the_ranking_by_name() -> None:
 
 def test_turn_and_chair_prompts() -> None:
     cfg = config(3, context="Some facts.")
-    p = C.turn_prompt(cfg, DebateState(), TurnSpec("ada"), 1)
+    p = C.turn_prompt(PromptContext(cfg, DebateState(), 1), TurnSpec("ada"))
     assert 'QUESTION: "Should cities ban cars?"' in p.user and "Some facts." in p.system
     assert "Do not sign it" in p.system
-    chair = C.turn_prompt(cfg, DebateState(), TurnSpec("chair"), 3)
+    chair = C.turn_prompt(PromptContext(cfg, DebateState(), 3), TurnSpec("chair"))
     assert "chair of a council" in chair.system and "no valid peer ranking came" in chair.user
 
 

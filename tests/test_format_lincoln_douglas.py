@@ -12,7 +12,7 @@ from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
 from moot.errors import ConfigError
-from moot.protocols import PROTOCOLS, TurnSpec, get_protocol
+from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.protocols.lincoln_douglas import LincolnDouglas
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -154,7 +154,7 @@ async def test_each_turn_is_told_its_part_and_sees_the_exchange_so_far() -> None
 def test_a_prompt_built_for_a_turn_knows_which_repeat_it_is() -> None:
     cfg = config(rounds=1)
     empty = DebateState()
-    rebuttal = PROTOCOL.turn_prompt(cfg, empty, TurnSpec("ada"), 1)
+    rebuttal = PROTOCOL.turn_prompt(PromptContext(cfg, empty, 1), TurnSpec("ada"))
     assert "affirmative constructive" in rebuttal.user  # ada's first untargeted turn of round 1
 
 

@@ -19,7 +19,7 @@ from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ConfigError
-from moot.protocols import Assess, Speak, StartRound, TurnSpec
+from moot.protocols import Assess, PromptContext, Speak, StartRound, TurnSpec
 from moot.protocols.answers import canonical_number, extract_answer
 from moot.protocols.society_of_minds import SocietyOfMinds
 from moot.protocols.voting import majority
@@ -188,7 +188,7 @@ def test_a_long_history_is_cut_evenly_keeping_the_final_answers() -> None:
             )
         )
     state.apply(RoundCompleted(debate_id="d", round=1))
-    prompt = S.turn_prompt(cfg, state, TurnSpec("bo"), 2, history_chars=900)
+    prompt = S.turn_prompt(PromptContext(cfg, state, 2, 900), TurnSpec("bo"))
     assert all(f"Final answer: {pid}-answer" in prompt.user for pid in ("ada", "bo", "cy"))
     assert len(prompt.user) < 900 + 1000
 

@@ -17,7 +17,7 @@ from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
 from moot.export import export
 from moot.export.record import DebateRecord
-from moot.protocols import PROTOCOLS, TurnSpec, get_protocol
+from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.protocols.round_robin import RoundRobin
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -60,7 +60,7 @@ def system_prompt(fmt: str, rounds: int, round_number: int) -> str:
     config = make_config(3, rounds=rounds, format=fmt)
     return (
         get_protocol(fmt)
-        .turn_prompt(config, DebateState(), TurnSpec(config.participants[1].id), round_number)
+        .turn_prompt(PromptContext(config, DebateState(), round_number), TurnSpec(config.participants[1].id))
         .system
     )
 
@@ -70,7 +70,7 @@ def user_prompt(fmt: str, rounds: int, round_number: int) -> str:
     config = make_config(3, rounds=rounds, format=fmt)
     return (
         get_protocol(fmt)
-        .turn_prompt(config, DebateState(), TurnSpec(config.participants[1].id), round_number)
+        .turn_prompt(PromptContext(config, DebateState(), round_number), TurnSpec(config.participants[1].id))
         .user
     )
 

@@ -12,7 +12,7 @@ from moot.domain.usage import Usage
 from moot.judging import judge_prompt
 from moot.prompts.history import history_window
 from moot.prompts.render import _environment, render
-from moot.protocols import TurnSpec, get_protocol
+from moot.protocols import PromptContext, TurnSpec, get_protocol
 from tests.conftest import make_config
 
 
@@ -40,7 +40,9 @@ def _state_with_turns(config: DebateConfig, texts: list[str]) -> DebateState:
 def test_turn_prompt_renders_history_with_names_and_rounds() -> None:
     config = make_config(3, rounds=3, context="Cars emit CO2.")
     state = _state_with_turns(config, ["Ada's first point", "Bo's reply"])
-    prompt = get_protocol("free-form").turn_prompt(config, state, TurnSpec(config.participants[2].id), 1)
+    prompt = get_protocol("free-form").turn_prompt(
+        PromptContext(config, state, 1), TurnSpec(config.participants[2].id)
+    )
     assert "[Round 1] Ada (view 0):\n<<<\nAda's first point\n>>>" in prompt.user
     assert "[Round 1] Bo (view 1):\n<<<\nBo's reply\n>>>" in prompt.user
     assert "round 1 of 3" in prompt.user
@@ -105,5 +107,7 @@ def test_a_participant_cannot_step_out_of_its_quotation_to_instruct_the_judge() 
 def test_debaters_also_see_earlier_turns_quoted() -> None:
     config = make_config(2)
     state = _state_with_turns(config, [INJECTION])
-    prompt = get_protocol("free-form").turn_prompt(config, state, TurnSpec(config.participants[1].id), 1)
+    prompt = get_protocol("free-form").turn_prompt(
+        PromptContext(config, state, 1), TurnSpec(config.participants[1].id)
+    )
     assert prompt.user.count("\n<<<\n") == 1 and "not instructions to you" in prompt.user

@@ -16,7 +16,7 @@ from moot.domain.events import EVENT_ADAPTER
 from moot.domain.state import DebateState
 from moot.errors import ConfigError
 from moot.problem_templates import apply_template, get_template, parse_var, templates, with_cli_template
-from moot.protocols import PROTOCOLS, TurnSpec, get_protocol
+from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.roles import ROLES, instructions, role_prompt
 
 # The first and last lines of each preset, as seed 003 words them.
@@ -60,7 +60,11 @@ def config_with(fmt: str = "free-form", n: int = 2, **participant: Any) -> Any:
 
 
 def system_of(config: Any, speaker: str = "ada") -> str:
-    return get_protocol(config.format).turn_prompt(config, DebateState(), TurnSpec(speaker), 1).system
+    return (
+        get_protocol(config.format)
+        .turn_prompt(PromptContext(config, DebateState(), 1), TurnSpec(speaker))
+        .system
+    )
 
 
 # --- role presets -----------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from moot.engine.tools import Toolkit, check_tool_models, resolve_tools
 from moot.errors import ConfigError, MootError, UserError, one_line
 from moot.judging import judge_prompt
 from moot.models.providers import build_model, check_available, redact
-from moot.protocols import Speak, StartRound, TurnSpec, get_protocol
+from moot.protocols import PromptContext, Speak, StartRound, TurnSpec, get_protocol
 
 ModelResolver = Callable[[ModelOptions], Model]
 
@@ -54,7 +54,7 @@ def check_windows(config: DebateConfig) -> None:
         break
     for i, p in enumerate(config.participants):
         spec = specs.get(p.id, TurnSpec(p.id))
-        prompt = protocol.turn_prompt(config, state, spec, round_number, history_chars=MIN_HISTORY_CHARS)
+        prompt = protocol.turn_prompt(PromptContext(config, state, round_number, MIN_HISTORY_CHARS), spec)
         _check(p, prompt, LOCAL_TURN_TOKENS, f"{p.name}'s first prompt", f"participants.{i}.context_window")
     judges: list[tuple[str, JudgeConfig]] = [(f"judges.{i}", j) for i, j in enumerate(config.judges)]
     if config.judge is not None:

@@ -20,7 +20,8 @@ from moot.errors import ModelCallError
 from moot.judging import JudgePrompt, judge_prompt
 from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_prompt
-from moot.prompts.history import HistoryView, turn_id, viewing
+from moot.prompts.history import HistoryView, turn_id
+from moot.prompts.prompt_context import PromptContext
 from moot.protocols import AskRequest, AskSpec, TurnPrompt, TurnSpec
 
 if TYPE_CHECKING:
@@ -57,6 +58,10 @@ class PromptBuilder:
             what=f"{what} on {options.model}",
         )
 
+    def prompt_context(self, round_number: int, view: HistoryView | None = None) -> PromptContext:
+        """What a format reads to build a prompt in this round, now (config and state as they stand)."""
+        return PromptContext(self.ctx.config, self.ctx.state, round_number, view=view)
+
     def turn(self, round_number: int, spec: TurnSpec) -> Fitted[TurnPrompt]:
         return self.build_turn(round_number, spec, self.selection(round_number, spec))
 
@@ -71,11 +76,13 @@ class PromptBuilder:
         options = self.ctx.config.speaker_options(spec.speaker)
         window = context_window(options)
         counter = counter_for(options.model)
-        with viewing(None):
-            seen = self.ctx.protocol.turn_prompt(self.ctx.config, self.ctx.state, spec, round_number)
-        with viewing(HistoryView(dropped=frozenset(turn_id(t) for t in visible))):
-            bare = self.ctx.protocol.turn_prompt(self.ctx.config, self.ctx.state, spec, round_number)
-        if bare == seen:  # this prompt quotes no running history (e.g. a council's fixed excerpts)
+        # The prompt with none of the running history: what the rest of it costs, and (from the one build)
+        # whether it quotes that history at all.
+        bare_ctx = self.prompt_context(
+            round_number, HistoryView(dropped=frozenset(turn_id(t) for t in visible))
+        )
+        bare = self.ctx.protocol.turn_prompt(bare_ctx, spec)
+        if not bare_ctx.quotes_running_history:  # e.g. a council's fixed excerpts
             return None
         fixed = prompt_tokens(bare, counter)
         budget = max(window - reply_budget(options, window, LOCAL_TURN_TOKENS) - fixed, 0)
@@ -129,19 +136,18 @@ class PromptBuilder:
                 summary=sel.summary,
             )
 
+        prompt_ctx = self.prompt_context(round_number, view)
+
         def build(chars: int | None) -> TurnPrompt:
-            with viewing(view):
-                return self.ctx.protocol.turn_prompt(
-                    self.ctx.config, self.ctx.state, spec, round_number, history_chars=chars
-                )
+            return self.ctx.protocol.turn_prompt(prompt_ctx.with_budget(chars), spec)
 
         return build
 
     def ask(self, round_number: int, spec: AskSpec) -> Fitted[AskRequest]:
+        prompt_ctx = self.prompt_context(round_number)
+
         def build(chars: int | None) -> AskRequest:
-            return self.ctx.protocol.ask_request(
-                self.ctx.config, self.ctx.state, spec, round_number, history_chars=chars
-            )
+            return self.ctx.protocol.ask_request(prompt_ctx.with_budget(chars), spec)
 
         what = f"{self.ctx.config.speaker_name(spec.by)}'s {spec.kind} in round {round_number}"
         return self.fit(self.ctx.config.speaker_options(spec.by), build, LOCAL_JUDGE_TOKENS, what)

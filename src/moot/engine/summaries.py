@@ -10,7 +10,7 @@ from moot.domain.usage import Usage
 from moot.engine.retry import CallSite
 from moot.errors import one_line
 from moot.models.providers import redact
-from moot.prompts.history import fenced, history_window, turn_id, viewing
+from moot.prompts.history import fenced, history_window, turn_id
 from moot.prompts.render import render
 from moot.protocols import TurnPrompt, TurnSpec
 
@@ -54,8 +54,7 @@ async def summarise(ctx: RunContext, round_number: int, covers: int) -> None:
     earlier = previous.summary if previous is not None and previous.summary is not None else ""
 
     def build(chars: int | None) -> TurnPrompt:
-        with viewing(None):
-            window = history_window(ctx.config, span, max_chars=chars)
+        window = history_window(ctx.config, span, max_chars=chars)
         user = render(
             "context_summary.j2",
             previous=fenced(earlier),

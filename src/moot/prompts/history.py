@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from moot.domain.config import DebateConfig
@@ -59,21 +57,9 @@ class HistoryView:
     summarised: frozenset[tuple[int, str, str | None, float]] = frozenset()
     summary: str | None = None
 
-
-# Set by the engine while it builds a turn prompt, so that every format's history (they all go through
-# history_window) follows the speaker's strategy without each format taking a new argument. Formats stay
-# pure: the view is a function of the config and the folded state, made before the prompt is built.
-_VIEW: ContextVar[HistoryView | None] = ContextVar("history_view", default=None)
-
-
-@contextmanager
-def viewing(view: HistoryView | None) -> Iterator[None]:
-    """Build prompts inside this block with `view` applied to their history."""
-    token = _VIEW.set(view)
-    try:
-        yield
-    finally:
-        _VIEW.reset(token)
+    def removes(self, turns: Sequence[Turn]) -> int:
+        """How many of these turns the view takes out of a quoted history (dropped, or summarised)."""
+        return sum(1 for t in turns if (key := turn_id(t)) in self.dropped or key in self.summarised)
 
 
 def _apply_view(turns: Sequence[Turn], view: HistoryView) -> tuple[list[Turn | None], int]:
@@ -95,14 +81,17 @@ def _apply_view(turns: Sequence[Turn], view: HistoryView) -> tuple[list[Turn | N
 
 
 def history_window(
-    config: DebateConfig, turns: Sequence[Turn], *, max_chars: int | None = None
+    config: DebateConfig,
+    turns: Sequence[Turn],
+    *,
+    max_chars: int | None = None,
+    view: HistoryView | None = None,
 ) -> HistoryWindow:
     """Turns as prompts show them; with `max_chars`, the newest turns that fit, oldest dropped first.
 
-    Under a context strategy's view (see `viewing`) its dropped turns are left out and its summary stands
-    first, in place of the turns it covers."""
+    Under a context strategy's `view` its dropped turns are left out and its summary stands first, in place of
+    the turns it covers."""
     names = {p.id: (p.name, p.stance) for p in config.participants}
-    view = _VIEW.get()
     selected, dropped = _apply_view(turns, view) if view is not None else (list(turns), 0)
     summary = view.summary if view is not None and view.summary is not None else ""
     first_round = turns[0].round if turns else 1

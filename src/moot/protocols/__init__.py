@@ -1,6 +1,7 @@
 """Debate formats: pure rules for who speaks when, which prompt, and when to stop."""
 
-from moot.protocols.base import AskRequest, DebateProtocol, Phase, TurnPrompt
+from moot.prompts.prompt_context import PromptContext
+from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.registry import PROTOCOLS, get_protocol
 from moot.protocols.steps import (
     Ask,
@@ -20,6 +21,7 @@ from moot.protocols.steps import (
 __all__ = [
     "PROTOCOLS",
     "Ask",
+    "AskBuilder",
     "AskRequest",
     "AskSpec",
     "Assess",
@@ -27,8 +29,10 @@ __all__ = [
     "DebateProtocol",
     "EndRound",
     "Finish",
+    "FormatOptions",
     "Judge",
     "Phase",
+    "PromptContext",
     "Speak",
     "StartRound",
     "Step",

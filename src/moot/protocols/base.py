@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -19,7 +19,7 @@ from moot.domain.config import DebateConfig, config_error
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Decision, Turn
 from moot.errors import ConfigError
-from moot.prompts.history import HistoryWindow, history_window
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
 from moot.protocols.steps import AskSpec, Assess, Conclude, Finish, Judge, StartRound, Step, Stop, TurnSpec
 from moot.protocols.stopping import stop_reason
@@ -61,13 +61,21 @@ class Phase:
         return self.first <= round_number <= self.last
 
 
-class NoOptions(BaseModel):
-    """A format without settings of its own."""
+class FormatOptions(BaseModel):
+    """The base of every format's own settings (`format_options`): a name the format does not know is refused,
+    not ignored, so a misspelt option cannot silently fall back to its default."""
 
     model_config = ConfigDict(extra="forbid")
 
 
-OptionsT = TypeVar("OptionsT", bound=BaseModel)
+class NoOptions(FormatOptions):
+    """A format without settings of its own."""
+
+
+OptionsT = TypeVar("OptionsT", bound=FormatOptions)
+
+# How a format builds one kind of structured question (a vote, a ranking, a match result): see `DebateProtocol.asks`.
+AskBuilder = Callable[[PromptContext, AskSpec], "AskRequest"]
 
 
 class DebateProtocol(ABC, Generic[OptionsT]):
@@ -76,7 +84,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
     name: str
     description: str
     # The format's own settings (`format_options` in a config), validated before any model is called.
-    options_type: type[BaseModel] = NoOptions
+    options_type: type[FormatOptions] = NoOptions
     min_participants: int = 2
     max_participants: int = 10
     # Consensus formats (critical review, council, design review, society of minds) seek one answer
@@ -171,19 +179,11 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         last in the user message, after the history, so that everything before it is a stable prefix."""
         return ""
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
         """The prompt a speaker gets, showing what it may see of the debate so far."""
+        config = ctx.config
         participant = config.participant(spec.speaker)
-        visible = self.visible_turns(config, state, round_number)
-        window: HistoryWindow = history_window(config, visible, max_chars=history_chars)
+        window = ctx.history(self.visible_turns(config, ctx.state, ctx.round))
         others = [p for p in config.participants if p.id != participant.id]
         system = render(
             "debater_system.j2",
@@ -202,23 +202,23 @@ class DebateProtocol(ABC, Generic[OptionsT]):
             participant=participant,
             history=window.turns,
             omitted=window.omitted,
-            round=round_number,
+            round=ctx.round,
             rounds=config.rounds,
-            format_instructions=self.format_instructions(config, round_number).strip("\n"),
+            format_instructions=self.format_instructions(config, ctx.round).strip("\n"),
         )
         return TurnPrompt(system=system, user=user)
 
-    def ask_request(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: AskSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> AskRequest:
-        """The prompt and answer type of a structured question this format asks (see `Ask` steps)."""
-        raise NotImplementedError(f"the {self.name} format asks no {spec.kind!r} question")
+    def asks(self) -> Mapping[str, AskBuilder]:
+        """The structured questions this format asks (`Ask` steps), by kind: each builds the prompt and names
+        the answer type. The engine asks nothing a format has no builder for."""
+        return {}
+
+    def ask_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
+        """The prompt and answer type of a structured question this format asks (see `asks`)."""
+        build = self.asks().get(spec.kind)
+        if build is None:
+            raise NotImplementedError(f"the {self.name} format asks no {spec.kind!r} question")
+        return build(ctx, spec)
 
     def decision_text(self, config: DebateConfig, decision: Decision) -> str:
         """One line saying what a decision was, for the CLI and exports."""
@@ -265,27 +265,3 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         if config.turn_order == "simultaneous":
             return [t for t in turns if t.round < round_number]
         return list(turns)
-
-
-def labelled_history(
-    config: DebateConfig,
-    turns: Sequence[Turn],
-    *,
-    max_chars: int | None = None,
-    stances: Mapping[str, str] | None = None,
-) -> HistoryWindow:
-    """`history_window` with voices named by title ('Moderator'), addressed turns as 'Bo → Ada', and a
-    speaker's stance replaced by `stances` where given (a side such as 'for', a role such as 'affirmative')."""
-    window = history_window(config, turns, max_chars=max_chars)
-    relabelled = [
-        replace(
-            shown,
-            name=config.speaker_name(turn.participant_id)
-            + (f" → {config.speaker_name(turn.target)}" if turn.target else ""),
-            stance=(stances or {}).get(turn.participant_id, shown.stance),
-        )
-        if (turn := shown.turn) is not None
-        else shown  # the summary of older turns (a context strategy's)
-        for shown in window.turns
-    ]
-    return HistoryWindow(relabelled, window.omitted)

@@ -25,14 +25,15 @@ import itertools
 import re
 from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Round
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, Phase, TurnPrompt, labelled_history
+from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
     Conclude,
@@ -79,10 +80,8 @@ _SUMMARIES: dict[Result, str] = {
 }
 
 
-class ConvergenceOptions(BaseModel):
+class ConvergenceOptions(FormatOptions):
     """`format_options` of convergence-seeking."""
-
-    model_config = ConfigDict(extra="forbid")
 
     convergence: float = Field(
         default=0.6,
@@ -181,19 +180,10 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
             )
         return None
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         participant = config.participant(spec.speaker)
-        window = labelled_history(
-            config, self.visible_turns(config, state, round_number), max_chars=history_chars
-        )
+        window = ctx.history(self.visible_turns(config, state, round_number), labelled=True)
         system = render(
             "convergence_system.j2",
             participant=participant,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 import string
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -32,10 +33,10 @@ from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Decision
 from moot.judging.schema import bounded_text
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskRequest, DebateProtocol, NoOptions, Phase, TurnPrompt
+from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, NoOptions, Phase, TurnPrompt
 from moot.protocols.checks import no_early_stopping
-from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
     Ask,
     AskSpec,
@@ -162,17 +163,10 @@ class Council(DebateProtocol[NoOptions]):
 
     # --- prompts -----------------------------------------------------------------------------------
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
         if spec.speaker == CHAIR:
-            return self._chair_prompt(config, state, history_chars)
+            return self._chair_prompt(ctx)
+        config = ctx.config
         system = render(
             "council_answer_system.j2",
             participant=config.participant(spec.speaker),
@@ -181,13 +175,12 @@ class Council(DebateProtocol[NoOptions]):
         )
         return TurnPrompt(system=system, user=render("council_answer.j2", topic=config.topic))
 
-    def _chair_prompt(
-        self, config: DebateConfig, state: DebateState, history_chars: int | None
-    ) -> TurnPrompt:
+    def _chair_prompt(self, ctx: PromptContext) -> TurnPrompt:
+        config, state = ctx.config, ctx.state
         aggregate = self.aggregate(config, state)
         answers = _answers(state)
         ordered = [pid for pid in aggregate.order if pid in answers]
-        quoted = excerpts([answers[pid] for pid in ordered], history_chars)
+        quoted = ctx.excerpts([answers[pid] for pid in ordered])
         system = render("council_chair_system.j2", topic=config.topic, context=config.context)
         user = render(
             "council_chair.j2",
@@ -200,21 +193,15 @@ class Council(DebateProtocol[NoOptions]):
         )
         return TurnPrompt(system=system, user=user)
 
-    def ask_request(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: AskSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> AskRequest:
-        if spec.kind != RANKING:
-            return super().ask_request(config, state, spec, round_number, history_chars=history_chars)
+    def asks(self) -> Mapping[str, AskBuilder]:
+        return {RANKING: self._ranking_request}
+
+    def _ranking_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
+        config, state = ctx.config, ctx.state
         order = shown_order(config, spec.by)
         labels = labels_for(len(order))
         answers = _answers(state)
-        quoted = excerpts([answers.get(pid, "") for pid in order], history_chars)
+        quoted = ctx.excerpts([answers.get(pid, "") for pid in order])
         system = render("council_ranking_system.j2")
         user = render(
             "council_ranking.j2",

@@ -15,16 +15,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState
 from moot.errors import ConfigError
-from moot.prompts.history import history_window
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, Phase, TurnPrompt
+from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.critical_review_rules import (
     PHASE_CONTEXTS,
     PHASES,
@@ -57,10 +57,8 @@ _PHASE_DESCRIPTIONS: dict[CriticalPhase, str] = {
 _EARLY_STOPS = ("assess_rounds", "repetition", "convergence", "diminishing_returns")
 
 
-class CriticalReviewOptions(BaseModel):
+class CriticalReviewOptions(FormatOptions):
     """`format_options` of critical review; the defaults are the legacy engine's."""
-
-    model_config = ConfigDict(extra="forbid")
 
     mode: Literal["strong", "weak"] = Field(
         default="strong",
@@ -201,22 +199,15 @@ class CriticalReview(DebateProtocol[CriticalReviewOptions]):
             return Speak.by(current.number, *waiting)
         return Speak.by(current.number, waiting[0])
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         phase = phase_of_round(round_number)
         options = self.options(config)
         visible = self.visible_turns(config, state, round_number)
         # The legacy `[role] content` format is kept byte for byte, so the whole history goes between one
         # <<< and >>> fence in the template. history_window passes every turn through fenced(), which only
         # rewrites <<< and >>>: no turn can close that fence early and have its words read as instructions.
-        window = history_window(config, visible, max_chars=history_chars)
+        window = ctx.history(visible)
         history = format_history(
             (history_role(turn.name, phase_of_round(turn.round)), turn.text) for turn in window.turns
         )

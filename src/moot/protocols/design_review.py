@@ -19,6 +19,7 @@ a round depends on another of the same round.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,9 +30,10 @@ from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Decision, Turn
 from moot.errors import ConfigError
 from moot.judging.schema import bounded_items, bounded_text
-from moot.prompts.history import fenced, history_window
+from moot.prompts.history import fenced
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskRequest, DebateProtocol, Phase, TurnPrompt
+from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.steps import (
     Ask,
     AskSpec,
@@ -56,9 +58,7 @@ _PHASES: dict[PhaseName, str] = {
 }
 
 
-class DesignReviewOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DesignReviewOptions(FormatOptions):
     critiques_shown: Literal["addressed", "all"] = Field(
         default="addressed",
         description="What a refining participant reads: the critiques addressed to it, or every critique "
@@ -136,15 +136,8 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
 
     # -- what speakers are told ------------------------------------------------------------------
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number, history_chars = ctx.config, ctx.state, ctx.round, ctx.history_chars
         participant = config.participant(spec.speaker)
         phase = phase_of(round_number)
         system = render(
@@ -183,7 +176,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         # Those addressed to the speaker come last, so a window that drops the oldest keeps them.
         critiques.sort(key=lambda t: t.target == participant.id)
         budget = None if history_chars is None else max(history_chars - len(own_text), 0)
-        shown, omitted = contributions(config, critiques, budget)
+        shown, omitted = contributions(ctx.with_budget(budget), critiques)
         return TurnPrompt(
             system,
             render(
@@ -196,17 +189,11 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             ),
         )
 
-    def ask_request(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: AskSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> AskRequest:
-        if spec.kind != SYNTHESIS:
-            return super().ask_request(config, state, spec, round_number, history_chars=history_chars)
+    def asks(self) -> Mapping[str, AskBuilder]:
+        return {SYNTHESIS: self._synthesis_request}
+
+    def _synthesis_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
+        config, state, round_number, history_chars = ctx.config, ctx.state, ctx.round, ctx.history_chars
         judge = config.judge
         assert judge is not None, "check() requires a judge"
         finals = [
@@ -224,7 +211,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         used = sum(len(c.text) for c in final_shown)
         earlier = [t for t in state.turns if t not in finals]
         budget = None if history_chars is None else max(history_chars - used, 0)
-        shown, omitted = contributions(config, earlier, budget)
+        shown, omitted = contributions(ctx.with_budget(budget), earlier)
         system = render(
             "design_review_synthesis_system.j2", judge_name=judge.name, instructions=judge.instructions
         )
@@ -290,11 +277,10 @@ def latest_proposal(state: DebateState, participant_id: str, before_round: int) 
     return own[-1] if own else None
 
 
-def contributions(
-    config: DebateConfig, turns: list[Turn], max_chars: int | None
-) -> tuple[list[Contribution], int]:
-    """Turns as quoted contributions, the newest that fit in `max_chars`, and how many were left out."""
-    window = history_window(config, turns, max_chars=max_chars)
+def contributions(ctx: PromptContext, turns: list[Turn]) -> tuple[list[Contribution], int]:
+    """Turns as quoted contributions, the newest that fit the context's budget, and how many were left out."""
+    config = ctx.config
+    window = ctx.history(turns)
     shown = [
         Contribution(
             w.round,

@@ -18,13 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
 from moot.errors import ConfigError
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, Phase, TurnPrompt, labelled_history
+from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import EndRound, Speak, Step, TurnSpec
 
@@ -84,10 +85,8 @@ _TASKS: dict[PartName, str] = {
 }
 
 
-class LincolnDouglasOptions(BaseModel):
+class LincolnDouglasOptions(FormatOptions):
     """`format_options` of Lincoln-Douglas."""
-
-    model_config = ConfigDict(extra="forbid")
 
     affirmative: str | None = Field(
         default=None,
@@ -178,24 +177,16 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
         upcoming = parts[len(played.turns) if played else 0 :]
         return next((p for p in upcoming if p.turn == spec), next(p for p in parts if p.turn == spec))
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         aff, neg = self.roles(config)
         role: Role = "affirmative" if spec.speaker == aff else "negative"
         participant = config.participant(spec.speaker)
         opponent = config.participant(neg if spec.speaker == aff else aff)
         part = self.part(config, state, spec, round_number)
-        window = labelled_history(
-            config,
+        window = ctx.history(
             self.visible_turns(config, state, round_number),
-            max_chars=history_chars,
+            labelled=True,
             stances={aff: "affirmative", neg: "negative"},
         )
         system = render(

@@ -15,17 +15,19 @@ judge's usual verdict follows: it scores the speakers but names no winner, since
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Decision
 from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskRequest, DebateProtocol, Phase, TurnPrompt, labelled_history
+from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
     Ask,
@@ -60,10 +62,8 @@ _TASKS = {
 }
 
 
-class OxfordOptions(BaseModel):
+class OxfordOptions(FormatOptions):
     """`format_options` of the Oxford format."""
-
-    model_config = ConfigDict(extra="forbid")
 
     sides: dict[str, Side] | None = Field(
         default=None,
@@ -179,21 +179,12 @@ class Oxford(DebateProtocol[OxfordOptions]):
             return Ask(done, (AskSpec(VOTE, "judge", "after"),))
         return self.conclude_then_finish(config, state)
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         participant = config.participant(spec.speaker)
         sides = self.sides(config)
         side = sides[participant.id]
-        window = labelled_history(
-            config, self.visible_turns(config, state, round_number), max_chars=history_chars, stances=sides
-        )
+        window = ctx.history(self.visible_turns(config, state, round_number), labelled=True, stances=sides)
         phase = self.phase(config.rounds, round_number).name
         task = _TASKS[phase].format(verdict="carried" if side == "for" else "defeated")
         system = render(
@@ -222,19 +213,17 @@ class Oxford(DebateProtocol[OxfordOptions]):
         )
         return TurnPrompt(system=system, user=user)
 
-    def ask_request(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: AskSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> AskRequest:
-        if spec.kind != VOTE or spec.subject not in ("before", "after"):
-            return super().ask_request(config, state, spec, round_number, history_chars=history_chars)
+    def asks(self) -> Mapping[str, AskBuilder]:
+        return {VOTE: self._vote_request}
+
+    def _vote_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
+        config = ctx.config
+        if spec.subject not in ("before", "after"):
+            raise NotImplementedError(
+                f"the {self.name} format asks no {spec.kind!r} question about {spec.subject!r}"
+            )
         after = spec.subject == "after"
-        window = labelled_history(config, state.turns, max_chars=history_chars, stances=self.sides(config))
+        window = ctx.history(ctx.state.turns, labelled=True, stances=self.sides(config))
         judge = config.judge
         system = render(
             "oxford_vote_system.j2",

@@ -14,8 +14,9 @@ from __future__ import annotations
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState, Round, Turn
 from moot.prompts.history import fenced
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, NoOptions, Phase, TurnPrompt, labelled_history
+from moot.protocols.base import DebateProtocol, NoOptions, Phase, TurnPrompt
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import EndRound, Speak, Step, TurnSpec
 from moot.protocols.stopping import stop_reason
@@ -67,17 +68,10 @@ class Roundtable(DebateProtocol[NoOptions]):
             ]
         return list(state.turns)
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
         if spec.speaker == MODERATOR:
-            return self._moderator_prompt(config, state, round_number, history_chars)
+            return self._moderator_prompt(ctx)
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         participant = config.participant(spec.speaker)
         question = _question(state.round(round_number))
         # The question is quoted at the end of the prompt, where a small model attends most; not twice.
@@ -86,7 +80,7 @@ class Roundtable(DebateProtocol[NoOptions]):
             for t in self.visible_turns(config, state, round_number)
             if not (t.round == round_number and t.participant_id == MODERATOR)
         ]
-        window = labelled_history(config, earlier, max_chars=history_chars)
+        window = ctx.history(earlier, labelled=True)
         system = render(
             "roundtable_system.j2",
             participant=participant,
@@ -105,10 +99,9 @@ class Roundtable(DebateProtocol[NoOptions]):
         )
         return TurnPrompt(system=system, user=user)
 
-    def _moderator_prompt(
-        self, config: DebateConfig, state: DebateState, round_number: int, history_chars: int | None
-    ) -> TurnPrompt:
-        window = labelled_history(config, state.turns, max_chars=history_chars)
+    def _moderator_prompt(self, ctx: PromptContext) -> TurnPrompt:
+        config, round_number = ctx.config, ctx.round
+        window = ctx.history(ctx.state.turns, labelled=True)
         system = render(
             "roundtable_moderator_system.j2",
             participants=config.participants,

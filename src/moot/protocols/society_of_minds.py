@@ -20,17 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Round
 from moot.errors import ConfigError
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
 from moot.protocols.answers import AnswerType, extract_answer
-from moot.protocols.base import DebateProtocol, Phase, TurnPrompt
-from moot.protocols.excerpts import excerpts
+from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.steps import (
     EndRound,
     Speak,
@@ -43,9 +43,7 @@ from moot.protocols.voting import Majority, majority
 DEFAULT_CHOICES = ("A", "B", "C", "D")
 
 
-class SocietyOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SocietyOptions(FormatOptions):
     answer_type: AnswerType = Field(
         default="text", description="How final answers are read and compared: number, choice or text"
     )
@@ -134,15 +132,8 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
 
     # --- prompts -----------------------------------------------------------------------------------
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         options = self.options(config)
         system = render(
             "society_system.j2",
@@ -153,7 +144,7 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
             choices=options.choice_list,
         )
         own, others = self.latest_answers(config, state, spec.speaker, round_number)
-        quoted = excerpts([own or "", *others], history_chars)
+        quoted = ctx.excerpts([own or "", *others])
         user = render(
             "society_turn.j2",
             topic=config.topic,

@@ -24,10 +24,11 @@ judge gives no further verdict, having decided every match.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
@@ -35,10 +36,10 @@ from moot.domain.outcome import Outcome
 from moot.domain.state import DebateState, Decision, Round, Turn
 from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
+from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskRequest, DebateProtocol, Phase, TurnPrompt
+from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
 from moot.protocols.checks import no_early_stopping
-from moot.protocols.excerpts import excerpts
 from moot.protocols.steps import (
     Ask,
     AskSpec,
@@ -53,9 +54,7 @@ from moot.protocols.steps import (
 MATCH = "match"
 
 
-class TournamentOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TournamentOptions(FormatOptions):
     match_rounds: int = Field(
         default=1, ge=1, le=3, description="Exchanges per match; each side speaks once per exchange"
     )
@@ -287,15 +286,8 @@ class Tournament(DebateProtocol[TournamentOptions]):
 
     # --- prompts -----------------------------------------------------------------------------------
 
-    def turn_prompt(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: TurnSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> TurnPrompt:
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        config, state, round_number = ctx.config, ctx.state, ctx.round
         participant = config.participant(spec.speaker)
         system = render(
             "tournament_system.j2", participant=participant, topic=config.topic, context=config.context
@@ -304,9 +296,7 @@ class Tournament(DebateProtocol[TournamentOptions]):
             return TurnPrompt(system=system, user=render("tournament_turn.j2", opponent=None))
         me, them = spec.speaker, spec.target
         exchange = _numbered(_exchange(state, round_number, me, them), me)
-        quoted = excerpts(
-            [_proposal(state, me), _proposal(state, them), *(t.text for _, t in exchange)], history_chars
-        )
+        quoted = ctx.excerpts([_proposal(state, me), _proposal(state, them), *(t.text for _, t in exchange)])
         opponent = config.speaker_name(them)
         user = render(
             "tournament_turn.j2",
@@ -324,23 +314,19 @@ class Tournament(DebateProtocol[TournamentOptions]):
         )
         return TurnPrompt(system=system, user=user)
 
-    def ask_request(
-        self,
-        config: DebateConfig,
-        state: DebateState,
-        spec: AskSpec,
-        round_number: int,
-        *,
-        history_chars: int | None = None,
-    ) -> AskRequest:
-        if spec.kind != MATCH or spec.subject is None:
-            return super().ask_request(config, state, spec, round_number, history_chars=history_chars)
+    def asks(self) -> Mapping[str, AskBuilder]:
+        return {MATCH: self._match_request}
+
+    def _match_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
+        config, state = ctx.config, ctx.state
+        if spec.subject is None:
+            raise NotImplementedError(
+                f"the {self.name} format asks no {spec.kind!r} question about {spec.subject!r}"
+            )
         match_id, a, b = spec.subject.split(":")
         match = self._match(config, state, match_id)
         numbered = _numbered(_exchange(state, match.round, a, b), a)
-        quoted = excerpts(
-            [_proposal(state, a), _proposal(state, b), *(t.text for _, t in numbered)], history_chars
-        )
+        quoted = ctx.excerpts([_proposal(state, a), _proposal(state, b), *(t.text for _, t in numbered)])
         label = {a: "A", b: "B"}
         judge = config.judge
         assert judge is not None  # check() requires one
