@@ -28,7 +28,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from moot.domain.config import COMPAT_KEY_VAR, validate_config
 from moot.domain.models import ModelRef
-from moot.engine.calls import Reply, ToolUse, stream_reply, stream_tool_reply
+from moot.engine.calls import CallRequest, Reply, ToolUse, stream_reply, stream_tool_reply
 from moot.errors import ModelCallError
 from moot.models.fake import fake_model
 from moot.models.providers import SPECS, build_model
@@ -230,12 +230,14 @@ async def streamed(model: Model, label: str) -> tuple[Reply | None, ModelCallErr
 
     try:
         reply = await stream_reply(
-            model,
-            ref=ModelRef.model_validate(label),
-            system="Argue.",
-            user="Tabs or spaces?",
-            settings={},
-            timeout_s=10,
+            CallRequest(
+                model,
+                ref=ModelRef.model_validate(label),
+                system="Argue.",
+                user="Tabs or spaces?",
+                settings={},
+                timeout_s=10,
+            ),
             on_text=on_text,
         )
     except ModelCallError as exc:
@@ -328,17 +330,16 @@ async def test_a_turn_with_tools_is_checked_too(
     with sse_server(events) as url:
 
         async def turn() -> Reply:
-            return await stream_tool_reply(
+            request = CallRequest(
                 build(url),
                 ref=ModelRef.model_validate(f"{name}:house"),
                 system="Argue.",
                 user="Tabs or spaces?",
                 settings={},
                 timeout_s=10,
-                on_text=on_text,
-                on_tool=on_tool,
-                toolsets=[FunctionToolset([lookup])],
+                toolsets=(FunctionToolset([lookup]),),
             )
+            return await stream_tool_reply(request, on_text=on_text, on_tool=on_tool)
 
         if cut:
             with pytest.raises(ModelCallError) as caught:

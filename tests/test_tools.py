@@ -29,7 +29,7 @@ from moot.domain.events import CallRetried, Event, ParticipantDropped, TokenDelt
 from moot.domain.state import DebateState, Turn, fold
 from moot.engine import InMemoryLog, preflight, run_debate
 from moot.engine import caller as caller_module
-from moot.engine.calls import stream_tool_reply
+from moot.engine.calls import CallRequest, stream_tool_reply
 from moot.engine.tools import WEB_SEARCH_PROVIDERS
 from moot.errors import ConfigError
 from moot.export import export
@@ -148,9 +148,9 @@ async def test_a_tool_in_the_rebuttal_runs_is_recorded_streams_and_counts_both_r
     tool_turns: list[str] = []
     real = stream_tool_reply
 
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        tool_turns.append(str(kwargs["ref"]))
-        return await real(*args, **kwargs)
+    async def counted(request: CallRequest, **kwargs: Any) -> Any:
+        tool_turns.append(str(request.ref))
+        return await real(request, **kwargs)
 
     monkeypatch.setattr(caller_module, "stream_tool_reply", counted)
     user = ToolUser()

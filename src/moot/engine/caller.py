@@ -17,7 +17,16 @@ from moot.context.fit import PromptLike
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.config import Limits, ModelOptions
 from moot.domain.models import ModelRef
-from moot.engine.calls import AnswerT, JudgeResult, Reply, ToolUse, ask_judge, stream_reply, stream_tool_reply
+from moot.engine.calls import (
+    AnswerT,
+    CallRequest,
+    JudgeResult,
+    Reply,
+    ToolUse,
+    ask_judge,
+    stream_reply,
+    stream_tool_reply,
+)
 from moot.engine.checks import model_key
 from moot.engine.retry import BoundCall, CallSite, Guard
 from moot.engine.settings import model_settings
@@ -72,6 +81,22 @@ class Caller:
             raise RuntimeError(f"{self.label}: a call at {site} needs the debate's retry guard")
         return self.guard.bind(self.options, site, tokens)
 
+    def request(
+        self, prompt: PromptLike, *, purpose: Purpose, seed: int | None, kit: Toolkit | None = None
+    ) -> CallRequest:
+        """One call to this model as a value: the prompt, the settings of `purpose`, the timeout of its kind of
+        call, and the speaker's tools."""
+        return CallRequest(
+            model=self.model,
+            ref=self.ref,
+            system=prompt.system,
+            user=prompt.user,
+            settings=self.settings(purpose, seed),
+            timeout_s=self.limits.judge_timeout_s if purpose == "judge" else self.limits.turn_timeout_s,
+            toolsets=tuple(kit.toolsets()) if kit is not None else (),
+            native_tools=tuple(kit.native_tools()) if kit is not None else (),
+        )
+
     async def stream(
         self,
         prompt: PromptLike,
@@ -84,31 +109,11 @@ class Caller:
     ) -> Reply:
         """One attempt at a streamed reply (an agent run when the speaker has tools); the guard's retries are
         the call site's, which may compact the prompt between attempts."""
-        settings = self.settings(purpose, seed)
-        timeout = self.limits.turn_timeout_s
-        if kit is None:
-            return await stream_reply(
-                self.model,
-                ref=self.ref,
-                system=prompt.system,
-                user=prompt.user,
-                settings=settings,
-                timeout_s=timeout,
-                on_text=on_text,
-            )
+        request = self.request(prompt, purpose=purpose, seed=seed, kit=kit)
+        if not request.uses_tools:
+            return await stream_reply(request, on_text=on_text)
         assert on_tool is not None, "a turn with tools records each tool call"
-        return await stream_tool_reply(
-            self.model,
-            ref=self.ref,
-            system=prompt.system,
-            user=prompt.user,
-            settings=settings,
-            timeout_s=timeout,
-            on_text=on_text,
-            on_tool=on_tool,
-            toolsets=kit.toolsets(),
-            native_tools=kit.native_tools(),
-        )
+        return await stream_tool_reply(request, on_text=on_text, on_tool=on_tool)
 
     async def ask(
         self,
@@ -124,14 +129,9 @@ class Caller:
     ) -> JudgeResult[AnswerT]:
         """A structured answer (moot.engine.calls.ask_judge), its failed calls retried by the guard at `site`."""
         return await ask_judge(
-            self.model,
-            ref=self.ref,
-            answer_type=answer_type,
-            system=prompt.system,
-            user=prompt.user,
-            settings=self.settings("judge", seed),
+            self.request(prompt, purpose="judge", seed=seed),
+            answer_type,
             retries=retries,
-            timeout_s=self.limits.judge_timeout_s,
             what=what,
             who=who,
             guard=self.bind(site, tokens) if site is not None else None,

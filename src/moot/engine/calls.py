@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -54,6 +54,29 @@ pydantic_ai.BANNER_ENABLED = False
 
 
 @dataclass(frozen=True)
+class CallRequest:
+    """One call to one model, as a value: the model (built, and its typed reference), the prompt, the settings
+    it is asked with, the time it may take, and the tools of a turn that may use them.
+
+    A `Caller` builds it once per attempt (moot.engine.caller); the functions below only carry it out.
+    """
+
+    model: Model
+    ref: ModelRef
+    system: str
+    user: str
+    settings: ModelSettings
+    timeout_s: float
+    toolsets: tuple[AbstractToolset[Any], ...] = ()
+    native_tools: tuple[AbstractNativeTool, ...] = ()
+
+    @property
+    def uses_tools(self) -> bool:
+        """Whether the reply is an agent run that may call tools rather than one streamed request."""
+        return bool(self.toolsets or self.native_tools)
+
+
+@dataclass(frozen=True)
 class Reply:
     text: str
     usage: Usage
@@ -62,25 +85,18 @@ class Reply:
     model_version: str | None = None  # the model the provider says answered ("gpt-4o-2024-08-06")
 
 
-async def stream_reply(
-    model: Model,
-    *,
-    ref: ModelRef,
-    system: str,
-    user: str,
-    settings: ModelSettings,
-    timeout_s: float,
-    on_text: Callable[[str], Awaitable[None]],
-) -> Reply:
-    """Stream one reply, handing each text delta to `on_text` as it arrives; a stream that ends before its
-    provider's end marker fails the call (moot.models.stream_ends), what it streamed void."""
-    messages = [ModelRequest(parts=[SystemPromptPart(system), UserPromptPart(user)])]
+async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitable[None]]) -> Reply:
+    """Stream one reply (its tools, if any, left aside), handing each text delta to `on_text` as it arrives; a
+    stream that ends before its provider's end marker fails the call (moot.models.stream_ends), what it streamed
+    void."""
+    model, ref, timeout_s = request.model, request.ref, request.timeout_s
+    messages = [ModelRequest(parts=[SystemPromptPart(request.system), UserPromptPart(request.user)])]
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
     with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
-            async with model_request_stream(model, messages, model_settings=settings) as stream:
+            async with model_request_stream(model, messages, model_settings=request.settings) as stream:
                 async for event in stream:
                     delta = _text_of(event)
                     if delta:
@@ -118,29 +134,24 @@ TOOL_ARG_RETRIES = 2
 
 
 async def stream_tool_reply(
-    model: Model,
+    request: CallRequest,
     *,
-    ref: ModelRef,
-    system: str,
-    user: str,
-    settings: ModelSettings,
-    timeout_s: float,
     on_text: Callable[[str], Awaitable[None]],
     on_tool: Callable[[ToolUse], Awaitable[None]],
-    toolsets: Sequence[AbstractToolset[Any]] = (),
-    native_tools: Sequence[AbstractNativeTool] = (),
 ) -> Reply:
-    """Stream one reply from a model that may use tools: an agent run of as many requests as its calls need.
+    """Stream one reply from a model that may use the request's tools: an agent run of as many requests as its
+    calls need.
 
     Text deltas go to `on_text` as they arrive, texts that a tool call separates with a blank line
     between them (as pydantic-ai joins them); each call goes to `on_tool` once its result is known.
     The timeout covers the whole run, tools included; usage sums every request.
     """
+    model, ref, timeout_s = request.model, request.ref, request.timeout_s
     agent = Agent(
         model,
-        system_prompt=system,
-        toolsets=list(toolsets),
-        capabilities=[NativeTool(tool) for tool in native_tools],
+        system_prompt=request.system,
+        toolsets=list(request.toolsets),
+        capabilities=[NativeTool(tool) for tool in request.native_tools],
         retries={"tools": TOOL_ARG_RETRIES},
     )
     started = time.perf_counter()
@@ -152,7 +163,7 @@ async def stream_tool_reply(
     reported: set[str] = set()
     with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
-            async with agent.run_stream_events(user, model_settings=settings) as run:
+            async with agent.run_stream_events(request.user, model_settings=request.settings) as run:
                 async for event in run:
                     text = ""
                     match event:
@@ -233,21 +244,16 @@ class JudgeResult(Generic[AnswerT]):
 
 
 async def ask_judge(
-    model: Model,
-    *,
-    ref: ModelRef,
+    request: CallRequest,
     answer_type: type[AnswerT],
-    system: str,
-    user: str,
-    settings: ModelSettings,
+    *,
     retries: int,
-    timeout_s: float,
     what: str = "verdict",
     who: str = "the judge",
     guard: BoundCall | None = None,
 ) -> JudgeResult[AnswerT]:
     """Ask for a structured answer (a verdict, an assessment: `what`); an invalid answer is retried; a
-    failure is reported, not raised.
+    failure is reported, not raised. The request's tools are not offered: an answer is one structure.
 
     Each attempt is a fresh conversation that names the last attempt's error, rather than one that
     carries the invalid answer along: a small judge's window cannot hold its own failed 900-token answer,
@@ -255,7 +261,8 @@ async def ask_judge(
     invalid answers; a call that fails on the way (a 429, a dropped connection, a timeout of `timeout_s`) is
     tried again by `guard`'s policy without spending them.
     """
-    agent = Agent(model, output_type=answer_type, system_prompt=system, retries={"output": 0})
+    ref, user, settings, timeout_s = request.ref, request.user, request.settings, request.timeout_s
+    agent = Agent(request.model, output_type=answer_type, system_prompt=request.system, retries={"output": 0})
     started = time.perf_counter()
     usage = Usage()
     error: str | None = None
