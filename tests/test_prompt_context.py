@@ -1,0 +1,78 @@
+"""The format contract's one context: the history view and budget reach every format through it, and the
+engine learns from one build whether a prompt quotes the running debate."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.domain.config import DebateConfig
+from moot.domain.events import DebateStarted, Event, RoundStarted, TurnCompleted
+from moot.domain.state import DebateState, fold
+from moot.domain.usage import Usage
+from moot.prompts.history import HistoryView, turn_id
+from moot.protocols import PROTOCOLS, AskSpec, PromptContext, TurnSpec, get_protocol
+
+from .conftest import make_config
+
+
+def _state(fmt: str, turns: int) -> tuple[DebateState, DebateConfig]:
+    config = make_config(2).model_copy(update={"format": fmt})
+    events: list[Event] = [DebateStarted(debate_id="d", config=config), RoundStarted(debate_id="d", round=1)]
+    events += [
+        TurnCompleted(
+            debate_id="d",
+            round=1,
+            participant_id=["ada", "bo"][i % 2],
+            model="fake:x",
+            text=f"point number {i} " * 20,
+            usage=Usage(),
+            latency_s=0.0,
+        )
+        for i in range(turns)
+    ]
+    return fold(events), config
+
+
+def test_a_view_that_drops_the_history_is_seen_in_one_build() -> None:
+    state, config = _state("free-form", 2)
+    ctx = PromptContext(
+        config, state, 2, view=HistoryView(dropped=frozenset(turn_id(t) for t in state.turns))
+    )
+    bare = get_protocol("free-form").turn_prompt(ctx, TurnSpec("ada"))
+    assert ctx.quotes_running_history
+    assert "point number 0" not in bare.user
+    full = get_protocol("free-form").turn_prompt(PromptContext(config, state, 2), TurnSpec("ada"))
+    assert "point number 0" in full.user
+
+
+def test_a_budget_copy_reports_to_the_same_context() -> None:
+    state, config = _state("free-form", 2)
+    ctx = PromptContext(config, state, 2, view=HistoryView(dropped=frozenset({turn_id(state.turns[0])})))
+    smaller = ctx.with_budget(50)
+    assert smaller.history_chars == 50 and ctx.history_chars is None
+    window = smaller.history(state.turns)
+    assert ctx.quotes_running_history  # heard through the copy
+    assert len(window.turns) == 1 and window.turns[0].text.startswith("...")
+
+
+def test_a_prompt_without_running_history_says_so() -> None:
+    state, config = _state("free-form", 2)
+    council = config.model_copy(update={"format": "council"})
+    view = HistoryView(dropped=frozenset(turn_id(t) for t in state.turns))
+    ctx = PromptContext(council, state, 1, view=view)
+    get_protocol("council").turn_prompt(ctx, TurnSpec("ada"))
+    assert not ctx.quotes_running_history
+
+
+def test_every_format_asks_only_what_its_table_names() -> None:
+    state, config = _state("free-form", 0)
+    for name, protocol in PROTOCOLS.items():
+        with pytest.raises(NotImplementedError, match=f"the {name} format asks no 'nonsense' question"):
+            protocol.ask_request(PromptContext(config, state, 1), AskSpec("nonsense", "judge"))
+    asked = {name: sorted(p.asks()) for name, p in PROTOCOLS.items() if p.asks()}
+    assert asked == {
+        "council": ["ranking"],
+        "design-review": ["synthesis"],
+        "oxford": ["vote"],
+        "tournament": ["match"],
+    }
