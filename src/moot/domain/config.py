@@ -66,6 +66,11 @@ VOICES: dict[str, str] = {
 }
 
 
+def panel_judge_name(index: int) -> str:
+    """The name a panel judge gets when it has none: 'Judge 1', 'Judge 2', ... by its place (0-based)."""
+    return f"Judge {index + 1}"
+
+
 def slugify(name: str) -> str:
     """A participant id made from a display name: 'Dr. Ada L.' -> 'dr-ada-l'."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -401,7 +406,7 @@ class DebateConfig(_Strict):
         for i, j in enumerate(judges):
             # Panel judges are told apart by name in the record: 'Judge 1', 'Judge 2', ... unless named.
             if "name" not in j.model_fields_set:
-                j = j.model_copy(update={"name": f"Judge {i + 1}"})
+                j = j.model_copy(update={"name": panel_judge_name(i)})
             if j.name.lower() in seen:
                 raise ValueError(f"two judges share the name {j.name!r}; give each a unique name")
             seen.add(j.name.lower())
@@ -421,13 +426,16 @@ class DebateConfig(_Strict):
         # participant's model, so a keyed debate is not judged by the tiny embedded model by surprise.
         # `judge: null` means no judge at all.
         if "judge" not in self.model_fields_set:
-            seated = [j for j in self.judges if self.recusal(j) is None]
-            if seated:
-                self.judge = seated[0].model_copy()
-            else:
-                first = self.participants[0]
-                self.judge = JudgeConfig(model=first.model, base_url=first.base_url)
+            self.judge = self.derived_judge()
         return self
+
+    def derived_judge(self) -> JudgeConfig:
+        """The judge this config gets when it names none (`judge` left out, not null)."""
+        seated = [j for j in self.judges if self.recusal(j) is None]
+        if seated:
+            return seated[0].model_copy()
+        first = self.participants[0]
+        return JudgeConfig(model=first.model, base_url=first.base_url)
 
     @model_validator(mode="after")
     def _check_panel(self) -> DebateConfig:

@@ -16,7 +16,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config_files import FilledConfig, build_config
+from moot.config_files import FilledConfig
+from moot.config_files.defaults import with_defaults, without_defaults
 from moot.config_syntax import syntax_error
 from moot.domain.config import (
     MAX_PARTICIPANTS,
@@ -27,13 +28,11 @@ from moot.domain.config import (
     ModelOptions,
     Participant,
     config_error,
-    slugify,
 )
-from moot.domain.personas import AUTO, ProposedPersona
+from moot.domain.personas import ProposedPersona
 from moot.domain.text import PlainText
 from moot.engine import Caller, ModelResolver, check_run, propose_personas
 from moot.errors import ConfigError, UserError, one_line
-from moot.protocols import get_protocol
 from moot.server.security import check_config
 
 # A config with the largest context (200,000 characters) and room for the rest; the body limit still applies.
@@ -42,8 +41,6 @@ MAX_TEXT = 300_000
 # serialiser's own limit.
 MAX_DEPTH = 32
 _TOO_DEEP = f"the config is nested more than {MAX_DEPTH} levels deep"
-# What a config's keys of each kind read best in; the rest follow in the schema's order.
-_FIRST = ("name", "id", "model")
 
 router = APIRouter(tags=["configs"])
 
@@ -85,10 +82,10 @@ def parse_config(body: ConfigText) -> dict[str, Any]:
             field="context_file",
         )
     try:
-        config = build_config(data)
-    except ValidationError as exc:  # build_config translates its own; a template's may slip through
+        config = with_defaults(data)
+    except ValidationError as exc:  # with_defaults translates its own; a template's may slip through
         raise config_error(exc) from None
-    return compact(config)
+    return without_defaults(config)
 
 
 @router.post(
@@ -145,52 +142,7 @@ async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
 
 def to_yaml(config: DebateConfig) -> str:
     """The config as YAML, defaults left out, that reads back as the same config."""
-    return yaml.safe_dump(compact(config), sort_keys=False, allow_unicode=True, width=100)
-
-
-def compact(config: DebateConfig) -> dict[str, Any]:
-    """The config as JSON data without its defaults, which `build_config` (a file, `moot run --config`)
-    reads back as the same config."""
-    data = config.model_dump(mode="json", exclude_defaults=True)
-    # What build_config would fill in differently on the way back: a format's own rounds, the stances
-    # of a two-sided debate, and the derived judge in place of "no judge".
-    data["rounds"] = config.rounds
-    sides = get_protocol(config.format).names_winner and len(config.participants) == 2
-    for p, raw in zip(config.participants, data["participants"], strict=True):
-        if sides and not p.stance and p.persona.strip().lower() != AUTO:
-            raw["stance"] = ""
-        if raw.get("id") == slugify(p.name):
-            del raw["id"]  # made from the name again
-    if config.judge is None:
-        data["judge"] = None
-    elif _dumped(config.judge) == _dumped(_derived_judge(config)):
-        del data["judge"]  # derived again, and it follows participant 1's model if that changes
-    for i, raw in enumerate(data.get("judges", [])):
-        if raw.get("name") == f"Judge {i + 1}":
-            del raw["name"]  # the name a panel judge gets when it has none
-    for key in ("participants", "judges"):
-        if key in data:
-            data[key] = [_ordered(item) for item in data[key]]
-    if isinstance(data.get("judge"), dict):
-        data["judge"] = _ordered(data["judge"])
-    return _ordered(data, ("topic",))
-
-
-def _derived_judge(config: DebateConfig) -> JudgeConfig:
-    """The judge a config with no `judge` key gets (DebateConfig._default_judge)."""
-    seated = [j for j in config.judges if config.recusal(j) is None]
-    if seated:
-        return seated[0]
-    first = config.participants[0]
-    return JudgeConfig(model=first.model, base_url=first.base_url)
-
-
-def _dumped(judge: JudgeConfig) -> dict[str, Any]:
-    return judge.model_dump(mode="json")
-
-
-def _ordered(item: dict[str, Any], first: tuple[str, ...] = _FIRST) -> dict[str, Any]:
-    return {k: item[k] for k in sorted(item, key=lambda k: first.index(k) if k in first else len(first))}
+    return yaml.safe_dump(without_defaults(config), sort_keys=False, allow_unicode=True, width=100)
 
 
 def _load(text: str) -> dict[str, Any]:
@@ -253,4 +205,4 @@ def _resolver(request: Request) -> ModelResolver | None:
     return resolve
 
 
-__all__ = ["compact", "router", "to_yaml"]
+__all__ = ["MAX_TEXT", "router", "to_yaml"]

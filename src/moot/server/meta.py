@@ -1,23 +1,30 @@
 """What a client needs to know about this server before it writes a config: `GET /api/meta` (its providers,
-the limits it enforces, the speakers' reserved voices, model aliases, format names) and `GET /api/models`
-(the providers alone). Both are read from the registry and the server's settings, never copied by hand; a
-provider's key is reported as set or not, never sent."""
+the limits it enforces, the speakers' reserved voices, model aliases, format names, the palette, and the
+config a new form starts from) and `GET /api/models` (the providers alone). Both are read from the registry,
+the config's own definitions and the server's settings, never copied by hand; a provider's key is reported
+as set or not, never sent. The web page loads it once and keeps no copy of any of it."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from moot.domain.config import MAX_FALLBACKS, MAX_JUDGES, MIN_PARTICIPANTS, VOICES
-from moot.domain.models import DEFAULT_MODEL
+from moot.config_files.defaults import new_config
+from moot.domain.config import MAX_FALLBACKS, MAX_JUDGES, MIN_PARTICIPANTS, VOICES, panel_judge_name
+from moot.domain.models import DEFAULT_MODEL, ModelRef
 from moot.domain.providers import aliases
+from moot.export.palette import PALETTE, VOICE_COLOUR
 from moot.models.catalog import ProviderStatus, broken_plugins, other_prefixes, provider_statuses
 from moot.protocols import PROTOCOLS
+from moot.server.configs import MAX_TEXT
 from moot.server.settings import ServerSettings, env_name
 
 router = APIRouter()
+
+# What a new config starts with where the default model's provider is not installed: a form that runs as it is.
+DEMO_MODEL = "fake:demo"
 
 
 class ProviderInfo(BaseModel):
@@ -53,6 +60,7 @@ class Limits(BaseModel):
     max_judges: int
     max_fallbacks: int
     max_body_bytes: int
+    max_config_chars: int = Field(description="Longest config text `/api/configs/parse` reads")
     max_running_per_token: int
     base_url_allowed: bool = Field(description="Whether a request may name a base_url at all")
 
@@ -69,6 +77,21 @@ class Meta(BaseModel):
     formats: list[str] = Field(description="The format names a config's `format` takes")
     limits: Limits
     limit_variables: dict[str, str] = Field(description="The environment variable that sets each limit")
+    palette: list[str] = Field(
+        description="A participant's colour by its place in the config (wrapping), as the exports and terminal use"
+    )
+    voice_colour: str = Field(description="The colour of the format's own voices (moderator, judge, ...)")
+    starting_model: str = Field(
+        description="The model a new config starts with here: default_model when its provider is installed, "
+        f"else {DEMO_MODEL} (no model at all), so a new config runs as it is"
+    )
+    new_config: dict[str, Any] = Field(
+        description="A new config before its topic is written, with what the server fills in shown "
+        "(names, stances, rounds), as a form starts"
+    )
+    panel_judge_names: list[str] = Field(
+        description="The name each panel judge gets by its place when it has none"
+    )
 
 
 def provider_info(row: ProviderStatus) -> ProviderInfo:
@@ -105,6 +128,7 @@ async def meta(request: Request) -> Meta:
         max_judges=MAX_JUDGES,
         max_fallbacks=MAX_FALLBACKS,
         max_body_bytes=settings.max_body_bytes,
+        max_config_chars=MAX_TEXT,
         max_running_per_token=settings.max_running_per_token,
         base_url_allowed=bool(settings.allowed_base_urls),
     )
@@ -119,8 +143,10 @@ async def meta(request: Request) -> Meta:
         )
     }
     variables["base_url_allowed"] = env_name("allowed_base_urls")
+    statuses = provider_statuses()
+    starting = DEFAULT_MODEL if _installed(statuses, DEFAULT_MODEL) else DEMO_MODEL
     return Meta(
-        providers=[provider_info(row) for row in provider_statuses()],
+        providers=[provider_info(row) for row in statuses],
         other_providers=list(other_prefixes()),
         broken_plugins=[
             PluginProblemInfo(name=p.name, distribution=p.distribution, reason=p.reason)
@@ -132,4 +158,14 @@ async def meta(request: Request) -> Meta:
         formats=list(PROTOCOLS),
         limits=limits,
         limit_variables=variables,
+        palette=list(PALETTE),
+        voice_colour=VOICE_COLOUR,
+        starting_model=starting,
+        new_config=new_config(starting),
+        panel_judge_names=[panel_judge_name(i) for i in range(MAX_JUDGES)],
     )
+
+
+def _installed(statuses: list[ProviderStatus], model: str) -> bool:
+    provider = ModelRef.model_validate(model).provider
+    return any(row.name == provider and row.installed for row in statuses)

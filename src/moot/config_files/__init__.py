@@ -11,14 +11,16 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BeforeValidator
 
+# The filling lives beside its inverse; its names stay importable from here, where they were.
+from moot.config_files.defaults import DEFAULT_STANCES as DEFAULT_STANCES
+from moot.config_files.defaults import fill_config as fill_config
+from moot.config_files.defaults import fill_defaults as fill_defaults
+from moot.config_files.defaults import with_defaults
 from moot.config_syntax import SyntaxErrors, syntax_error
-from moot.domain.config import DebateConfig, validate_config
+from moot.domain.config import DebateConfig
 from moot.domain.models import DEFAULT_MODEL
 from moot.domain.personas import AUTO
 from moot.errors import ConfigError
-from moot.problem_templates import apply_template
-from moot.protocols import get_protocol
-from moot.roles import ROLES
 
 SPEC_KEYS = (
     "name",
@@ -33,8 +35,6 @@ SPEC_KEYS = (
 )
 # Split on commas that start a `key=` pair, so values (a stance, a persona) may contain commas.
 _SPEC_SPLIT = re.compile(r",\s*(?=[A-Za-z_]+\s*=)")
-
-DEFAULT_STANCES = ("for the motion", "against the motion")
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -116,46 +116,9 @@ def mark_auto_personas(participants: list[dict[str, Any]]) -> list[dict[str, Any
     return [p if str(p.get("persona") or "").strip() else {**p, "persona": AUTO} for p in participants]
 
 
-def fill_defaults(participants: list[dict[str, Any]], *, sides: bool = True) -> list[dict[str, Any]]:
-    """Give unnamed participants names (a role's title, for one with a role preset) and, in a two-sided
-    debate (`sides`: a format that names a winner), opposite stances."""
-    filled = []
-    two_sided = sides and len(participants) == 2
-    for i, p in enumerate(participants):
-        p = dict(p)
-        if not p.get("name"):
-            role = next((r for r in ROLES.values() if r.name == p.get("role")), None)
-            if role is not None:
-                same = sum(q.get("role") == role.name for q in participants) > 1
-                p["name"] = f"{role.title} {i + 1}" if same else role.title
-            else:
-                p["name"] = ("Proponent", "Opponent")[i] if two_sided else f"Speaker {i + 1}"
-        # An 'auto' persona brings its own position: a default stance would pre-empt it.
-        if "stance" not in p and two_sided and str(p.get("persona", "")).strip().lower() != AUTO:
-            p["stance"] = DEFAULT_STANCES[i]
-        filled.append(p)
-    return filled
-
-
 def build_config(data: dict[str, Any]) -> DebateConfig:
-    """Validate a raw mapping (from a file, flags or a request) into a DebateConfig."""
-    return validate_config(fill_config(data))
-
-
-def fill_config(data: dict[str, Any]) -> dict[str, Any]:
-    """A raw mapping with what a user may leave out filled in, as every way in fills it (files, flags, the
-    API): a template's topic, participants' names and two-sided stances, a format's own rounds."""
-    data = apply_template(data)
-    participants = data.get("participants")
-    if isinstance(participants, list) and all(isinstance(p, dict) for p in participants):
-        # Consensus formats (design review, council...) have no sides to give stances for.
-        sides = get_protocol(str(data.get("format", "free-form"))).names_winner
-        data = {**data, "participants": fill_defaults(participants, sides=sides)}
-    if "rounds" not in data and isinstance(data.get("format"), str):
-        default = get_protocol(data["format"]).default_rounds
-        if default is not None:
-            data = {**data, "rounds": default}
-    return data
+    """Validate a raw mapping (from a file, flags or a request) into a DebateConfig, defaults filled."""
+    return with_defaults(data)
 
 
 def _filled(data: Any) -> Any:
