@@ -31,8 +31,8 @@ from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, Verdict
 from moot.errors import UserError
 from moot.export import FORMATS, DebateRecord, export, load_json, parse_format
+from moot.export.formatting import cost_text, duration
 from moot.export.markdown import cell, inline, quote
-from moot.export.record import cost_text, duration
 from moot.export.text import WIDTH, wrap
 
 DEBATE = "d-2025-0001"

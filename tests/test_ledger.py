@@ -25,7 +25,8 @@ from moot.domain.usage import Usage
 from moot.domain.verdict import PanelResult
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.export import export
-from moot.export.record import DebateRecord, cost_text
+from moot.export.formatting import cost_text
+from moot.export.record import DebateRecord
 from tests.conftest import make_config
 
 ID = "d1"

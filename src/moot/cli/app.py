@@ -305,7 +305,7 @@ def run(
 async def _print_estimate(cfg: DebateConfig) -> None:
     """The debate run on stand-in models: calls, tokens and cost per model, low to high."""
     from moot.engine import HIGH_SHARE, LOW_SHARE, estimate_debate, estimate_lines
-    from moot.export.record import money
+    from moot.export.formatting import money
 
     est = await estimate_debate(cfg)
     table = Table(title=f"Estimate: {cfg.format}, {cfg.rounds} rounds, {len(cfg.participants)} participants")

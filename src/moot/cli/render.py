@@ -40,21 +40,10 @@ from moot.domain.ledger import VOICE_IDS, Ledger
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import CRITERIA
-from moot.export.record import cost_text, ledger_views
-from moot.protocols import get_protocol
-
-COLOURS = (
-    "cyan",
-    "magenta",
-    "green",
-    "yellow",
-    "blue",
-    "red",
-    "bright_cyan",
-    "bright_magenta",
-    "bright_green",
-    "orange3",
-)
+from moot.export.backfill import backfill
+from moot.export.formatting import cost_text
+from moot.export.palette import colour_of
+from moot.export.view import ledger_views
 
 
 def spent(usage: Usage) -> str:
@@ -101,8 +90,9 @@ class DebateRenderer:
         return self.config.speaker_name(pid)
 
     def _colour(self, pid: str) -> str:
+        """The palette's colour (moot.export.palette); a voice keeps the terminal's own foreground."""
         ids = [p.id for p in self.config.participants]
-        return COLOURS[ids.index(pid) % len(COLOURS)] if pid in ids else "white"
+        return colour_of(ids.index(pid)) if pid in ids else "default"
 
     def _header(self, pid: str, target: str | None = None) -> Text:
         options = self.config.speaker_options(pid)
@@ -134,7 +124,8 @@ class DebateRenderer:
         return terminal_safe_data(event)
 
     def handle(self, event: Event) -> None:
-        event = self._safe(event)
+        # A log from an older moot lacks some display fields: filled in before the text is made safe.
+        event = self._safe(backfill(event, self.state))
         self.state.apply(event)
         self.ledger.apply(event, VOICE_IDS)
         if self.quiet:
@@ -150,8 +141,9 @@ class DebateRenderer:
                 self._started(event)
             case RoundStarted():
                 phase = f" · {event.phase}" if event.phase else ""
-                planned = get_protocol(self.config.format).planned_rounds(self.config)
-                self.console.print(Rule(f"Round {event.round} of {planned}{phase}", style="bold"))
+                planned = self.state.planned_rounds
+                of = f" of {planned}" if planned else ""  # unknown only for a format this moot lacks
+                self.console.print(Rule(f"Round {event.round}{of}{phase}", style="bold"))
             case TurnStarted():
                 if event.together == 1:
                     self.console.print(self._header(event.participant_id, event.target))
@@ -239,8 +231,9 @@ class DebateRenderer:
                 Text(c.judge.name, style="bold"), Text(str(c.judge.model), style="dim"), Text("judge")
             )
         self.console.print(table)
+        rounds = event.planned_rounds or c.rounds
         self.console.print(
-            Text(f"{c.format}, {c.turn_order}, {c.rounds} round{'s' if c.rounds != 1 else ''}", style="dim")
+            Text(f"{c.format}, {c.turn_order}, {rounds} round{'s' if rounds != 1 else ''}", style="dim")
         )
 
     def _tool_called(self, event: ToolCalled) -> None:
@@ -370,8 +363,7 @@ class DebateRenderer:
         self.console.print()
 
     def decision(self, event: DecisionGiven) -> None:
-        record = self.state.decisions[-1]
-        text = get_protocol(self.config.format).decision_text(self.config, record)
+        text = event.text or ""
         about = f" of {self._name(event.subject)}" if event.subject else ""
         self.console.print(
             Text.assemble(

@@ -52,6 +52,17 @@ class _ProgressMarker(BaseEvent):
 class DebateStarted(BaseEvent):
     type: Literal["debate_started"] = "debate_started"
     config: DebateConfig
+    # What the format says about this config, recorded so that every reader shows the same (None: a log from
+    # before moot recorded it; moot.export.backfill fills it in from the format).
+    planned_rounds: int | None = Field(
+        default=None,
+        ge=1,
+        description="Rounds the format plans to hold (fewer if a stopping rule ends it early)",
+    )
+    gives_verdict: bool | None = Field(
+        default=None,
+        description="Whether the judge gives a verdict; False: the format's result is its judgement",
+    )
 
     @field_validator("config", mode="before")
     @classmethod
@@ -240,6 +251,11 @@ class DecisionGiven(_JudgeCall):
     by: str
     subject: str | None = None
     answer: dict[str, Any] | None
+    text: str | None = Field(
+        default=None,
+        description="The answer in one line, in the format's words (or why there is none); None: a log from "
+        "before moot recorded it",
+    )
 
 
 class DebateStopping(BaseEvent):

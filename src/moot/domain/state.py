@@ -115,6 +115,20 @@ class Decision(BaseModel):
     model: str
     answer: dict[str, Any] | None
     error: str | None = None
+    text: str | None = Field(default=None, description="The answer in one line, in the format's words")
+
+    @classmethod
+    def of(cls, event: DecisionGiven) -> Decision:
+        return cls(
+            round=event.round,
+            kind=event.kind,
+            by=event.by,
+            subject=event.subject,
+            model=event.model,
+            answer=event.answer,
+            error=event.error,
+            text=event.text,
+        )
 
 
 class AssessedRound(BaseModel):
@@ -131,6 +145,8 @@ class DebateState(BaseModel):
 
     debate_id: str = ""
     config: DebateConfig | None = None
+    planned_rounds: int | None = Field(default=None, description="Rounds the format plans to hold")
+    gives_verdict: bool | None = Field(default=None, description="Whether the format's judge gives a verdict")
     status: Status = "pending"
     rounds: list[Round] = Field(default_factory=list)
     speaking: dict[str, str] = Field(
@@ -216,6 +232,8 @@ class DebateState(BaseModel):
             case DebateStarted():
                 self.debate_id = event.debate_id
                 self.config = event.config
+                self.planned_rounds = event.planned_rounds
+                self.gives_verdict = event.gives_verdict
                 self.status = "running"
                 self.started_at = event.at
             case ContextTrimmed():
@@ -283,17 +301,7 @@ class DebateState(BaseModel):
                 )
                 self.judge_usage = self.judge_usage + event.usage
             case DecisionGiven():
-                self.decisions.append(
-                    Decision(
-                        round=event.round,
-                        kind=event.kind,
-                        by=event.by,
-                        subject=event.subject,
-                        model=event.model,
-                        answer=event.answer,
-                        error=event.error,
-                    )
-                )
+                self.decisions.append(Decision.of(event))
                 self.decision_usage = self.decision_usage + event.usage
             case OutcomeGiven():
                 self.outcome = event.outcome

@@ -136,7 +136,16 @@ async def _take(ctx: RunContext, step: Step) -> bool:
 
 async def _begin(ctx: RunContext) -> None:
     config = ctx.initial
-    await ctx.emit(DebateStarted(**ctx.ids, config=config))
+    protocol = ctx.protocol
+    # Carried by the event so that the CLI, the exports and the page say the same without asking the format.
+    await ctx.emit(
+        DebateStarted(
+            **ctx.ids,
+            config=config,
+            planned_rounds=protocol.planned_rounds(config),
+            gives_verdict=protocol.gives_verdict,
+        )
+    )
     for message in ctx.protocol.notices(config):
         await ctx.emit(Notice(**ctx.ids, source=config.format, message=message))
     if (unpriced := price_notice(config)) is not None:

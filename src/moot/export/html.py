@@ -6,7 +6,8 @@ from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from moot.export.record import DebateRecord, build_view
+from moot.export.record import DebateRecord
+from moot.export.view import build_view
 
 
 @cache

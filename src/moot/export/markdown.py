@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from moot.export.record import AssessmentView, DebateRecord, DebateView, PanelView, UsageView, build_view
+from moot.export.record import DebateRecord
+from moot.export.view import AssessmentView, DebateView, PanelView, UsageView, build_view
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+).+?\1")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import textwrap
 
-from moot.export.record import AssessmentView, DebateRecord, DebateView, PanelView, build_view
+from moot.export.record import DebateRecord
+from moot.export.view import AssessmentView, DebateView, PanelView, build_view
 
 WIDTH = 88
 _BULLET = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.domain.events import DecisionGiven
+from moot.domain.state import Decision
 from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate
 from moot.engine.retry import CallSite
@@ -49,18 +50,19 @@ async def _ask(ctx: RunContext, round_number: int, spec: AskSpec) -> None:
         site=CallSite(spec.by, spec.kind, round_number),
         tokens=fit.tokens + fit.reply_tokens,
     )
-    await ctx.emit(
-        DecisionGiven(
-            **ctx.ids,
-            round=round_number,
-            kind=spec.kind,
-            by=spec.by,
-            subject=spec.subject,
-            model=caller.label,
-            answer=result.answer.model_dump(mode="json") if result.answer is not None else None,
-            error=result.error,
-            attempts=result.attempts,
-            usage=result.usage,
-            latency_s=result.latency_s,
-        )
+    given = DecisionGiven(
+        **ctx.ids,
+        round=round_number,
+        kind=spec.kind,
+        by=spec.by,
+        subject=spec.subject,
+        model=caller.label,
+        answer=result.answer.model_dump(mode="json") if result.answer is not None else None,
+        error=result.error,
+        attempts=result.attempts,
+        usage=result.usage,
+        latency_s=result.latency_s,
     )
+    # The format's words for the answer travel with it, so every reader shows the same line.
+    text = ctx.protocol.decision_text(config, Decision.of(given))
+    await ctx.emit(given.model_copy(update={"text": text}))

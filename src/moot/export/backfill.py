@@ -1,0 +1,49 @@
+"""What an older moot did not record, filled in from the format the way every reader once worked it out.
+
+A debate's log is read as it was written (a resume replays it, an export folds it), so an event recorded
+before a field was added lacks it: a decision's text, the planned rounds, whether the format gives a verdict.
+This is the one place that computes them from the format; the CLI, the exports and the state they fold
+then read the events alone. A format this moot lacks (a log from a newer one) leaves them unset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from moot.domain.events import DebateStarted, DecisionGiven, Event
+from moot.domain.state import DebateState, Decision
+from moot.protocols import PROTOCOLS
+
+
+def backfill(event: Event, state: DebateState) -> Event:
+    """`event` with what an older moot left out filled in; `state` is the debate just before it."""
+    match event:
+        case DebateStarted() if event.planned_rounds is None or event.gives_verdict is None:
+            protocol = PROTOCOLS.get(event.config.format)
+            if protocol is None:
+                return event
+            return event.model_copy(
+                update={
+                    "planned_rounds": event.planned_rounds or protocol.planned_rounds(event.config),
+                    "gives_verdict": (
+                        protocol.gives_verdict if event.gives_verdict is None else event.gives_verdict
+                    ),
+                }
+            )
+        case DecisionGiven() if event.text is None and state.config is not None:
+            protocol = PROTOCOLS.get(state.config.format)
+            if protocol is None:
+                return event
+            return event.model_copy(update={"text": protocol.decision_text(state.config, Decision.of(event))})
+    return event
+
+
+def fold_backfilled(events: Iterable[Event]) -> DebateState:
+    """The state these events lead to, each completed by `backfill` first."""
+    state = DebateState()
+    for event in events:
+        state.apply(backfill(event, state))
+    return state
+
+
+__all__ = ["backfill", "fold_backfilled"]

@@ -1,0 +1,574 @@
+"""The reading of a record that every human format shares.
+
+The `*View` classes turn a record's folded state into display-ready strings, so that Markdown, text and HTML
+say the same things in the same words and each renderer only decides layout. What the format says (a
+decision's text, the planned rounds, whether it gives a verdict) comes from the events, not from the format.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from moot.domain.events import DebateFailed, VerdictGiven
+from moot.domain.ledger import ROLE_LABELS, Ledger, ledger
+from moot.domain.state import AssessedRound, DebateState
+from moot.domain.usage import Usage
+from moot.domain.verdict import CRITERIA, FailedTry, Verdict
+from moot.export.formatting import clean, cost_text, duration, join_names, one_line, score_text, when
+from moot.export.palette import VOICE_COLOUR, colour_of
+from moot.export.record import DebateRecord
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantView:
+    id: str
+    name: str
+    model: str
+    stance: str
+    persona: str
+    colour: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    participant_id: str
+    speaker: str
+    model: str
+    text: str
+    input_tokens: int
+    output_tokens: int
+    latency: str
+    colour: str
+    tools: tuple[str, ...] = ()  # one line per tool call made in the turn, in order
+
+    @property
+    def tokens(self) -> str:
+        return f"{self.input_tokens:,} in / {self.output_tokens:,} out tokens"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewView:
+    """One participant's showing in one assessed round."""
+
+    name: str
+    score_text: str
+    strengths: tuple[str, ...]
+    weaknesses: tuple[str, ...]
+    colour: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssessmentView:
+    """The judge's assessment of a round; `error` is set (and the rest empty) when it failed."""
+
+    model: str
+    error: str
+    quality: str
+    flags: str
+    advice: str
+    reasoning: str
+    recommendations: str
+    reviews: tuple[ReviewView, ...]
+
+    @property
+    def summary(self) -> str:
+        """One line: `quality 7/10 · flags: repetitive · the judge advised continuing`."""
+        if self.error:
+            return f"assessment failed: {self.error}"
+        return f"quality {self.quality} · flags: {self.flags} · {self.advice}"
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionView:
+    """A structured answer a format asked for: `by` answered the `kind` question (about `subject`)."""
+
+    by: str
+    kind: str
+    subject: str
+    model: str
+    text: str
+    failed: bool
+
+    @property
+    def label(self) -> str:
+        """`Judge, vote` or `Ada, ranking of Bob`."""
+        about = f" of {self.subject}" if self.subject else ""
+        return f"{self.by}, {self.kind}{about}"
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeView:
+    summary: str
+    winners: tuple[str, ...]
+    ranking: tuple[str, ...]
+    details: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundView:
+    number: int
+    turns: tuple[TurnView, ...]
+    completed: bool
+    assessment: AssessmentView | None = None
+    phase: str = ""
+    decisions: tuple[DecisionView, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """`Round 2 · rebuttal`."""
+        return f"Round {self.number}" + (f" · {self.phase}" if self.phase else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreView:
+    participant_id: str
+    name: str
+    score: float
+    reasoning: str
+    key_arguments: tuple[str, ...]
+    winner: bool
+    colour: str
+    criteria: tuple[str, ...] = ()  # one score text per `VerdictView.criteria` column ("" when not scored)
+    median: str = ""  # a panel's median score
+
+    @property
+    def score_text(self) -> str:
+        return score_text(self.score)
+
+    @property
+    def percent(self) -> float:
+        return max(0.0, min(100.0, self.score * 10))
+
+
+@dataclass(frozen=True, slots=True)
+class BallotView:
+    """One panel judge's row: its score per participant (panel column order), or why it has none."""
+
+    name: str
+    model: str
+    scores: tuple[str, ...]
+    note: str  # the error, the recusal, or the fallback that answered; "" when none
+    order: str  # the anonymous labels this judge saw: "A = Bo, B = Ada"
+    counted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PanelView:
+    names: tuple[str, ...]  # participant columns, in config order
+    judges: tuple[BallotView, ...]
+    mean: tuple[str, ...]
+    median: tuple[str, ...]
+    agreement: str
+    recused: tuple[str, ...]
+    dropped: tuple[str, ...]
+    words_from: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictView:
+    model: str
+    scores: tuple[ScoreView, ...]
+    is_tie: bool
+    outcome: str
+    summary: str
+    agreement: tuple[str, ...]
+    disagreement: tuple[str, ...]
+    criteria: tuple[str, ...] = ()  # titles of the rubric criteria scored, one column each
+    quality: str = ""  # "72/100"
+    insights: tuple[str, ...] = ()
+    fallback: str = ""  # which fallback model judged, after which failures
+    panel: PanelView | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageView:
+    label: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost: str
+    # Parts of input_tokens served from / written to the provider's prompt cache.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def cache(self) -> str:
+        """`1,200 read / 300 written`, or empty when the calls used no prompt cache."""
+        if not (self.cache_read_tokens or self.cache_write_tokens):
+            return ""
+        return f"{self.cache_read_tokens:,} read / {self.cache_write_tokens:,} written"
+
+
+@dataclass(frozen=True, slots=True)
+class DebateView:
+    """One debate, every field ready to print. Texts are cleaned but not escaped: renderers escape."""
+
+    debate_id: str
+    topic: str
+    context: str
+    date: str
+    format: str
+    turn_order: str
+    rounds_text: str
+    judge: str
+    participants: tuple[ParticipantView, ...]
+    rounds: tuple[RoundView, ...]
+    verdict: VerdictView | None
+    verdict_note: str
+    status: str
+    status_text: str
+    usage: tuple[UsageView, ...]
+    started: str
+    ended: str
+    wall_time: str
+    exported: str
+    stopped: str = ""
+    outcome: OutcomeView | None = None
+    notices: tuple[str, ...] = ()
+    # The ledger (see moot.domain.ledger): who spent what, in which role, and what each model cost.
+    by_speaker: tuple[UsageView, ...] = ()
+    by_model: tuple[UsageView, ...] = ()
+
+    @property
+    def topic_line(self) -> str:
+        return one_line(self.topic)
+
+    @property
+    def total(self) -> UsageView:
+        return self.usage[-1]
+
+    @property
+    def cached(self) -> bool:
+        """Whether any call used a prompt cache (usage tables then show a cache column)."""
+        return bool(self.total.cache)
+
+
+def build_view(record: DebateRecord) -> DebateView:
+    """The display-ready reading of a record."""
+    state = record.state
+    config = state.config
+    participants = tuple(
+        ParticipantView(
+            id=p.id,
+            name=clean(p.name),
+            model=str(p.model),
+            stance=clean(p.stance),
+            persona=clean(p.persona),
+            colour=colour_of(i),
+        )
+        for i, p in enumerate(config.participants if config else [])
+    )
+    by_id = {p.id: p for p in participants}
+
+    def name_of(pid: str) -> str:
+        if pid in by_id:
+            return by_id[pid].name
+        return clean(config.speaker_name(pid)) if config else pid
+
+    def colour_by_id(pid: str) -> str:
+        return by_id[pid].colour if pid in by_id else VOICE_COLOUR
+
+    rounds = tuple(
+        RoundView(
+            number=r.number,
+            completed=r.completed,
+            turns=tuple(
+                TurnView(
+                    participant_id=t.participant_id,
+                    speaker=name_of(t.participant_id) + (f" → {name_of(t.target)}" if t.target else ""),
+                    model=t.model,
+                    text=clean(t.text).strip(),
+                    input_tokens=t.usage.input_tokens,
+                    output_tokens=t.usage.output_tokens,
+                    latency=f"{t.latency_s:.1f} s",
+                    colour=colour_by_id(t.participant_id),
+                    tools=tuple(clean(call.line) for call in t.tools),
+                )
+                for t in r.turns
+            ),
+            assessment=_assessment_view(state.assessed(r.number), name_of, colour_by_id),
+            phase=r.phase or "",
+            decisions=tuple(
+                DecisionView(
+                    by=name_of(d.by),
+                    kind=d.kind,
+                    subject=name_of(d.subject) if d.subject else "",
+                    model=d.model,
+                    text=one_line(d.text or ""),
+                    failed=d.answer is None,
+                )
+                for d in state.decisions
+                if d.round == r.number
+            ),
+        )
+        for r in state.rounds
+    )
+    verdict = _verdict_view(record, state.verdict, name_of, colour_by_id) if state.verdict else None
+    # None only for a format this moot lacks (a record from a newer one): count the rounds held.
+    planned = state.planned_rounds or len(rounds)
+    judge = config.judge if config else None
+    return DebateView(
+        debate_id=record.debate_id,
+        topic=clean(config.topic).strip() if config else "Untitled debate",
+        context=clean(config.context or "").strip() if config else "",
+        date=when(state.started_at),
+        format=config.format if config else "unknown",
+        turn_order=config.turn_order if config else "unknown",
+        rounds_text=str(planned) if len(rounds) == planned else f"{len(rounds)} of {planned} planned",
+        judge=f"{clean(judge.name)} ({judge.model})" if judge else "none",
+        participants=participants,
+        rounds=rounds,
+        verdict=verdict,
+        verdict_note="" if verdict else _verdict_note(state),
+        status=state.status,
+        status_text=_status_text(record, state),
+        usage=_usage_rows(state),
+        by_speaker=ledger_views(ledger(record.events), state, by="speaker"),
+        by_model=ledger_views(ledger(record.events), state, by="model"),
+        started=when(state.started_at),
+        ended=when(state.ended_at),
+        wall_time=_wall_time(state),
+        exported=when(record.exported_at),
+        stopped=(
+            f"after round {state.stopped_after}: {one_line(state.stop_reason.detail)}"
+            if state.stop_reason
+            else ""
+        ),
+        notices=(
+            *(one_line(n) for n in state.notices),
+            *(
+                f"{name_of(pid)} failed and left the debate: {one_line(why)}"
+                for pid, why in state.dropped.items()
+            ),
+            *(
+                (f"{state.retries} model call{'s' if state.retries != 1 else ''} retried after faults",)
+                if state.retries
+                else ()
+            ),
+        ),
+        outcome=(
+            OutcomeView(
+                summary=clean(state.outcome.summary).strip(),
+                winners=tuple(name_of(w) for w in state.outcome.winner_ids),
+                ranking=tuple(name_of(r) for r in state.outcome.ranking),
+                details=tuple(
+                    (
+                        one_line(str(k)),
+                        one_line(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)),
+                    )
+                    for k, v in state.outcome.details.items()
+                ),
+            )
+            if state.outcome
+            else None
+        ),
+    )
+
+
+def _assessment_view(
+    record: AssessedRound | None, name_of: Callable[[str], str], colour_by_id: Callable[[str], str]
+) -> AssessmentView | None:
+    if record is None:
+        return None
+    a = record.assessment
+    if a is None:
+        error = one_line(record.error or "the judge gave no valid assessment")
+        return AssessmentView(record.model, error, "", "", "", "", "", ())
+    return AssessmentView(
+        model=record.model,
+        error="",
+        quality=score_text(a.quality),
+        flags=", ".join(a.flags.raised()) or "none",
+        advice="the judge advised continuing" if a.should_continue else "the judge advised stopping",
+        reasoning=clean(a.reasoning).strip(),
+        recommendations=clean(a.recommendations).strip(),
+        reviews=tuple(
+            ReviewView(
+                name=name_of(p.participant_id),
+                score_text=score_text(p.score),
+                strengths=tuple(one_line(x) for x in p.strengths),
+                weaknesses=tuple(one_line(x) for x in p.weaknesses),
+                colour=colour_by_id(p.participant_id),
+            )
+            for p in a.participants
+        ),
+    )
+
+
+def _verdict_view(
+    record: DebateRecord,
+    verdict: Verdict,
+    name_of: Callable[[str], str],
+    colour_by_id: Callable[[str], str],
+) -> VerdictView:
+    winners = [name_of(pid) for pid in verdict.winner_ids]
+    best = score_text(max(s.score for s in verdict.scores))
+    if not verdict.names_winner:
+        outcome = "No winner: this format seeks a shared answer"
+    elif verdict.is_tie:
+        outcome = f"Tie between {join_names(winners)} ({best} each)"
+    else:
+        outcome = f"Winner: {winners[0]} ({best})"
+    state = record.state
+    panel = state.panel
+    medians = {p.participant_id: score_text(p.median) for p in panel.scores} if panel else {}
+    criteria = [c for c in CRITERIA if any(c in s.criteria for s in verdict.scores)]
+    scores = tuple(
+        ScoreView(
+            participant_id=s.participant_id,
+            name=name_of(s.participant_id),
+            score=s.score,
+            reasoning=clean(s.reasoning).strip(),
+            key_arguments=tuple(one_line(a) for a in s.key_arguments),
+            winner=s.participant_id in verdict.winner_ids,
+            colour=colour_by_id(s.participant_id),
+            criteria=tuple(f"{s.criteria[c]:g}" if c in s.criteria else "" for c in criteria),
+            median=medians.get(s.participant_id, ""),
+        )
+        for s in verdict.scores
+    )
+    failed = [e.failed for e in record.events if isinstance(e, VerdictGiven)]
+    return VerdictView(
+        model=_judge_model(record),
+        scores=scores,
+        is_tie=verdict.is_tie,
+        outcome=outcome,
+        summary=clean(verdict.summary).strip(),
+        agreement=tuple(one_line(a) for a in verdict.areas_of_agreement),
+        disagreement=tuple(one_line(a) for a in verdict.areas_of_disagreement),
+        criteria=tuple(CRITERIA[c].title for c in criteria),
+        quality=f"{verdict.quality:g}/100" if verdict.quality is not None else "",
+        insights=tuple(one_line(i) for i in verdict.insights),
+        fallback=_fallback_text(_judge_model(record), failed[-1]) if failed and failed[-1] else "",
+        panel=_panel_view(state, name_of) if panel else None,
+    )
+
+
+def _fallback_text(model: str, failed: list[FailedTry]) -> str:
+    tried = "; ".join(f"{f.model}: {one_line(f.error)}" for f in failed)
+    return f"Answered by the fallback {model} after {tried}"
+
+
+def _panel_view(state: DebateState, name_of: Callable[[str], str]) -> PanelView:
+    panel = state.panel
+    assert panel is not None and state.config is not None
+    ids = [p.id for p in state.config.participants]
+    judges = []
+    for b in sorted(state.ballots, key=lambda b: b.judge):
+        given = {s.participant_id: score_text(s.score) for s in b.verdict.scores} if b.verdict else {}
+        if b.recused is not None:
+            note = f"Recused: {one_line(b.recused)}"
+        elif b.verdict is None:
+            note = f"Dropped: {one_line(b.error or 'no valid verdict')}"
+        else:
+            note = _fallback_text(b.model, b.failed) if b.failed else ""
+        judges.append(
+            BallotView(
+                name=one_line(b.name),
+                model=b.model,
+                scores=tuple(given.get(pid, "") for pid in ids),
+                note=note,
+                order=", ".join(f"{label} = {name_of(pid)}" for label, pid in b.labels.items()),
+                counted=b.verdict is not None,
+            )
+        )
+    by_id = {s.participant_id: s for s in panel.scores}
+    return PanelView(
+        names=tuple(name_of(pid) for pid in ids),
+        judges=tuple(judges),
+        mean=tuple(score_text(by_id[pid].mean) if pid in by_id else "" for pid in ids),
+        median=tuple(score_text(by_id[pid].median) if pid in by_id else "" for pid in ids),
+        agreement=one_line(panel.agreement),
+        recused=tuple(panel.recused),
+        dropped=tuple(panel.dropped),
+        words_from=panel.words_from or "",
+    )
+
+
+def _judge_model(record: DebateRecord) -> str:
+    models = [e.model for e in record.events if isinstance(e, VerdictGiven)]
+    return models[-1] if models else "unknown"
+
+
+def _verdict_note(state: DebateState) -> str:
+    if state.gives_verdict is False:
+        return "No verdict: this format's result (above) is its judgement."
+    if state.judged:
+        return f"No verdict: {one_line(state.verdict_error or 'the judge gave no valid verdict')}"
+    if state.config is not None and state.config.judge is None:
+        return "Not judged: no judge was configured."
+    if state.finished:
+        return "Not judged: the debate ended before judging."
+    return "Not judged yet."
+
+
+def _status_text(record: DebateRecord, state: DebateState) -> str:
+    if state.status == "failed":
+        kinds = [e.error_type for e in record.events if isinstance(e, DebateFailed)]
+        kind = f" ({kinds[-1]})" if kinds else ""
+        return f"failed{kind}: {one_line(state.error or 'unknown error')}"
+    if state.status == "interrupted":
+        return f"interrupted: {one_line(state.error or 'no reason given')}"
+    if state.status in ("running", "judging"):
+        return f"in progress ({state.status})"
+    return state.status
+
+
+def _usage_rows(state: DebateState) -> tuple[UsageView, ...]:
+    debaters = Usage()
+    for turn in state.turns:
+        debaters = debaters + turn.usage
+    rows = [("Debaters", debaters), ("Judge", state.judge_usage)]
+    if state.decision_usage.requests:
+        rows.append(("Votes and rankings", state.decision_usage))
+    rows.append(("Total", state.usage))
+    return tuple(
+        UsageView(
+            label=label,
+            requests=u.requests,
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cost=cost_text(u),
+            cache_read_tokens=u.cache_read_tokens,
+            cache_write_tokens=u.cache_write_tokens,
+        )
+        for label, u in rows
+    )
+
+
+def ledger_views(
+    book: Ledger, state: DebateState, *, by: Literal["speaker", "model"]
+) -> tuple[UsageView, ...]:
+    """The ledger's totals by speaker and role ('Ada (debater)') or by model, as usage rows."""
+    config = state.config
+
+    def speaker(who: str) -> str:
+        return clean(config.speaker_name(who)) if config is not None else who
+
+    totals = (
+        book.by(lambda r: f"{speaker(r.who)} ({ROLE_LABELS[r.role]})") if by == "speaker" else book.by_model()
+    )
+    return tuple(
+        UsageView(
+            label=label,
+            requests=u.requests,
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cost=cost_text(u),
+            cache_read_tokens=u.cache_read_tokens,
+            cache_write_tokens=u.cache_write_tokens,
+        )
+        for label, u in totals.items()
+    )
+
+
+def _wall_time(state: DebateState) -> str:
+    if state.started_at is None:
+        return "unknown"
+    if state.ended_at is None:
+        return f"{when(state.started_at)} → not ended"
+    span = duration((state.ended_at - state.started_at).total_seconds())
+    return f"{when(state.started_at)} → {when(state.ended_at)} ({span})"
