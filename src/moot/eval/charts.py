@@ -9,6 +9,7 @@ from typing import Any
 
 from moot import __version__
 from moot.eval.results import ArmSummary
+from moot.export.palette import colour_of
 
 WRONG_LISTED = 50  # wrong answers listed in report.html, with the command that opens each
 
@@ -25,7 +26,6 @@ def money(value: float | None) -> str:
 
 # --- report.html ---------------------------------------------------------------------------------------
 
-_PALETTE = ("#3b6ea8", "#c8553d", "#2a9d8f", "#8e6c8a", "#e9a03b", "#5c7457", "#b5446e", "#4f5d75")
 _CSS = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:960px;padding:0 1rem;color:#222}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
@@ -63,7 +63,7 @@ def _bar_chart(summaries: list[ArmSummary]) -> str:
         x = left + i * slot + slot * 0.2
         w = slot * 0.6
         y = top + plot_h * (1 - s.accuracy)
-        colour = _PALETTE[i % len(_PALETTE)]
+        colour = colour_of(i)
         label = html.escape(f"{s.arm}: {pct(s.accuracy)} ({pct(s.ci_low)} to {pct(s.ci_high)})")
         parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{top + plot_h - y:.1f}" '
@@ -106,7 +106,7 @@ def _rounds_chart(summaries: list[ArmSummary]) -> str:
             f'<text x="{x(number):.1f}" y="{height - bottom + 16}" text-anchor="middle">round {number}</text>'
         )
     for i, s in enumerate(multi):
-        colour = _PALETTE[i % len(_PALETTE)]
+        colour = colour_of(i)
         points = [(x(r.round), top + plot_h * (1 - r.accuracy)) for r in s.by_round]
         path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
@@ -256,9 +256,7 @@ def write_png(path: Path, summaries: list[ArmSummary]) -> bool:
         [100 * (s.accuracy - s.ci_low) for s in summaries],
         [100 * (s.ci_high - s.accuracy) for s in summaries],
     ]
-    bars.bar(
-        names, acc, yerr=errors, capsize=6, color=[_PALETTE[i % len(_PALETTE)] for i in range(len(names))]
-    )
+    bars.bar(names, acc, yerr=errors, capsize=6, color=[colour_of(i) for i in range(len(names))])
     bars.set_ylim(0, 100)
     bars.set_ylabel("accuracy (%), 95% Wilson interval")
     bars.set_title("Accuracy per arm")
@@ -269,7 +267,7 @@ def write_png(path: Path, summaries: list[ArmSummary]) -> bool:
                 [r.round for r in s.by_round],
                 [100 * r.accuracy for r in s.by_round],
                 marker="o",
-                color=_PALETTE[i % len(_PALETTE)],
+                color=colour_of(i),
                 label=s.arm,
             )
         lines.set_ylim(0, 100)
