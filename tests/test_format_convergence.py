@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
-from moot.domain.config import DebateConfig, FormatName, ModelOptions
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
@@ -132,7 +132,7 @@ def distinct(pid: str, round_number: int) -> str:
 
 
 def test_registered_under_its_name_and_names_no_winner() -> None:
-    assert FMT in PROTOCOLS and FMT in get_args(FormatName)
+    assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
     assert isinstance(PROTOCOLS[FMT], ConvergenceSeeking)
     assert PROTOCOLS[FMT].names_winner is False
 

@@ -3,11 +3,11 @@ speaker is asked and sees, a whole run with the judge's verdict, and bad input."
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 
-from moot.domain.config import DebateConfig, FormatName
+from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
@@ -58,7 +58,7 @@ def turns_by_round(state: DebateState) -> list[list[tuple[str, str | None]]]:
 
 
 def test_registered_for_exactly_two_debaters_and_the_verdict_names_the_winner() -> None:
-    assert FMT in PROTOCOLS and FMT in get_args(FormatName)
+    assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
     assert (PROTOCOL.min_participants, PROTOCOL.max_participants) == (2, 2)
     assert PROTOCOL.names_winner is True
 

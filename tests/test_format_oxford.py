@@ -4,7 +4,7 @@ what speakers and the judge see, a whole run, and bad input."""
 from __future__ import annotations
 
 import json
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -13,7 +13,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from moot.domain.assessment import StopReason
-from moot.domain.config import DebateConfig, FormatName, ModelOptions
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import (
     DebateStarted,
     DebateStopping,
@@ -96,7 +96,7 @@ async def run(cfg: DebateConfig, before: Any, after: Any) -> tuple[Any, Recorder
 
 
 def test_registered_and_the_vote_not_the_verdict_names_the_winner() -> None:
-    assert FMT in PROTOCOLS and FMT in get_args(FormatName)
+    assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
     assert PROTOCOL.names_winner is False
 
 

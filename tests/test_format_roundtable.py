@@ -4,14 +4,14 @@ moderator and the panellists are told, a whole run with the verdict, stopping on
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
-from moot.domain.config import DebateConfig, FormatName, ModelOptions
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.state import DebateState, fold
 from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
@@ -65,7 +65,7 @@ def with_moderator(**extra: Any) -> DebateConfig:
 
 
 def test_registered_and_names_no_winner() -> None:
-    assert FMT in PROTOCOLS and FMT in get_args(FormatName)
+    assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
     assert PROTOCOL.names_winner is False
 
 

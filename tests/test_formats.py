@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 from itertools import groupby
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from moot.cli.app import app
-from moot.domain.config import MAX_ROUNDS, DebateConfig, FormatName
+from moot.domain.config import MAX_ROUNDS, DebateConfig
 from moot.domain.events import EVENT_ADAPTER, Event
 from moot.domain.state import DebateState, fold
-from moot.engine import run_debate
+from moot.engine import check_run, run_debate
 from moot.engine.runner import InMemoryLog
+from moot.errors import ConfigError
 from moot.export import export
 from moot.export.record import DebateRecord
-from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
+from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, config_schema, get_protocol
 from moot.protocols.round_robin import RoundRobin
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -79,7 +80,11 @@ def user_prompt(fmt: str, rounds: int, round_number: int) -> str:
 
 
 def test_the_config_accepts_exactly_the_registered_formats() -> None:
-    assert set(get_args(FormatName)) == set(PROTOCOLS)
+    # One list: the registry. The schema editors read offers exactly its names; any other is refused by field.
+    assert config_schema()["properties"]["format"]["enum"] == list(PROTOCOLS)
+    with pytest.raises(ConfigError, match=r"^format: unknown format 'debate'; use one of: free-form, ") as bad:
+        check_run(make_config(2).model_copy(update={"format": "debate"}))
+    assert bad.value.field == "format"
     for name, protocol in PROTOCOLS.items():
         assert protocol.name == name and protocol.description
         # The round-based formats share one schedule: everyone speaks once per round.

@@ -40,6 +40,7 @@ from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
 from moot.models.catalog import broken_plugins, other_prefixes, provider_statuses
 from moot.problem_templates import with_cli_template
 from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
+from moot.protocols import config_schema
 from moot.store import EventStore, db_url_from
 
 app = typer.Typer(
@@ -473,7 +474,7 @@ app.command("eval")(eval_command)
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of a debate config file."""
-    sys.stdout.write(json.dumps(DebateConfig.model_json_schema(), indent=2) + "\n")
+    sys.stdout.write(json.dumps(config_schema(), indent=2) + "\n")
 
 
 @app.command()

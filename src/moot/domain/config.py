@@ -25,20 +25,9 @@ from moot.domain.text import OneLineText, PlainText
 from moot.domain.verdict import CRITERIA, default_rubric
 from moot.errors import ConfigError
 
-FormatName = Literal[
-    "free-form",
-    "structured-rounds",
-    "round-limited",
-    "critical-review",
-    "design-review",
-    "tournament",
-    "convergence-seeking",
-    "oxford",
-    "lincoln-douglas",
-    "roundtable",
-    "council",
-    "society-of-minds",
-]
+# A format's name. The formats and their names are moot.protocols' registry (`moot formats` lists them), the one
+# list: a name it does not know is refused there, with the names it does (the domain cannot import formats).
+FormatName = str
 TurnOrder = Literal["sequential", "simultaneous"]
 # Role presets (seed 003): each brings a system prompt, prompts/templates/role_<name>.j2 (see moot/roles.py).
 RoleName = Literal["architect", "security", "performance", "testing"]

@@ -2,7 +2,7 @@
 
 from moot.prompts.prompt_context import PromptContext
 from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
-from moot.protocols.registry import PROTOCOLS, get_protocol
+from moot.protocols.registry import PROTOCOLS, config_schema, get_protocol
 from moot.protocols.steps import (
     Ask,
     AskSpec,
@@ -39,5 +39,6 @@ __all__ = [
     "Stop",
     "TurnPrompt",
     "TurnSpec",
+    "config_schema",
     "get_protocol",
 ]

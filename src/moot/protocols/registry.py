@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from moot.domain.config import DebateConfig
 from moot.errors import ConfigError
 from moot.protocols.base import DebateProtocol
 from moot.protocols.convergence_seeking import ConvergenceSeeking
@@ -19,7 +20,7 @@ from moot.protocols.society_of_minds import SocietyOfMinds
 from moot.protocols.structured_rounds import StructuredRounds
 from moot.protocols.tournament import Tournament
 
-# The one list of format names: `FormatName` in domain/config.py must name exactly these.
+# The one list of format names: a config names one of these (`format`), and `moot formats` lists them.
 PROTOCOLS: dict[str, DebateProtocol[Any]] = {
     p.name: p
     for p in (
@@ -37,6 +38,14 @@ PROTOCOLS: dict[str, DebateProtocol[Any]] = {
         SocietyOfMinds(),
     )
 }
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON schema of a debate config (`moot schema`), its `format` limited to the registered names, which
+    the domain's own schema cannot know."""
+    schema = DebateConfig.model_json_schema()
+    schema["properties"]["format"]["enum"] = list(PROTOCOLS)
+    return schema
 
 
 def get_protocol(name: str) -> DebateProtocol[Any]:

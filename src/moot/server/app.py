@@ -30,7 +30,7 @@ from moot.domain.usage import Usage
 from moot.engine import ModelResolver
 from moot.errors import NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
-from moot.protocols import PROTOCOLS
+from moot.protocols import PROTOCOLS, get_protocol
 from moot.server.configs import router as configs_router
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.meta import router as meta_router
@@ -201,6 +201,8 @@ def create_app(
         offset: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
     ) -> list[DebateSummary]:
         """Debates newest first."""
+        if format is not None:
+            get_protocol(format)  # an unknown name is a mistake to report, not a filter that matches nothing
         store = manager_of(request).store
         return await store.list_debates(
             text=text, status=status, format=format, since=since, until=until, limit=limit, offset=offset
