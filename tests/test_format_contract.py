@@ -1,5 +1,5 @@
-"""The format contract's one context: the history view and budget reach every format through it, and the
-engine learns from one build whether a prompt quotes the running debate."""
+"""The format contract: a module and one registry entry make a format. Its one prompt context carries the history
+view and budget to every format, and tells the engine from one build whether a prompt quotes the running debate."""
 
 from __future__ import annotations
 
@@ -9,10 +9,25 @@ from moot.domain.config import DebateConfig
 from moot.domain.events import DebateStarted, Event, RoundStarted, TurnCompleted
 from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
+from moot.engine import run_debate
 from moot.prompts.history import HistoryView, turn_id
-from moot.protocols import PROTOCOLS, AskSpec, PromptContext, TurnSpec, get_protocol
+from moot.protocols import (
+    PROTOCOLS,
+    AskSpec,
+    DebateProtocol,
+    EndRound,
+    Phase,
+    PromptContext,
+    Speak,
+    Step,
+    TurnPrompt,
+    TurnSpec,
+    config_schema,
+    get_protocol,
+)
+from moot.protocols.base import NoOptions
 
-from .conftest import make_config
+from .conftest import Recorder, make_config, resolver
 
 
 def _state(fmt: str, turns: int) -> tuple[DebateState, DebateConfig]:
@@ -76,3 +91,44 @@ def test_every_format_asks_only_what_its_table_names() -> None:
         "oxford": ["vote"],
         "tournament": ["match"],
     }
+
+
+class Echo(DebateProtocol[NoOptions]):
+    """A new format as a third party would write it: one module, no engine file, no domain list to extend."""
+
+    name = "echo"
+    description = "Everyone speaks once a round, quoting only the previous speaker."
+
+    def next_step(self, config: DebateConfig, state: DebateState) -> Step:
+        current = state.current_round
+        if current is not None and not current.completed:
+            waiting = [p.id for p in config.participants if not current.spoke(p.id)]
+            return Speak.by(current.number, waiting[0]) if waiting else EndRound(current.number)
+        return self.between_rounds(config, state) or self.verdict_then_finish(config, state)
+
+    def phases(self, rounds: int) -> list[Phase]:
+        return [Phase("echo", 1, rounds, "answer the speaker before you")]
+
+    def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
+        last = ctx.history(ctx.state.turns[-1:])
+        quoted = " | ".join(t.text for t in last.turns) or "(nobody yet)"
+        return TurnPrompt(
+            system=f"You are {ctx.config.speaker_name(spec.speaker)}.", user=f"Answer: {quoted}"
+        )
+
+
+async def test_a_format_added_to_the_registry_alone_runs_by_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PROTOCOLS, "echo", Echo())
+    config = make_config(2, rounds=2, format="echo", judge=None)
+    recorder = Recorder()
+    events = [e async for e in run_debate(config, resolve=resolver(recorder))]
+    assert events[-1].type == "debate_completed", events[-1]
+    assert [system for system, _ in recorder.calls] == [
+        "You are Ada.",
+        "You are Bo.",
+        "You are Ada.",
+        "You are Bo.",
+    ]
+    assert recorder.calls[0][1] == "Answer: (nobody yet)"
+    assert recorder.calls[1][1].startswith("Answer: ") and recorder.calls[1][1] != "Answer: (nobody yet)"
+    assert config_schema()["properties"]["format"]["enum"][-1] == "echo"
