@@ -110,7 +110,8 @@ class DebateView {
         this.title.textContent = event.config.topic;
         document.title = `${event.config.topic} · moot`;
         this.meter.budgets(event.config.limits);
-        this.rounds = event.config.rounds;
+        // The format's plan (a bracket fixes its own length); a log from an older moot lacks it.
+        this.rounds = event.planned_rounds ?? event.config.rounds;
         break;
       case "round_started":
         this.roundLine.textContent = `Round ${event.round}${this.rounds ? ` of ${this.rounds}` : ""}${event.phase ? ` · ${event.phase}` : ""}`;

@@ -22,6 +22,10 @@ export async function renderResult(section, debateId, transcript) {
   const name = (id) => transcript.person(id).name;
   const colour = (id) => transcript.person(id).colour;
   section.replaceChildren(h("h2", {}, "Result"));
+  // The format's own result first, as in the exports: for a format without a verdict it is the judgement.
+  if (state.outcome) {
+    section.append(h("h3", {}, "The format's result"), h("p", { dataset: { testid: "outcome" } }, state.outcome.summary));
+  }
   section.append(verdictCard(state, name));
   const verdict = state.verdict;
   if (verdict) {
@@ -43,9 +47,6 @@ export async function renderResult(section, debateId, transcript) {
     );
   }
   if (verdict) section.append(lists(verdict));
-  if (state.outcome) {
-    section.append(h("h3", {}, "The format's result"), h("p", { dataset: { testid: "outcome" } }, state.outcome.summary));
-  }
   section.append(
     h("h3", {}, "Why it stopped"),
     h("p", { dataset: { testid: "stop-reason" } }, stopLine(state)),
@@ -61,9 +62,7 @@ function verdictCard(state, name) {
   const v = state.verdict;
   const card = h("div", { class: "card verdict", dataset: { testid: "verdict" } });
   if (!v) {
-    card.append(
-      h("p", {}, state.judged || state.verdict_error ? `No verdict: ${state.verdict_error ?? "the judge gave none"}.` : "No verdict yet."),
-    );
+    card.append(h("p", {}, verdictNote(state)));
     return card;
   }
   let headline;
@@ -79,6 +78,15 @@ function verdictCard(state, name) {
     );
   }
   return card;
+}
+
+/** Why there is no verdict, in the exports' words. */
+function verdictNote(state) {
+  if (state.gives_verdict === false) return "No verdict: this format's result (above) is its judgement.";
+  if (state.judged) return `No verdict: ${state.verdict_error ?? "the judge gave no valid verdict"}`;
+  if (state.config && !state.config.judge) return "Not judged: no judge was configured.";
+  if (["completed", "failed", "interrupted"].includes(state.status)) return "Not judged: the debate ended before judging.";
+  return "Not judged yet.";
 }
 
 function reasons(verdict, name) {

@@ -67,7 +67,7 @@ export class Transcript {
         this.note(`${event.source}: ${event.message}`, event.level);
         break;
       case "decision":
-        this.note(decisionLine(event, this), "info");
+        this.decision(event);
         break;
       case "context_trimmed":
         break; // a detail for the exports; too noisy to show live
@@ -238,16 +238,26 @@ export class Transcript {
     else this.note(`No personas could be proposed${event.error ? `: ${event.error}` : ""}.`, "warning");
   }
 
+  decision(event) {
+    // A failed ask stands out, as the CLI draws it in red.
+    const level = event.answer ? "info" : "warning";
+    this.node.append(h("div", { class: `notice ${level} decision`, dataset: { kind: event.kind } }, decisionLine(event, this)));
+  }
+
   note(text, level = "info") {
     this.node.append(h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text));
   }
 }
 
+/** `Ada, ranking of Bo: Bo > Cy: because`: the words the CLI and the exports use, the text the engine recorded. */
 function decisionLine(event, transcript) {
   const by = transcript.person(event.by).name;
-  if (!event.answer) return `${by}: no valid ${event.kind}${event.error ? ` (${event.error})` : ""}.`;
-  const parts = Object.entries(event.answer)
-    .filter(([, v]) => typeof v !== "object")
-    .map(([k, v]) => `${k}: ${v}`);
-  return `${by}'s ${event.kind}${event.subject ? ` on ${event.subject}` : ""}: ${parts.join("; ") || "given"}.`;
+  const about = event.subject ? ` of ${transcript.person(event.subject).name}` : "";
+  return `${by}, ${event.kind}${about}: ${(event.text ?? storedAnswer(event)).split(/\s+/).filter(Boolean).join(" ")}`;
+}
+
+/** A debate recorded before moot kept a decision's text: its answer as stored, or why there is none. */
+function storedAnswer(event) {
+  if (!event.answer) return `no valid answer: ${event.error ?? "unknown error"}`;
+  return JSON.stringify(event.answer);
 }
