@@ -289,13 +289,15 @@ def run(
         if estimate_only:
             await _print_estimate(cfg)
             return 0
-        if auto_personas:
-            cfg = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
+        if auto_personas:  # a review checks the debate: it starts on those checks, not on new ones
+            start = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
+        else:
+            start = cfg
         if enqueue:
-            return await enqueue_debate(cfg, db=db, queue_url=queue_url, out=out, json_line=json_lines)
+            return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         async with await EventStore.open(db_url_from(db)) as store:
             return await follow(
-                run_debate(cfg, log=store), DebateRenderer(out, quiet=quiet), json_lines=json_lines
+                run_debate(start, log=store), DebateRenderer(out, quiet=quiet), json_lines=json_lines
             )
 
     code = _run(go())

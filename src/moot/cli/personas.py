@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -9,24 +11,32 @@ from rich.text import Text
 
 from moot.cli.safe_text import terminal_safe
 from moot.domain.config import DebateConfig
-from moot.domain.personas import ProposedPersona, auto_persona_ids, with_personas
+from moot.domain.personas import ProposedPersona, auto_persona_ids
 from moot.errors import RunError
 
+if TYPE_CHECKING:
+    from moot.engine import Checked
 
-async def review_personas(config: DebateConfig, console: Console, *, interactive: bool) -> DebateConfig:
+
+async def review_personas(
+    config: DebateConfig, console: Console, *, interactive: bool
+) -> DebateConfig | Checked:
     """Propose personas now and let the user accept or edit them; non-interactive runs leave 'auto' to the engine,
-    which proposes and records them when the debate starts."""
+    which proposes and records them when the debate starts.
+
+    A review checks the debate first (no model is asked for a debate that cannot start) and hands back what it
+    checked, with the personas in, for the debate to start on without checking again."""
     ids = auto_persona_ids(config)
     if not ids or not interactive:
         return config
-    from moot.engine import Caller, preflight, propose_personas
+    from moot.engine import Caller, check_run, propose_personas, with_reviewed_personas
 
-    resolve = preflight(config)
+    checked = check_run(config)
     options = config.voice_options()
     console.print(
         Text(f"Asking {options.model} for {len(ids)} personas ({config.persona_diversity})…", style="dim")
     )
-    caller = Caller(options, resolve(options), config.limits)
+    caller = Caller(options, checked.resolve(options), config.limits)
     proposals, result = await propose_personas(config, caller, ids=ids, seed=config.seed)
     if result.answer is None:
         raise RunError(f"no personas: {result.error}")
@@ -36,7 +46,7 @@ async def review_personas(config: DebateConfig, console: Console, *, interactive
         raise typer.Exit(0)
     if choice.startswith("e"):
         proposals = {pid: _edit(config.speaker_name(pid), p) for pid, p in proposals.items()}
-    return with_personas(config, proposals)
+    return with_reviewed_personas(checked, proposals)
 
 
 def _show(

@@ -8,7 +8,7 @@ import signal
 import sys
 import uuid
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,6 +19,9 @@ from moot.domain.config import DebateConfig
 from moot.errors import StoreError
 from moot.store import EventStore, db_url_from
 from moot.workers import WorkerSettings, queue_url_from
+
+if TYPE_CHECKING:
+    from moot.engine import Checked  # the engine is imported when a command needs it, not at start-up
 
 QueueUrlOption = Annotated[
     str | None,
@@ -103,9 +106,10 @@ def worker_command(
 
 
 async def enqueue_debate(
-    config: DebateConfig, *, db: str | None, queue_url: str | None, out: Console, json_line: bool
+    config: DebateConfig | Checked, *, db: str | None, queue_url: str | None, out: Console, json_line: bool
 ) -> int:
-    """Record `config` as a created debate, put it on the queue and say how to follow it; 0."""
+    """Record `config` (checked here, or already: moot.engine.Checked) as a created debate, put it on the queue
+    and say how to follow it; 0."""
     from moot.engine import run_debate
     from moot.workers.client import QueueClient
 

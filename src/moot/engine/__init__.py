@@ -10,7 +10,7 @@ from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
 from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate_lines
 from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
-from moot.engine.personas import propose_personas
+from moot.engine.personas import propose_personas, with_reviewed_personas
 from moot.engine.runner import EventLog, InMemoryLog, resumable, resume_debate, run_debate
 from moot.engine.settings import model_settings
 
@@ -33,4 +33,5 @@ __all__ = [
     "resumable",
     "resume_debate",
     "run_debate",
+    "with_reviewed_personas",
 ]

@@ -133,8 +133,12 @@ def preflight(config: DebateConfig) -> ModelResolver:
 
 @dataclass(frozen=True)
 class Checked:
-    """What the checks before a run produce: the models' resolver and each participant's tools."""
+    """A config that passed every check before a run (`check_run` makes it), with what the checks produced: the
+    models' resolver and each participant's tools. `run_debate` and `resume_debate` take one instead of
+    checking again, so a caller that had to answer before the start (the server, eval, the CLI's persona
+    review) runs the checks once."""
 
+    config: DebateConfig
     resolve: ModelResolver
     tools: dict[str, Toolkit]
 
@@ -144,10 +148,10 @@ def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Che
     prices for budgets, tools, and (without `resolve`) each model's package, key and name.
 
     Raises a UserError naming the field. Callers that must answer before a debate starts (the server) call it
-    first; `run_debate` calls it too, so no path skips a check.
+    first and hand the Checked to `run_debate`; given a bare config, `run_debate` calls it, so no path skips it.
     """
     get_protocol(config.format).check(config)
     check_windows(config)
     check_budget_prices(config)
     tools = resolve_tools(config)
-    return Checked(resolve if resolve is not None else preflight(config), tools)
+    return Checked(config, resolve if resolve is not None else preflight(config), tools)

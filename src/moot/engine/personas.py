@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
 from moot.domain.config import DebateConfig, Diversity
-from moot.domain.personas import DIVERSITY_GUIDANCE, ProposedPersona
+from moot.domain.personas import DIVERSITY_GUIDANCE, ProposedPersona, with_personas
 from moot.engine.caller import Caller
 from moot.engine.calls import JudgeResult
+from moot.engine.checks import Checked, check_windows
 from moot.engine.retry import CallSite
 from moot.judging.schema import bounded_items, bounded_text
 from moot.prompts.render import render
@@ -83,3 +85,15 @@ async def propose_personas(
     )
     proposals = proposals_by_id(result.answer, ids) if result.answer is not None else {}
     return proposals, result
+
+
+def with_reviewed_personas(checked: Checked, proposals: dict[str, ProposedPersona]) -> Checked:
+    """A checked debate with the personas a user accepted or edited before its start (`moot run --auto-personas`).
+
+    Only the `auto` personas and stances change, which the rest of `check_run` does not read; the engine fills
+    its own proposals in without checking again. A user's edit may be long, so the first prompts' fit in each
+    window is checked for the new text (a ConfigError naming the window), not the whole run again.
+    """
+    config = with_personas(checked.config, proposals)
+    check_windows(config)
+    return replace(checked, config=config)

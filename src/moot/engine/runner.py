@@ -31,26 +31,30 @@ __all__ = [
 
 
 async def run_debate(
-    config: DebateConfig,
+    config: DebateConfig | Checked,
     *,
     log: EventLog | None = None,
     resolve: ModelResolver | None = None,
     debate_id: str | None = None,
     control: RunControl | None = None,
     hold: bool = False,
-    checked: Checked | None = None,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
     consumer marks the debate interrupted; finished turns stay stored. `control` pauses or stops it. With
     `hold`, the debate is recorded and left `created`, before its first call: `resume_debate` starts it.
-    `checked` is what `check_run(config)` returned to a caller that had to answer before the start (the
-    server): the checks are not run twice. Without it they run here (and `resolve` skips the model build).
+    A bare config is checked here (`check_run`; `resolve` skips the model build); a `Checked`, what `check_run`
+    returned to a caller that had to answer before the start, is run as it is: the checks are not run twice.
     """
-    checked = checked if checked is not None else check_run(config, resolve)
+    if isinstance(config, Checked):
+        if resolve is not None:
+            raise ValueError("a checked run carries its resolver; pass `resolve` to check_run instead")
+        checked = config
+    else:
+        checked = check_run(config, resolve)
     ctx = RunContext(
-        config,
+        checked.config,
         log=log or InMemoryLog(),
         resolve=checked.resolve,
         debate_id=debate_id or uuid.uuid4().hex,
@@ -84,10 +88,13 @@ async def resume_debate(
 
     The state is the fold of the log, so the format picks up at its next step: completed turns are kept and
     never asked again; a turn under way when it stopped is run again. `log` must hold `events` already.
-    `checked`: as for `run_debate`, the stored config's checks a caller ran already.
+    `checked`: what `check_run` returned for the stored config to a caller that ran it already (it must be that
+    config); without it the checks run here.
     """
     state = resumable(events)
     assert state.config is not None
+    if checked is not None and checked.config != state.config:
+        raise ValueError(f"debate {state.debate_id!r} was handed the checks of another config")
     checked = checked if checked is not None else check_run(state.config, resolve)
     ctx = RunContext(
         state.config,

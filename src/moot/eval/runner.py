@@ -28,7 +28,7 @@ from moot.domain.events import (
     DebateFailed,
     Event,
 )
-from moot.engine import ModelResolver, check_run, preflight, run_debate
+from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
 from moot.errors import StoreError, UserError, one_line
 from moot.eval.arms import ArmSpec, build_config
 from moot.eval.dataset import Dataset, Item
@@ -94,10 +94,27 @@ class EvalPlan:
                 yield index, item, arm
 
 
-def check_plan(plan: EvalPlan, resolve: ModelResolver | None = None) -> ModelResolver:
+@dataclass(frozen=True)
+class PlanChecks:
+    """What `check_plan` produced: the resolver every debate of the run shares, and the first item's debate in
+    each arm as the engine checked it, so that debate starts on those checks instead of running them again."""
+
+    resolve: ModelResolver
+    first: dict[str, Checked]  # by arm label
+
+    def debate(self, plan: EvalPlan, arm: ArmSpec, index: int, item: Item) -> Checked:
+        """The (item, arm) debate, checked once: the first item's by `check_plan`, any other's now."""
+        config = plan.config(arm, index, item)
+        checked = self.first.get(arm.label) if index == 0 else None
+        return (
+            checked if checked is not None and checked.config == config else check_run(config, self.resolve)
+        )
+
+
+def check_plan(plan: EvalPlan, resolve: ModelResolver | None = None) -> PlanChecks:
     """Every check before a model is called: every item makes a valid debate in every arm, each arm's first
     debate passes the engine's checks, and (without `resolve`) the model's package, key and name. The
-    resolver every debate of the run then shares."""
+    resolver every debate of the run then shares, and the first debates' checks."""
     for index, item, arm in plan.pairs():
         try:
             plan.config(arm, index, item)
@@ -108,11 +125,10 @@ def check_plan(plan: EvalPlan, resolve: ModelResolver | None = None) -> ModelRes
                 field="--dataset",
             ) from None
     item = plan.dataset.items[0]
-    configs = [plan.config(arm, 0, item) for arm in plan.arms]
-    shared = resolve if resolve is not None else preflight(configs[0])
-    for config in configs:
-        check_run(config, shared)
-    return shared
+    configs = {arm.label: plan.config(arm, 0, item) for arm in plan.arms}
+    # Every arm asks the plan's one model: built once, for the first arm's debate.
+    shared = resolve if resolve is not None else preflight(next(iter(configs.values())))
+    return PlanChecks(shared, {label: check_run(config, shared) for label, config in configs.items()})
 
 
 # --- the run -------------------------------------------------------------------------------------------
@@ -146,7 +162,7 @@ async def run_eval(
     the plan or the folder does not fit."""
     if concurrency < 1:
         raise UserError(f"must be at least 1, not {concurrency}", field="--concurrency")
-    shared = check_plan(plan, resolve)  # before the folder is written: a fixed mistake may reuse it
+    checks = check_plan(plan, resolve)  # before the folder is written: a fixed mistake may reuse it
     folder = ResultsFolder(out)
     earlier = folder.start(plan.spec)
     done = {row.key for row in earlier}
@@ -161,9 +177,9 @@ async def run_eval(
 
     started = time.perf_counter()
     if queue is None:
-        await _run_here(plan, todo, store, shared, concurrency, land)
+        await _run_here(plan, todo, store, checks, concurrency, land)
     else:
-        await _run_queued(plan, todo, store, shared, queue, folder, poll_s, land)
+        await _run_queued(plan, todo, store, checks, queue, folder, poll_s, land)
     wall = time.perf_counter() - started
     ids = {item.id for item in plan.dataset.items}
     labels = {arm.label for arm in plan.arms}
@@ -185,7 +201,7 @@ async def _run_here(
     plan: EvalPlan,
     todo: list[tuple[int, Item, ArmSpec]],
     store: EventStore,
-    resolve: ModelResolver,
+    checks: PlanChecks,
     concurrency: int,
     land: Callable[[ResultRow], None],
 ) -> None:
@@ -194,7 +210,7 @@ async def _run_here(
     async def worker() -> None:
         # A pool of `concurrency` workers, each taking the next pair: at most that many debates at once.
         for index, item, arm in pending:
-            land(await run_pair(plan, index, item, arm, store=store, resolve=resolve))
+            land(await run_pair(plan, index, item, arm, store=store, checks=checks))
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(concurrency, len(todo))):
@@ -202,15 +218,13 @@ async def _run_here(
 
 
 async def run_pair(
-    plan: EvalPlan, index: int, item: Item, arm: ArmSpec, *, store: EventStore, resolve: ModelResolver
+    plan: EvalPlan, index: int, item: Item, arm: ArmSpec, *, store: EventStore, checks: PlanChecks
 ) -> ResultRow:
     """Hold one item's debate in one arm, stored like any debate, and score it."""
     debate_id = uuid.uuid4().hex
     events: list[Event] = []
     try:
-        async for event in run_debate(
-            plan.config(arm, index, item), log=store, resolve=resolve, debate_id=debate_id
-        ):
+        async for event in run_debate(checks.debate(plan, arm, index, item), log=store, debate_id=debate_id):
             if event.seq is not None:
                 events.append(event)
     except Exception as exc:  # a bug in one debate must not lose the rest of the run
@@ -226,7 +240,7 @@ async def _run_queued(
     plan: EvalPlan,
     todo: list[tuple[int, Item, ArmSpec]],
     store: EventStore,
-    resolve: ModelResolver,
+    checks: PlanChecks,
     queue: Dispatcher,
     folder: ResultsFolder,
     poll_s: float,
@@ -239,7 +253,7 @@ async def _run_queued(
         if debate_id is not None and await store.last_event(debate_id) is not None:
             waiting[debate_id] = (index, item, arm)  # queued by an earlier run: collect it
             continue
-        debate_id = await enqueue_pair(plan, index, item, arm, store=store, resolve=resolve, queue=queue)
+        debate_id = await enqueue_pair(plan, index, item, arm, store=store, checks=checks, queue=queue)
         folder.mark_queued(item.id, arm.label, debate_id)
         waiting[debate_id] = (index, item, arm)
     while waiting:
@@ -260,14 +274,14 @@ async def enqueue_pair(
     arm: ArmSpec,
     *,
     store: EventStore,
-    resolve: ModelResolver,
+    checks: PlanChecks,
     queue: Dispatcher,
 ) -> str:
     """Record one item's debate as created (no call made) and put it on the queue; its id."""
     debate_id = uuid.uuid4().hex
     last_seq = 0
     async for event in run_debate(
-        plan.config(arm, index, item), log=store, resolve=resolve, debate_id=debate_id, hold=True
+        checks.debate(plan, arm, index, item), log=store, debate_id=debate_id, hold=True
     ):
         last_seq = event.seq or last_seq
     if not last_seq:

@@ -30,7 +30,7 @@ from moot.domain.events import (
     TokenDelta,
 )
 from moot.domain.state import DebateState
-from moot.engine import ModelResolver, RunControl, check_run, resumable, resume_debate, run_debate
+from moot.engine import Checked, ModelResolver, RunControl, check_run, resumable, resume_debate, run_debate
 from moot.errors import NotFoundError, StateError
 from moot.store import EventStore
 
@@ -47,6 +47,7 @@ FROM_STATUSES: dict[Action, tuple[str, ...]] = {
     "retry": ("failed",),
     "stop": ("created", "paused", "interrupted", "failed", "running", "judging", "pending"),
 }
+HELD_CHECKS = 1000  # created debates whose checks are kept for their start; each holds its models' resolver
 QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection never gets near it
 FOLLOW_POLL_S = 0.25  # how often a stream of a debate that a worker runs looks for new stored events
 
@@ -143,15 +144,20 @@ class DebateManager:
         self.resolve = resolve  # None: the real providers; tests pass fakes
         self._queue_size = queue_size
         self._runs: dict[str, Run] = {}
+        # The checks of debates created but not started yet, oldest first: a start in this process runs them as
+        # checked; one after a restart, or beyond the bound, checks again (its only check in that process).
+        self._held: collections.OrderedDict[str, Checked] = collections.OrderedDict()
 
     def start(self, config: DebateConfig, *, hold: bool = False) -> Run:
         """Check `config` now (a UserError names the bad field), then run it in the background; with `hold`,
         only record it as created (`carry_on(id, "start")` runs it)."""
         checked = check_run(config, self.resolve)
         run = Run(id=uuid.uuid4().hex, config=config)
-        debate = run_debate(
-            run.config, log=self.store, debate_id=run.id, control=run.control, hold=hold, checked=checked
-        )
+        if hold:  # its start (`carry_on(id, "start")`) runs what was checked here, not the checks again
+            self._held[run.id] = checked
+            while len(self._held) > HELD_CHECKS:
+                self._held.popitem(last=False)
+        debate = run_debate(checked, log=self.store, debate_id=run.id, control=run.control, hold=hold)
         return self._launch(run, debate, slot=not hold)
 
     async def carry_on(self, debate_id: str, action: Action, reason: str | None = None) -> Run | None:
@@ -170,6 +176,7 @@ class DebateManager:
                 f"debate {debate_id!r} is {state.status}; {action} needs a debate that is {fits}"
             )
         if self.dispatcher is not None:
+            self._held.pop(debate_id, None)  # the worker that takes it checks it in its own process
             await self.dispatcher.dispatch(debate_id, events[-1].seq or 0, action)
             return None
         return self.resume_run(debate_id, events, state, reason or _REASONS[action], stop=action == "stop")
@@ -180,7 +187,12 @@ class DebateManager:
         assert state.config is not None
         if self.running(debate_id):  # two requests raced past the check in carry_on
             raise StateError(f"debate {debate_id!r} is running already")
-        checked = check_run(state.config, self.resolve)
+        held = self._held.pop(debate_id, None)
+        checked = (
+            held
+            if held is not None and held.config == state.config
+            else check_run(state.config, self.resolve)
+        )
         run = Run(id=debate_id, config=state.config)
         if stop:
             run.control.stop()
