@@ -76,12 +76,30 @@ def _pydantic_ai_class(spec: ProviderSpec, options: ModelOptions) -> Model:
 
 
 def _through_infer_model(spec: ProviderSpec, options: ModelOptions) -> Model:
-    """Any other provider pydantic-ai knows, as its `infer_model` makes it (keys from its own variables)."""
+    """Any other provider pydantic-ai knows, as its `infer_model` makes it (keys from its own variables), its
+    streams checked for their end marker as moot's own providers' are (moot.models.stream_ends)."""
     from pydantic_ai.models import infer_model
 
     model = infer_model(f"{spec.name}:{options.model.name}")
     # infer_model takes no settings; one attempt per call, as for every other model (see one_attempt).
     model._settings = {**(model.settings or {}), **one_attempt()}
+    return _end_checked(model)
+
+
+def _end_checked(model: Model) -> Model:
+    """`model` with streams that fail when they end before their end marker, where only the wire can tell.
+
+    On OpenAI's chat wire (most of pydantic-ai's providers, Azure's and vLLM's included) pydantic-ai takes a missing
+    finish reason for a `stop`, so the check is the one moot's own OpenAI client makes, in the client pydantic-ai
+    built. Every other class pydantic-ai builds (the Responses API, Bedrock, Cohere, Hugging Face, xAI) leaves the
+    stop reason or the state of a stream cut short unset, which `raise_if_cut` reads for the provider's row.
+    """
+    from pydantic_ai.models.openai import OpenAIChatModel
+
+    if isinstance(model, OpenAIChatModel):
+        from moot.models.openai_client import check_stream_ends
+
+        check_stream_ends(model.client)
     return model
 
 

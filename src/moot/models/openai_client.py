@@ -17,6 +17,30 @@ def openai_client(*, base_url: str | None, api_key: str | None) -> AsyncOpenAI:
     return EndCheckedOpenAI(base_url=base_url, api_key=api_key, http_client=create_async_httpx2_client())
 
 
+def check_stream_ends(client: AsyncOpenAI) -> None:
+    """Make the streams of a client someone else built (pydantic-ai's, for the providers moot builds through its
+    `infer_model`) fail as EndCheckedOpenAI's do.
+
+    The client's class is the provider's own (Azure's is a subclass), and pydantic-ai calls copies of it (the
+    SDK's `with_options` makes them from the class), so the client becomes an instance of its class's end-checked
+    subclass rather than a new client or one with a method set on the instance.
+    """
+    if not isinstance(client, EndCheckedOpenAI):
+        client.__class__ = _end_checked(type(client))
+
+
+# One end-checked subclass per client class, made on first use.
+_END_CHECKED: dict[type[AsyncOpenAI], type[AsyncOpenAI]] = {}
+
+
+def _end_checked(cls: type[AsyncOpenAI]) -> type[AsyncOpenAI]:
+    if cls is AsyncOpenAI:
+        return EndCheckedOpenAI
+    if cls not in _END_CHECKED:
+        _END_CHECKED[cls] = type(f"EndChecked{cls.__name__}", (EndCheckedOpenAI, cls), {})
+    return _END_CHECKED[cls]
+
+
 class EndCheckedOpenAI(AsyncOpenAI):
     """The OpenAI SDK's client, whose streams fail when their body ends with no `finish_reason` and no `[DONE]`."""
 

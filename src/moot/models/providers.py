@@ -11,7 +11,14 @@ import re
 from typing import TYPE_CHECKING
 
 from moot.domain.config import ModelOptions
-from moot.domain.providers import BUILT_IN, ProviderSpec, find_provider, providers
+from moot.domain.providers import (
+    BUILT_IN,
+    PYDANTIC_AI_PREFIXES,
+    ProviderSpec,
+    find_provider,
+    providers,
+    pydantic_ai_spec,
+)
 from moot.domain.providers import provider_of_system as provider_of_system
 from moot.errors import ConfigError, MissingKeyError, ProviderNotInstalledError, UserError
 from moot.install import install_command, pydantic_ai_install_command
@@ -39,8 +46,12 @@ def spec_of(provider: str) -> ProviderSpec | None:
 
 
 def spec_of_system(system: str) -> ProviderSpec | None:
-    """The provider a built model belongs to, by its `Model.system`; None for pydantic-ai's own test models."""
-    return SPECS.get(provider_of_system(system)) or providers().get(provider_of_system(system))
+    """The provider a built model belongs to, by its `Model.system` (a provider moot builds through pydantic-ai's
+    `infer_model` is named by its prefix); None for pydantic-ai's own test models."""
+    name = provider_of_system(system)
+    if (spec := SPECS.get(name) or providers().get(name)) is not None:
+        return spec
+    return pydantic_ai_spec(name) if name in PYDANTIC_AI_PREFIXES else None
 
 
 def key_of(spec: ProviderSpec) -> str | None:

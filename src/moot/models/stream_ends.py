@@ -13,7 +13,12 @@ Two places check, because pydantic-ai reports the two kinds of wire differently:
   cannot be told from the typed result. moot's OpenAI client (moot.models.openai_client) reads its events through a
   decoder that fails a body that ends with neither.
 - The others: pydantic-ai's streamed response leaves `finish_reason` None, and `provider_details` without
-  the provider's raw `finish_reason`, when no stop reason came; `raise_if_cut` reads that.
+  the provider's raw `finish_reason`, when no stop reason came; `raise_if_cut` reads that. OpenAI's Responses
+  API (pydantic-ai's `openai-responses:` and `meta:`) also leaves a stream that ended after its `in_progress`
+  status and before its terminal event in the state `incomplete`, which `raise_if_cut` reads too.
+
+The providers moot builds through pydantic-ai's `infer_model` (moot.models.builders) are checked the same way:
+those on OpenAI's chat wire get the decoder in the client pydantic-ai built, the others `raise_if_cut`.
 
 A reply ended by its token limit (`length`, `max_tokens`) has its marker: it is kept. Models without a wire
 (moot's `fake:` models, the embedded llama.cpp model, pydantic-ai's FunctionModel and TestModel) are never
@@ -40,7 +45,9 @@ def has_end_marker(model: Model) -> bool:
 
 def raise_if_cut(model: Model, response: ModelResponse) -> None:
     """Raise StreamCutShort when `response`, a stream `model` ran to its end, came without its stop reason."""
-    if not has_end_marker(model) or response.state != "complete":
-        return  # no wire to judge, or a stream its reader left early: not a reply that claims to be whole
+    if not has_end_marker(model) or response.state in ("suspended", "interrupted"):
+        return  # no wire to judge, a reply its provider paused to carry on, or a stream its reader left early
+    if response.state == "incomplete":  # run to its end, and still the provider had not said it was done
+        raise StreamCutShort("the stream ended before the reply did: it never said the reply was done")
     if response.finish_reason is None and not (response.provider_details or {}).get("finish_reason"):
         raise StreamCutShort("the stream ended before the reply did: it carried no stop reason")
