@@ -10,7 +10,7 @@ from pydantic_ai.models.test import TestModel
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.config import Limits, ModelOptions
-from moot.domain.events import DebateStarted, ParticipantDropped
+from moot.domain.events import DebateStarted, Notice, ParticipantDropped
 from moot.domain.models import ModelRef
 from moot.domain.personas import AUTO
 from moot.engine import calls
@@ -49,17 +49,20 @@ async def test_personas_and_drops_are_read_from_the_state_and_the_config_is_neve
 
 async def test_the_schedule_leaves_out_a_dropped_participant_but_the_config_keeps_it() -> None:
     config = make_config(3)
-    ctx = RunContext(config, log=InMemoryLog(), resolve=resolver(Recorder()), debate_id="d2")
-    await ctx.emit(DebateStarted(**ctx.ids, config=config))
+    log = InMemoryLog()
+    ctx = RunContext(config, log=log, resolve=resolver(Recorder()), debate_id="d2")
+    await ctx.emit(DebateStarted(config=config))
     await ctx.emit(
-        ParticipantDropped(
-            **ctx.ids, participant_id="bo", round=1, model="fake:bo", fault="authentication", error="x"
-        )
+        ParticipantDropped(participant_id="bo", round=1, model="fake:bo", fault="authentication", error="x")
     )
 
     assert [p.id for p in ctx.scheduled.participants] == ["ada", "cy"]
     assert [p.id for p in ctx.config.participants] == ["ada", "bo", "cy"]
     assert ctx.initial is config
+    # emit stamped the debate's id on events made without it; a log refuses one that has none
+    assert {e.debate_id for e in log.events} == {"d2"}
+    with pytest.raises(ValueError, match="a notice event without its debate_id"):
+        await InMemoryLog().append(Notice(source="x", message="y"))
 
 
 def test_a_caller_gives_each_purpose_its_settings() -> None:

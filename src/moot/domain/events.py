@@ -29,7 +29,9 @@ def utc_now() -> datetime:
 class BaseEvent(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    debate_id: str
+    # Left out where an event is made inside a run: the engine's emit stamps it (RunContext.emit). A log refuses
+    # an event without one.
+    debate_id: str = ""
     seq: int | None = Field(default=None, description="Position in the debate's log; set by the store")
     at: datetime = Field(default_factory=utc_now)
 
@@ -376,3 +378,9 @@ Event = Annotated[
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 EVENT_LIST_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 TERMINAL_TYPES = frozenset({"debate_completed", "debate_failed", "debate_interrupted"})
+
+
+def require_debate_id(event: Event) -> None:
+    """A log's check before it stores `event`: one without its debate's id would belong to no debate."""
+    if not event.debate_id:
+        raise ValueError(f"a {event.type} event without its debate_id; events made in a run go through emit")

@@ -32,7 +32,7 @@ async def warn_cost(ctx: RunContext) -> None:
     if spent is not None and spent >= limit:
         ctx.warned = True
         message = f"cost passed ${limit:g} (limits.warn_at_cost): ${spent:.4f} spent so far"
-        await ctx.emit(Notice(**ctx.ids, source="budget", message=message))
+        await ctx.emit(Notice(source="budget", message=message))
 
 
 async def stop_if_over_budget(ctx: RunContext, handler: StepHandler[Any], step: Any) -> bool:
@@ -54,9 +54,9 @@ async def stop_now(ctx: RunContext, reason: StopReason) -> None:
     """End the rounds here, whatever the format: close the round under way and record why."""
     current = ctx.state.current_round
     if current is not None and not current.completed:
-        await ctx.emit(RoundCompleted(**ctx.ids, round=current.number))
+        await ctx.emit(RoundCompleted(round=current.number))
     after = current.number if current is not None else 0
-    await ctx.emit(DebateStopping(**ctx.ids, reason=reason, after_round=after))
+    await ctx.emit(DebateStopping(reason=reason, after_round=after))
 
 
 async def after_hard_stop(ctx: RunContext) -> None:
@@ -68,7 +68,7 @@ async def after_hard_stop(ctx: RunContext) -> None:
     if judged and not ctx.state.judged and not ctx.state.turns:
         message = f"no verdict: {_STOPPED_BY.get(kind, 'the user')} stopped the debate before anyone spoke"
         source = "budget" if kind == "budget" else "stop"
-        await ctx.emit(Notice(**ctx.ids, source=source, message=message))
+        await ctx.emit(Notice(source=source, message=message))
     elif judged and not ctx.state.judged and await verdict_affordable(ctx):
         await judge(ctx)
-    await ctx.emit(DebateCompleted(**ctx.ids))
+    await ctx.emit(DebateCompleted())

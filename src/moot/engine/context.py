@@ -73,11 +73,6 @@ class RunContext:
         active = [p for p in config.participants if p.id not in self.state.dropped]
         return config.model_copy(update={"participants": active})
 
-    @property
-    def ids(self) -> dict[str, str]:
-        """What every event of this run carries."""
-        return {"debate_id": self.debate_id}
-
     def caller(self, options: ModelOptions) -> Caller:
         """The caller of this speaker's, judge's or fallback's model."""
         return self.callers.of(options)
@@ -92,7 +87,10 @@ class RunContext:
 
     async def emit(self, event: Event) -> None:
         """Record `event`: appended to the log if durable (before the next step is decided, so a completed turn
-        is on disk before the next begins), folded into the state, handed to the consumer."""
+        is on disk before the next begins), folded into the state, handed to the consumer. Events are made
+        without their debate's id; this stamps it, so no handler passes it along."""
+        if event.debate_id != self.debate_id:
+            event = event.model_copy(update={"debate_id": self.debate_id})
         if event.durable:
             # One append at a time keeps seq order equal to emission order under concurrent speakers.
             async with self._append_lock:
@@ -121,7 +119,6 @@ class RunContext:
         site = retry.site
         await self.emit(
             CallRetried(
-                **self.ids,
                 round=site.round,
                 speaker=site.speaker,
                 target=site.target,

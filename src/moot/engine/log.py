@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from moot.domain.events import DebateResumed, Event
+from moot.domain.events import DebateResumed, Event, require_debate_id
 from moot.errors import StoreConflictError
 
 
@@ -23,6 +23,7 @@ class InMemoryLog:
     async def append(self, event: Event) -> Event:
         if not event.durable:
             return event
+        require_debate_id(event)
         if isinstance(event, DebateResumed) and event.after_seq not in (None, len(self.events)):
             raise StoreConflictError(f"debate {event.debate_id!r} was written since this run read it")
         stored = event.model_copy(update={"seq": len(self.events) + 1})

@@ -68,19 +68,16 @@ async def _deadline(ctx: RunContext) -> None:
 
 
 async def _drive(ctx: RunContext, resumed: str | None, hold: bool) -> None:
-    ids = ctx.ids
     ctx.started = time.monotonic() - ctx.ran_before
     try:
         if resumed is None:
             await _begin(ctx)
             if hold:
-                await ctx.emit(DebatePaused(**ids, reason=CREATED, before_start=True))
+                await ctx.emit(DebatePaused(reason=CREATED, before_start=True))
                 return
         else:
             await ctx.emit(
-                DebateResumed(
-                    **ids, reason=resumed, after_status=ctx.state.status, after_seq=ctx.state.last_seq
-                )
+                DebateResumed(reason=resumed, after_status=ctx.state.status, after_seq=ctx.state.last_seq)
             )
         if auto_persona_ids(ctx.config):  # a new debate's, or one created or cut before they were given
             await _assign_personas(ctx)
@@ -97,7 +94,7 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool) -> None:
                 await after_hard_stop(ctx)
                 break
             if ctx.control.pause_requested:
-                await ctx.emit(DebatePaused(**ids))
+                await ctx.emit(DebatePaused())
                 break
             step = ctx.protocol.next_step(ctx.scheduled, ctx.state)
             if await stop_if_over_budget(ctx, handler_for(step), step):
@@ -106,14 +103,12 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool) -> None:
                 break
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            await asyncio.shield(ctx.emit(DebateInterrupted(**ids, reason=ctx.control.interrupt_reason)))
+            await asyncio.shield(ctx.emit(DebateInterrupted(reason=ctx.control.interrupt_reason)))
         raise
     except MootError as exc:
-        await ctx.emit(DebateFailed(**ids, error=redact(str(exc)), error_type=type(exc).__name__))
+        await ctx.emit(DebateFailed(error=redact(str(exc)), error_type=type(exc).__name__))
     except Exception as exc:  # an unexpected bug must still leave a closed, readable record
-        await ctx.emit(
-            DebateFailed(**ids, error=redact(f"internal error: {exc!r}"), error_type=type(exc).__name__)
-        )
+        await ctx.emit(DebateFailed(error=redact(f"internal error: {exc!r}"), error_type=type(exc).__name__))
         raise
     finally:
         ctx.events.put_nowait(None)
@@ -140,16 +135,15 @@ async def _begin(ctx: RunContext) -> None:
     # Carried by the event so that the CLI, the exports and the page say the same without asking the format.
     await ctx.emit(
         DebateStarted(
-            **ctx.ids,
             config=config,
             planned_rounds=protocol.planned_rounds(config),
             gives_verdict=protocol.gives_verdict,
         )
     )
     for message in ctx.protocol.notices(config):
-        await ctx.emit(Notice(**ctx.ids, source=config.format, message=message))
+        await ctx.emit(Notice(source=config.format, message=message))
     if (unpriced := price_notice(config)) is not None:
-        await ctx.emit(Notice(**ctx.ids, source="budget", message=unpriced))
+        await ctx.emit(Notice(source="budget", message=unpriced))
 
 
 async def _assign_personas(ctx: RunContext) -> None:
@@ -159,7 +153,6 @@ async def _assign_personas(ctx: RunContext) -> None:
     proposals, result = await propose_personas(config, caller, ids=auto_persona_ids(config), seed=config.seed)
     await ctx.emit(
         PersonasAssigned(
-            **ctx.ids,
             model=caller.label,
             personas=proposals,
             reasoning=result.answer.reasoning if result.answer is not None else "",

@@ -190,7 +190,7 @@ class PromptBuilder:
             f"{options.model}'s window; {fallback} (history.strategy: hybrid; above 90 % older turns are "
             "summarised)"
         )
-        await self.ctx.emit(Notice(**self.ctx.ids, source="context", message=message))
+        await self.ctx.emit(Notice(source="context", message=message))
 
     async def record_fit(
         self,
@@ -207,7 +207,6 @@ class PromptBuilder:
             return
         await self.ctx.emit(
             ContextTrimmed(
-                **self.ctx.ids,
                 round=round_number,
                 speaker=speaker,
                 purpose=purpose,

@@ -88,7 +88,6 @@ async def summarise(ctx: RunContext, round_number: int, covers: int) -> None:
         error = one_line(redact(str(exc))) or type(exc).__name__
     await ctx.emit(
         HistorySummarised(
-            **ctx.ids,
             round=round_number,
             covers=covers,
             last_round=span[-1].round if span else round_number,

@@ -24,7 +24,15 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 
-from moot.domain.events import EVENT_ADAPTER, DebateResumed, DebateStarted, Event, OutcomeGiven, VerdictGiven
+from moot.domain.events import (
+    EVENT_ADAPTER,
+    DebateResumed,
+    DebateStarted,
+    Event,
+    OutcomeGiven,
+    VerdictGiven,
+    require_debate_id,
+)
 from moot.domain.state import DebateState, Status, fold
 from moot.errors import NotFoundError, StoreConflictError, StoreError, UserError, one_line
 from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
@@ -152,6 +160,7 @@ class EventStore:
         """
         if not event.durable:
             return event
+        require_debate_id(event)
         debate_id = event.debate_id
         async with self._write_lock:
             self._check_open()

@@ -51,7 +51,6 @@ async def _ask(ctx: RunContext, round_number: int, spec: AskSpec) -> None:
         tokens=fit.tokens + fit.reply_tokens,
     )
     given = DecisionGiven(
-        **ctx.ids,
         round=round_number,
         kind=spec.kind,
         by=spec.by,

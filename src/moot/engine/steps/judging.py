@@ -67,7 +67,7 @@ class JudgeHandler:
         if await verdict_affordable(ctx):
             await judge(ctx)
             return False
-        await ctx.emit(DebateCompleted(**ctx.ids))
+        await ctx.emit(DebateCompleted())
         return True
 
 
@@ -83,7 +83,7 @@ async def verdict_affordable(ctx: RunContext) -> bool:
     why = over_budget(ctx.config.limits, ctx.state.usage, calls, verdict=True)
     if why is None:
         return True
-    await ctx.emit(Notice(**ctx.ids, source="budget", message=f"no verdict: {why}"))
+    await ctx.emit(Notice(source="budget", message=f"no verdict: {why}"))
     return False
 
 
@@ -124,7 +124,6 @@ async def _assess(ctx: RunContext, round_number: int) -> None:
     result = await _ask_judge(ctx, assessment_model(ctx.config), fit, "assessment", round_number=round_number)
     await ctx.emit(
         RoundAssessed(
-            **ctx.ids,
             round=round_number,
             model=str(judge.model),
             assessment=to_round_assessment(result.answer, ctx.config) if result.answer is not None else None,
@@ -143,12 +142,10 @@ async def judge(ctx: RunContext) -> None:
         return
     judge = ctx.config.judge
     assert judge is not None
-    ids = ctx.ids
-    await ctx.emit(JudgingStarted(**ids, model=str(judge.model)))
+    await ctx.emit(JudgingStarted(model=str(judge.model)))
     model, verdict, result, failed = await _verdict_of(ctx, judge, None, 0)
     await ctx.emit(
         VerdictGiven(
-            **ids,
             model=model,
             verdict=verdict,
             error=result.error,
@@ -165,17 +162,15 @@ async def _judge_panel(ctx: RunContext) -> None:
 
     Judges already recorded (a resumed debate) are not asked again; recused ones are recorded, not asked.
     """
-    ids = ctx.ids
     panel = seats(ctx.config)
     seated = [s for s in panel if s.recused is None]
     models = ", ".join(str(s.judge.model) for s in seated)
-    await ctx.emit(JudgingStarted(**ids, model=f"panel: {models}"))
+    await ctx.emit(JudgingStarted(model=f"panel: {models}"))
     done = {b.judge for b in ctx.state.ballots}
     for seat in panel:
         if seat.recused is not None and seat.index not in done:
             await ctx.emit(
                 JudgeVerdictGiven(
-                    **ids,
                     judge=seat.index,
                     name=seat.judge.name,
                     model=str(seat.judge.model),
@@ -190,7 +185,6 @@ async def _judge_panel(ctx: RunContext) -> None:
     counted = [b for b in ballots if b.verdict is not None]
     await ctx.emit(
         VerdictGiven(
-            **ids,
             model="panel: " + (", ".join(b.model for b in counted) or "no valid verdict"),
             verdict=verdict,
             panel=result,
@@ -206,7 +200,6 @@ async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
     model, verdict, result, failed = await _verdict_of(ctx, seat.judge, roster, seat.index)
     await ctx.emit(
         JudgeVerdictGiven(
-            **ctx.ids,
             judge=seat.index,
             name=seat.judge.name,
             model=model,

@@ -18,22 +18,22 @@ if TYPE_CHECKING:
 class StartRoundHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: StartRound) -> bool:
         if step.number > 1 and (reason := out_of_time(ctx)) is not None:
-            await ctx.emit(DebateStopping(**ctx.ids, reason=reason, after_round=step.number - 1))
+            await ctx.emit(DebateStopping(reason=reason, after_round=step.number - 1))
         else:
-            await ctx.emit(RoundStarted(**ctx.ids, round=step.number, phase=step.phase))
+            await ctx.emit(RoundStarted(round=step.number, phase=step.phase))
         return False
 
 
 class EndRoundHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: EndRound) -> bool:
-        await ctx.emit(RoundCompleted(**ctx.ids, round=step.number))
+        await ctx.emit(RoundCompleted(round=step.number))
         return False
 
 
 class StopHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: Stop) -> bool:
         done = ctx.state.current_round
-        await ctx.emit(DebateStopping(**ctx.ids, reason=step.reason, after_round=done.number if done else 0))
+        await ctx.emit(DebateStopping(reason=step.reason, after_round=done.number if done else 0))
         return False
 
 
@@ -42,13 +42,13 @@ class ConcludeHandler(Bookkeeping):
         outcome = ctx.protocol.outcome(ctx.scheduled, ctx.state)
         if outcome is None:
             raise RunError(f"the {ctx.config.format} format concluded without a result")
-        await ctx.emit(OutcomeGiven(**ctx.ids, outcome=outcome))
+        await ctx.emit(OutcomeGiven(outcome=outcome))
         return False
 
 
 class FinishHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: Finish) -> bool:
-        await ctx.emit(DebateCompleted(**ctx.ids))
+        await ctx.emit(DebateCompleted())
         return True
 
 

@@ -59,7 +59,6 @@ async def _turn(
     label = str(options.model)
     await ctx.emit(
         TurnStarted(
-            **ctx.ids,
             round=round_number,
             participant_id=pid,
             target=spec.target,
@@ -85,7 +84,6 @@ async def _turn(
             raise  # the format's own voice cannot be left out: the debate fails, resumable
         await ctx.emit(
             ParticipantDropped(
-                **ctx.ids,
                 participant_id=pid,
                 round=round_number,
                 model=label,
@@ -96,7 +94,6 @@ async def _turn(
         return
     await ctx.emit(
         TurnCompleted(
-            **ctx.ids,
             round=round_number,
             participant_id=pid,
             target=spec.target,
@@ -115,10 +112,9 @@ async def _reply(
 ) -> Reply:
     """One attempt at a turn's reply, streamed as token deltas."""
     pid, target = spec.speaker, spec.target
-    ids = ctx.ids
 
     async def on_text(text: str) -> None:
-        await ctx.emit(TokenDelta(**ids, round=round_number, participant_id=pid, target=target, text=text))
+        await ctx.emit(TokenDelta(round=round_number, participant_id=pid, target=target, text=text))
 
     seed = ctx.seed_of(pid)
     turn_round = ctx.state.round(round_number)
@@ -129,7 +125,6 @@ async def _reply(
     async def on_tool(use: ToolUse) -> None:
         await ctx.emit(
             ToolCalled(
-                **ids,
                 round=round_number,
                 participant_id=pid,
                 target=target,
