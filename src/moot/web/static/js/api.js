@@ -2,6 +2,7 @@
 // messages (with the field they concern when the server names one).
 
 const TOKEN_KEY = "moot.token";
+const NAMED = /^([a-z_][a-z_0-9]*(?:\.[a-z_0-9]+)*): (.+)$/s;
 
 export class ApiError extends Error {
   /**
@@ -44,7 +45,7 @@ export function query(params = {}) {
  * api("/api/debates", {method: "POST", body: config, params: {start: false}})
  * Resolves to the parsed JSON (or text, or null for 204); rejects with ApiError.
  */
-export async function api(path, { method = "GET", body, params, accept } = {}) {
+export async function api(path, { method = "GET", body, params, accept, signal } = {}) {
   const headers = { ...authHeaders() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (accept) headers.Accept = accept;
@@ -54,14 +55,31 @@ export async function api(path, { method = "GET", body, params, accept } = {}) {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
   } catch (err) {
+    if (signal?.aborted) throw new ApiError(0, "Cancelled.");
     throw new ApiError(0, `Cannot reach the moot server (${err.message}). Is \`moot serve\` still running?`);
   }
   if (!response.ok) throw await errorOf(response);
   if (response.status === 204) return null;
   const type = response.headers.get("content-type") ?? "";
   return type.includes("application/json") && !accept ? response.json() : response.text();
+}
+
+let metaRequest = null;
+
+/**
+ * What this server owns and the page must not copy (GET /api/meta, moot.server.meta): its providers, limits,
+ * voices, aliases, palette and the config a new form starts from. Asked once; a failed answer is asked again
+ * next time (a token entered, the server back).
+ */
+export function meta() {
+  metaRequest ??= api("/api/meta").catch((err) => {
+    metaRequest = null;
+    throw err;
+  });
+  return metaRequest;
 }
 
 /** The ApiError for a failed response: FastAPI's and moot's error bodies, or the status line. */
@@ -77,8 +95,11 @@ export async function errorOf(response) {
   const detail = data?.detail;
   if (Array.isArray(detail)) {
     for (const item of detail) {
-      const field = item.field ?? (item.loc ?? []).filter((p) => p !== "body").join(".");
-      const text = item.message ?? item.msg ?? "invalid";
+      let field = item.field ?? (item.loc ?? []).filter((p) => p !== "body").join(".");
+      let text = item.message ?? item.msg ?? "invalid";
+      // A check across fields names the one it is about first ("participants: ..."), as the CLI reports it.
+      const named = field ? null : NAMED.exec(text);
+      if (named) [, field, text] = named;
       if (!(field in fields)) fields[field] = text;
     }
     message = detail.map((d) => `${d.field ?? ""}: ${d.message ?? d.msg}`).join("; ");

@@ -1,9 +1,11 @@
 // The page's router: #/ (new debate), #/debates/<id> (live, then result), #/history.
+import { meta } from "./api.js";
 import { hideBanner, showError } from "./banner.js";
 import { clear } from "./dom.js";
 import { renderDebate } from "./debate.js";
 import { renderNew } from "./form.js";
 import { renderHistory } from "./history.js";
+import { usePalette } from "./palette.js";
 
 let cleanup = null;
 
@@ -41,6 +43,18 @@ function route() {
 
 window.addEventListener("unhandledrejection", (e) => showError(e.reason ?? "Something went wrong"));
 window.addEventListener("error", (e) => showError(e.error ?? e.message));
-window.addEventListener("hashchange", route);
-// The vendored scripts are deferred; modules run after them, so Markdown is ready at the first route.
-route();
+// What the server owns (limits, palette, defaults) is loaded once, before the first page draws; until it is,
+// the page waits, and a failure says why with a way to try again (or to enter the API token).
+async function boot() {
+  try {
+    usePalette(await meta());
+  } catch (err) {
+    showError(err, { retry: boot });
+    return;
+  }
+  window.addEventListener("hashchange", route);
+  // The vendored scripts are deferred; modules run after them, so Markdown is ready at the first route.
+  route();
+}
+
+boot();

@@ -2,22 +2,21 @@
 // it and `collect()` reads the form back into one, so loading a file, saving, proposing personas and adding
 // or removing a participant all take the same path. Fields the form has no control for (seed, stopping,
 // a participant's base_url...) ride along in `ctx.base`, so a loaded file loses nothing on its way back.
-import { api, ApiError } from "./api.js";
+//
+// The rules are the server's: its limits, defaults and palette come from GET /api/meta (`ctx.meta`), and what
+// is wrong with a config is what POST /api/configs/check answers, asked as the user edits and shown at the
+// field each problem names. The page itself only knows what its controls know: an empty topic, a number
+// input holding something that is not a number.
+import { api, ApiError, meta } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
 import { clear, h, saveFile } from "./dom.js";
 import { PALETTE } from "./palette.js";
 
-const MIN_PARTICIPANTS = 2;
-const MAX_PARTICIPANTS = 10;
-const MAX_JUDGES = 9;
-const MAX_FILE_CHARS = 300_000; // the server's limit on a config's text
-const LOCAL_MODEL = "local:smollm2";
-const FAKE_MODEL = "fake:demo";
-const MODEL_REF = /^[a-z-]+:.+/;
-const VOICES = ["moderator", "chair", "orchestrator", "judge"];
-const ALIASES = { gemini: "google", "google-gla": "google", compat: "openai-compatible", "openai-compat": "openai-compatible", llama: "local" };
+// How long the form waits after the last keystroke before it asks the server to check the config.
+const CHECK_DELAY_MS = 400;
+// Model names offered as the user types (the server's default and starting models come first).
 const SUGGESTIONS = [
-  LOCAL_MODEL, FAKE_MODEL, "openai:gpt-4o", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
+  "openai:gpt-4o", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
   "google:gemini-2.5-flash", "groq:llama-3.3-70b-versatile", "mistral:mistral-large-latest",
   "openrouter:anthropic/claude-sonnet-4.5", "ollama:llama3.2",
 ];
@@ -34,15 +33,20 @@ const OWN = {
   panelJudge: ["name", "model"],
   limits: ["warn_at_cost", "cost_limit", "token_limit"],
 };
-// Server error paths that have no control of their own, and the control that stands for them.
-const STANDS_FOR = { format_options: "format" };
+// Server error paths that have no control of their own, and the control that stands for them; a problem
+// with the config as a whole ("" from the server) is shown above the form's buttons.
+const STANDS_FOR = { format_options: "format", "": "config" };
 
 let draft = null; // the form as it was left, so a trip to the history and back keeps it
 
 export function renderNew(main) {
   const ctx = {
-    main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [],
-    providers: new Map(), formats: new Map(), defaultModel: LOCAL_MODEL, timer: null,
+    main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,
+    providers: new Map(), formats: new Map(), defaultModel: null, timer: null,
+    // The live check: its pending timer, the number of the newest question (older answers are dropped) and
+    // the request in flight; the fields the user has edited, and whether every problem is shown (after a
+    // submit or a loaded file) rather than only those of edited fields.
+    checkTimer: null, checkSeq: 0, checkAbort: null, touched: new Set(), showAll: false,
   };
   main.append(h("h1", {}, "New debate"), h("p", { class: "muted" }, "Loading…"));
   start(ctx);
@@ -50,21 +54,25 @@ export function renderNew(main) {
     if (ctx.base && !ctx.started) draft = collect(ctx);
     ctx.alive = false;
     clearTimeout(ctx.timer);
+    cancelCheck(ctx);
   };
 }
 
 async function start(ctx) {
-  const [models, formats] = await Promise.allSettled([api("/api/models"), api("/api/formats", { params: { rounds: 3 } })]);
+  const [served, formats] = await Promise.allSettled([meta(), api("/api/formats", { params: { rounds: 3 } })]);
   if (!ctx.alive) return;
-  if (models.status === "fulfilled") {
-    for (const p of models.value) ctx.providers.set(p.name, p);
-    const local = ctx.providers.get("local");
-    if (local && !local.installed) ctx.defaultModel = FAKE_MODEL; // a form that works out of the box
+  if (served.status === "rejected") {
+    // Without the server's limits and defaults there is no form to draw: say why, and offer to try again.
+    clear(ctx.main).append(h("h1", {}, "New debate"));
+    showError(served.reason, { retry: rerender });
+    return;
   }
+  ctx.meta = served.value;
+  for (const p of ctx.meta.providers) ctx.providers.set(p.name, p);
+  ctx.defaultModel = ctx.meta.starting_model; // one this server can run as it is
   if (formats.status === "fulfilled") ctx.formats.set(3, formats.value);
-  const failed = [models, formats].find((r) => r.status === "rejected");
-  if (failed) showError(failed.reason, { retry: rerender });
-  const config = draft ?? defaults(ctx);
+  else showError(formats.reason, { retry: rerender });
+  const config = draft ?? structuredClone(ctx.meta.new_config);
   await ensureFormats(ctx, config.rounds);
   if (!ctx.alive) return;
   clear(ctx.main);
@@ -73,25 +81,19 @@ async function start(ctx) {
     e.preventDefault();
     submit(ctx);
   });
+  // Any edit asks the server again (after a pause in typing); the edited field's problems may then show.
+  const edited = (e) => {
+    if (e.target.dataset?.path) ctx.touched.add(e.target.dataset.path);
+    scheduleCheck(ctx);
+  };
+  ctx.form.addEventListener("input", edited);
+  ctx.form.addEventListener("change", edited);
   fill(ctx, config);
   if (!draft) document.getElementById("f-topic")?.focus();
 }
 
 function rerender() {
   window.dispatchEvent(new HashChangeEvent("hashchange"));
-}
-
-function defaults(ctx) {
-  const model = ctx.defaultModel;
-  return {
-    topic: "",
-    format: "free-form",
-    rounds: 3,
-    participants: [
-      { name: "Proponent", model, stance: "for the motion" },
-      { name: "Opponent", model, stance: "against the motion" },
-    ],
-  };
 }
 
 // --- drawing the form from a config -----------------------------------------------------------
@@ -113,6 +115,8 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
   );
   showFormat(ctx);
   if (focusId) document.getElementById(focusId)?.focus();
+  // Redrawn fields carry no marks: ask again, so the problems the user was shown come back where they are.
+  if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
 }
 
 function topicSection(ctx, config) {
@@ -132,7 +136,7 @@ function formatSection(ctx, config) {
   const names = (ctx.formats.get(3) ?? []).map((f) => f.name);
   if (!names.includes(config.format ?? "free-form")) names.unshift(config.format ?? "free-form");
   for (const name of names) r.format.append(h("option", { value: name, selected: name === (config.format ?? "free-form") }, name));
-  r.rounds = h("input", { type: "number", min: 1, max: 50, step: 1, value: config.rounds ?? 3 });
+  r.rounds = h("input", { type: "number", min: 1, max: ctx.meta.limits.max_rounds, step: 1, value: config.rounds ?? "" });
   r.turnOrder = h(
     "select", {},
     h("option", { value: "sequential", selected: config.turn_order !== "simultaneous" }, "sequential"),
@@ -150,7 +154,7 @@ function formatSection(ctx, config) {
     h(
       "div", { class: "grid" },
       field(ctx, "format", "Format", r.format),
-      field(ctx, "rounds", "Rounds", r.rounds, "1 to 50"),
+      field(ctx, "rounds", "Rounds", r.rounds, `1 to ${ctx.meta.limits.max_rounds}`),
       field(ctx, "turn_order", "Turn order", r.turnOrder, "Simultaneous: no one sees the others' turn of the same round."),
     ),
     r.formatInfo,
@@ -160,7 +164,7 @@ function formatSection(ctx, config) {
 function participantsSection(ctx, config) {
   const list = config.participants ?? [];
   const r = ctx.refs;
-  r.add = h("button", { type: "button", id: "f-add-participant", disabled: list.length >= MAX_PARTICIPANTS, onclick: () => addParticipant(ctx) }, "Add participant");
+  r.add = h("button", { type: "button", id: "f-add-participant", disabled: list.length >= ctx.meta.limits.max_participants, onclick: () => addParticipant(ctx) }, "Add participant");
   r.propose = h("button", { type: "button", id: "f-propose", onclick: () => propose(ctx) }, "Propose personas");
   r.diversity = h("select", {});
   for (const [value, text] of Object.entries(DIVERSITY)) {
@@ -192,12 +196,13 @@ function participantRow(ctx, p, i, count) {
     stance: h("input", { type: "text", maxlength: 1000, value: p.stance ?? "", placeholder: "e.g. for the motion" }),
     temperature: h("input", { type: "number", min: 0, max: 2, step: 0.1, value: p.temperature ?? "", placeholder: "model default" }),
   };
-  ctx.rows.push({ refs, extra: carried(p, OWN.participant, keepId(p)) });
+  // An id comes only from a file, and the server's reading left it out where it would make the same one.
+  ctx.rows.push({ refs, extra: carried(p, OWN.participant, ["id"]) });
   const swatch = h("span", { class: "swatch", "aria-hidden": "true" });
   swatch.style.setProperty("background", PALETTE[i % PALETTE.length]);
   const remove = h(
     "button",
-    { type: "button", class: "danger", id: `f-${path}-remove`, disabled: count <= MIN_PARTICIPANTS, "aria-label": `Remove participant ${i + 1}`, onclick: () => removeParticipant(ctx, i) },
+    { type: "button", class: "danger", id: `f-${path}-remove`, disabled: count <= ctx.meta.limits.min_participants, "aria-label": `Remove participant ${i + 1}`, onclick: () => removeParticipant(ctx, i) },
     "Remove",
   );
   return h(
@@ -233,7 +238,7 @@ function judgeSection(ctx, config) {
     const judges = config.judges;
     ctx.refs.keptJudge = config.judge && !sameModel(config.judge, judges[0]) ? dropNulls(config.judge) : null;
     body.push(judges.map((j, i) => judgeRow(ctx, j, i, judges.length)));
-    body.push(h("div", { class: "actions" }, h("button", { type: "button", id: "f-add-judge", disabled: judges.length >= MAX_JUDGES, onclick: () => addJudge(ctx) }, "Add judge")));
+    body.push(h("div", { class: "actions" }, h("button", { type: "button", id: "f-add-judge", disabled: judges.length >= ctx.meta.limits.max_judges, onclick: () => addJudge(ctx) }, "Add judge")));
   } else {
     body.push(h("p", { class: "hint" }, "No verdict: the debate ends after its rounds."));
   }
@@ -250,7 +255,7 @@ function judgeSection(ctx, config) {
 function judgeRow(ctx, j, i, count) {
   const path = `judges.${i}`;
   const refs = {
-    name: h("input", { type: "text", maxlength: 80, value: /^Judge \d+$/.test(j.name ?? "") ? "" : j.name ?? "", placeholder: `Judge ${i + 1}` }),
+    name: h("input", { type: "text", maxlength: 80, value: j.name ?? "", placeholder: ctx.meta.panel_judge_names[i] ?? "" }),
     model: modelInput(j.model ?? ctx.defaultModel),
   };
   ctx.judgeRows.push({ refs, extra: carried(j, OWN.panelJudge) });
@@ -296,6 +301,7 @@ function actions(ctx) {
   ctx.refs.submit = h("button", { type: "submit", class: "primary", id: "f-start" }, "Start debate");
   return h(
     "div", { class: "actions form-actions" },
+    slot(ctx, "config"), // a problem of the whole config, beside the buttons it stops
     ctx.refs.submit,
     h("label", { for: file.id, class: "visually-hidden" }, "Config file to load"),
     file,
@@ -315,6 +321,7 @@ function field(ctx, path, label, control, hint) {
   const hintNode = hint ? h("div", { class: "hint", id: `${id}-hint` }, hint) : null;
   control.setAttribute("aria-describedby", [hintNode?.id, error.id].filter(Boolean).join(" "));
   const wrap = h("div", { class: "field" }, h("label", { for: id }, label), control, hintNode, error);
+  control.dataset.path = path; // what an edit of it touches (the live check shows that field's problems)
   ctx.fields.set(path, { wrap, control, error });
   control.addEventListener("input", () => unmark(ctx.fields.get(path)));
   return wrap;
@@ -355,7 +362,7 @@ function providerProblem(ctx, value) {
   if (!text || !ctx.providers.size) return null;
   if (!text.includes(":")) return null; // half-typed; validation speaks at submit
   const raw = text.split(":")[0].toLowerCase();
-  const info = ctx.providers.get(ALIASES[raw] ?? raw);
+  const info = ctx.providers.get(ctx.meta.aliases[raw] ?? raw);
   if (!info) return `Unknown provider “${raw}”; known: ${[...ctx.providers.keys()].join(", ")}`;
   if (!info.installed) return `The ${info.name} provider is not installed on this server.`;
   if (info.key_required && !info.key_set) return `${info.key_vars.join(" or ")} is not set on this server.`;
@@ -365,7 +372,7 @@ function providerProblem(ctx, value) {
 function modelList(ctx) {
   return h(
     "datalist", { id: "model-suggestions" },
-    SUGGESTIONS.map((value) => {
+    [...new Set([ctx.meta.default_model, ctx.defaultModel, ...SUGGESTIONS])].map((value) => {
       const problem = providerProblem(ctx, value);
       return h("option", { value, label: problem ? `${value} (${problem.replace(/ on this server\.$/, "")})` : value });
     }),
@@ -385,7 +392,7 @@ function providerList(ctx) {
 
 async function refreshFormats(ctx) {
   const rounds = Number(ctx.refs.rounds.value);
-  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) return;
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > ctx.meta.limits.max_rounds) return;
   if (!ctx.formats.has(rounds)) {
     try {
       const list = await api("/api/formats", { params: { rounds } });
@@ -476,16 +483,6 @@ function dropNulls(value) {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, dropNulls(v)]));
 }
 
-/** A participant's id is kept only when it is not the one the server makes from the name. */
-function keepId(p) {
-  return p.id && p.id !== slugify(p.name ?? "") ? ["id"] : [];
-}
-
-function slugify(name) {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "") || "p";
-  return VOICES.includes(slug) ? `${slug}-1` : slug;
-}
-
 function numberOf(input) {
   return input.value === "" ? NaN : Number(input.value);
 }
@@ -544,57 +541,68 @@ function removeJudge(ctx, index) {
 
 // --- checking -----------------------------------------------------------------------------------
 
-/** Problems the page can see by itself, as [path, message] in the order of the form. */
-function problems(config) {
+/** What the page's own controls can tell without the server: an empty topic (the server says the same), a
+ * number input holding something that is not a number (it would reach the server as nothing at all). */
+function unfinished(ctx, config) {
   const out = [];
-  const need = (ok, path, message) => ok || out.push([path, message]);
-  need(config.topic.length > 0, "topic", "Give the question to debate.");
-  need(Number.isInteger(config.rounds) && config.rounds >= 1 && config.rounds <= 50, "rounds", "Rounds must be a whole number from 1 to 50.");
-  const count = config.participants.length;
-  need(count >= MIN_PARTICIPANTS && count <= MAX_PARTICIPANTS, "participants", `A debate has ${MIN_PARTICIPANTS} to ${MAX_PARTICIPANTS} participants.`);
-  const names = new Map();
-  config.participants.forEach((p, i) => {
-    const path = `participants.${i}`;
-    const key = p.name.toLowerCase();
-    if (!p.name) out.push([`${path}.name`, "Give this participant a name."]);
-    else if (names.has(key)) out.push([`${path}.name`, `Participant ${names.get(key) + 1} has this name already; names must differ.`]);
-    else names.set(key, i);
-    checkModel(out, `${path}.model`, p.model);
-    if ("temperature" in p) need(p.temperature >= 0 && p.temperature <= 2, `${path}.temperature`, "Temperature is a number from 0 to 2.");
-  });
-  if (config.judge?.model !== undefined) checkModel(out, "judge.model", config.judge.model);
-  const judgeNames = new Set();
-  (config.judges ?? []).forEach((j, i) => {
-    checkModel(out, `judges.${i}.model`, j.model);
-    const name = (j.name ?? `Judge ${i + 1}`).toLowerCase();
-    need(!judgeNames.has(name), `judges.${i}.name`, "Another judge has this name; names must differ.");
-    judgeNames.add(name);
-  });
-  checkLimits(out, config.limits ?? {});
+  if (!config.topic) out.push(["topic", "Give the question to debate."]);
+  for (const [path, { control }] of ctx.fields) {
+    if (control?.type === "number" && control.validity.badInput) out.push([path, "Write a number here, or leave it empty."]);
+  }
   return out;
 }
 
-function checkModel(out, path, model) {
-  if (!MODEL_REF.test(model)) out.push([path, "Write the model as provider:model, e.g. local:smollm2 or openai:gpt-4o."]);
+// --- the server's check, as the user edits ------------------------------------------------------
+
+/** Ask the server about the config once typing pauses. Every edit makes any answer still on its way stale. */
+function scheduleCheck(ctx) {
+  cancelCheck(ctx);
+  ctx.checkTimer = setTimeout(() => liveCheck(ctx), CHECK_DELAY_MS);
 }
 
-function checkLimits(out, limits) {
-  for (const key of OWN.limits) {
-    if (!(key in limits)) continue;
-    const value = limits[key];
-    const whole = key === "token_limit";
-    if (!(value > 0) || (whole && !Number.isInteger(value))) {
-      out.push([`limits.${key}`, whole ? "A token limit is a whole number above 0." : "Give an amount in USD above 0, or leave it empty."]);
-    }
-  }
-  if (limits.warn_at_cost > 0 && limits.cost_limit > 0 && limits.warn_at_cost > limits.cost_limit) {
-    out.push(["limits.warn_at_cost", "The warning should come at or below the cost limit."]);
-  }
+function cancelCheck(ctx) {
+  clearTimeout(ctx.checkTimer);
+  ctx.checkSeq += 1; // an answer to an earlier question must not overwrite what a newer one shows
+  ctx.checkAbort?.abort();
+  ctx.checkAbort = null;
 }
 
-/** Show each problem next to its field (the nearest one for a path the form has no control for) and focus
- * the first; the ones with no place at all go to the banner. False when there was nothing to show. */
-function mark(ctx, found) {
+/** POST /api/configs/check with the form as it is now, and show its answer, unless a newer question was asked
+ * meanwhile. The form stays usable while it waits; a server that cannot answer says nothing here (the
+ * submit reports it). */
+async function liveCheck(ctx) {
+  const seq = ctx.checkSeq;
+  const abort = (ctx.checkAbort = new AbortController());
+  const config = collect(ctx);
+  let found = [];
+  try {
+    await api("/api/configs/check", { method: "POST", body: config, signal: abort.signal });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 422) return;
+    found = Object.entries(err.fields);
+    if (!found.length) found = [["", err.message]];
+  }
+  if (!ctx.alive || seq !== ctx.checkSeq) return;
+  ctx.checkAbort = null;
+  // Until the user submits (or loads a file), only the fields they have edited speak: an untouched empty
+  // topic is not yet a mistake.
+  const shown = ctx.showAll ? found : found.filter(([path]) => touched(ctx, path));
+  unmarkAll(ctx);
+  mark(ctx, [...unfinished(ctx, config).filter(([path]) => ctx.showAll || ctx.touched.has(path)), ...shown], { focus: false });
+}
+
+function touched(ctx, path) {
+  if (!path || path === "config") return ctx.touched.size > 0;
+  for (const edited of ctx.touched) {
+    if (edited === path || edited.startsWith(`${path}.`) || path.startsWith(`${edited}.`)) return true;
+  }
+  return false;
+}
+
+/** Show each problem next to its field (the nearest one for a path the form has no control for) and, unless
+ * told not to (the live check must not move the cursor), focus the first; the ones with no place at all go
+ * to the banner. False when there was nothing to show. */
+function mark(ctx, found, { focus = true } = {}) {
   const homeless = [];
   let first = null;
   for (const [path, message] of found) {
@@ -611,7 +619,7 @@ function mark(ctx, found) {
     first ??= place;
   }
   if (homeless.length) showError(homeless.join(" "));
-  if (first) {
+  if (first && focus) {
     const target = first.control ?? first.wrap.closest("fieldset")?.querySelector("input, select, textarea, button");
     target?.focus();
     first.wrap.scrollIntoView({ block: "center" });
@@ -622,7 +630,7 @@ function mark(ctx, found) {
 /** The field for a path, else the nearest enclosing one with the rest of the path to name in the message. */
 function placeOf(ctx, path) {
   const head = path.split(".")[0];
-  if (STANDS_FOR[head]) return { place: ctx.fields.get(STANDS_FOR[head]), rest: path };
+  if (head in STANDS_FOR) return { place: ctx.fields.get(STANDS_FOR[head]), rest: path };
   const parts = path.split(".");
   for (let n = parts.length; n > 0; n -= 1) {
     const place = ctx.fields.get(parts.slice(0, n).join("."));
@@ -643,12 +651,15 @@ function unmarkAll(ctx) {
   for (const place of ctx.fields.values()) unmark(place);
 }
 
-/** The config when the page finds nothing wrong with it; otherwise null, with the problems shown. */
-function checked(ctx) {
+/** The config, unless the page's own controls show it unfinished (then null, with that shown). What else
+ * is wrong the server answers: the request the button sends is checked as POST /api/configs/check checks. */
+function finished(ctx) {
+  cancelCheck(ctx); // the button's request answers now; a live answer would be about the same form
+  ctx.showAll = true; // from now on the live check shows every problem, not only those of edited fields
   unmarkAll(ctx);
   hideBanner();
   const config = collect(ctx);
-  return mark(ctx, problems(config)) ? null : config;
+  return mark(ctx, unfinished(ctx, config)) ? null : config;
 }
 
 /** A 422 from the server shown at its fields; anything else in the banner. */
@@ -661,7 +672,7 @@ function serverError(ctx, err, retry) {
 // --- what the buttons do ----------------------------------------------------------------------
 
 async function submit(ctx) {
-  const config = checked(ctx);
+  const config = finished(ctx);
   if (!config) return;
   const button = ctx.refs.submit;
   busy(button, true, "Starting…");
@@ -684,7 +695,6 @@ async function propose(ctx) {
   const config = collect(ctx);
   const first = config.participants[0];
   if (!config.topic) return mark(ctx, [["topic", "Give the topic first: personas are proposed for it."]]);
-  if (!MODEL_REF.test(first.model)) return mark(ctx, [["participants.0.model", "Give Participant 1 a model: it proposes the personas."]]);
   const request = { topic: config.topic, count: config.participants.length, diversity: config.persona_diversity ?? "multi-perspective", model: first.model };
   if (first.base_url) request.base_url = first.base_url;
   const { propose: button, proposeStatus: status, participants: section } = ctx.refs;
@@ -729,11 +739,14 @@ async function loadFile(ctx, input) {
   if (!file) return;
   hideBanner();
   try {
-    if (file.size > MAX_FILE_CHARS * 4) throw new Error(`${file.name} is too large for a config file.`);
+    // Characters take up to 4 bytes: a file past this many cannot be under the server's limit on its text.
+    if (file.size > ctx.meta.limits.max_config_chars * 4) throw new Error(`${file.name} is too large for a config file.`);
     const text = await file.text();
     const config = await api("/api/configs/parse", { method: "POST", body: { text } });
     if (!ctx.alive) return;
     await ensureFormats(ctx, config.rounds);
+    if (!ctx.alive) return;
+    ctx.showAll = true; // a loaded file's problems are all the user's to see at once
     fill(ctx, config, "f-load");
     showInfo(`Loaded ${file.name}.`);
   } catch (err) {
@@ -753,7 +766,7 @@ async function ensureFormats(ctx, rounds) {
 }
 
 async function saveYaml(ctx) {
-  const config = checked(ctx);
+  const config = finished(ctx);
   if (!config) return;
   try {
     const text = await api("/api/configs/yaml", { method: "POST", body: config, accept: "text/yaml" });
@@ -763,13 +776,23 @@ async function saveYaml(ctx) {
   }
 }
 
-function saveJson(ctx) {
-  const config = checked(ctx);
-  if (config) saveFile(`${fileStem(config)}.json`, `${JSON.stringify(config, null, 2)}\n`, "application/json");
+/** The config as the server reads it back, checked by it and without the defaults it would fill in: the
+ * same content as the YAML file, as JSON. */
+async function saveJson(ctx) {
+  const config = finished(ctx);
+  if (!config) return;
+  try {
+    const sparse = await api("/api/configs/parse", { method: "POST", body: { text: JSON.stringify(config) } });
+    saveFile(`${fileStem(config)}.json`, `${JSON.stringify(sparse, null, 2)}\n`, "application/json");
+  } catch (err) {
+    if (ctx.alive) serverError(ctx, err, () => saveJson(ctx));
+  }
 }
 
+/** A download's file name from the topic: its words, lowercase, joined by hyphens. */
 function fileStem(config) {
-  return slugify(config.topic).slice(0, 40).replace(/-+$/, "") || "debate";
+  const words = config.topic.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  return words.join("-").slice(0, 40).replace(/-+$/, "") || "debate";
 }
 
 function busy(button, on, text) {

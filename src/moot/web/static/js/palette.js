@@ -1,7 +1,11 @@
-// The same ten colours as the exports (moot.export.record.PALETTE), by participant order, so a debater
-// keeps its colour on the page, in the HTML export and in the terminal.
-export const PALETTE = [
-  "#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed",
-  "#db2777", "#0891b2", "#65a30d", "#ea580c", "#64748b",
-];
-export const VOICE_COLOUR = "#475569";
+// The palette is the server's (moot.export.palette, served by GET /api/meta), so a debater keeps its colour on
+// the page, in the exports and in the terminal without a copy here. app.js fills it before any page draws;
+// importers read these bindings when they draw, so they see the server's values.
+export let PALETTE = [];
+export let VOICE_COLOUR = "";
+
+/** Take the palette from the server's /api/meta answer. */
+export function usePalette(meta) {
+  PALETTE = [...meta.palette];
+  VOICE_COLOUR = meta.voice_colour;
+}
