@@ -5,10 +5,13 @@ those fields, still reads and exports exactly as before: moot.export.backfill fi
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
@@ -22,6 +25,9 @@ from moot.export.formatting import one_line
 from moot.export.markdown import inline
 from moot.protocols import get_protocol
 from moot.protocols.tournament import tournament_rounds
+from moot.server import create_app
+from moot.server.settings import ServerSettings
+from moot.store import EventStore
 from tests.conftest import make_config
 
 EXPORTED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -127,3 +133,27 @@ def test_a_format_this_moot_lacks_is_left_as_recorded() -> None:
     filled = backfill(started, fold([]))
     assert isinstance(filled, DebateStarted)
     assert (filled.planned_rounds, filled.gives_verdict) == (2, True)
+
+
+async def test_the_server_hands_the_page_an_older_log_completed(tmp_path: Path) -> None:
+    """The page reads the state and the event feed: for an older log they carry the same words as the exports."""
+    new = await run(CONFIGS["council"]())
+    older = as_older_moot_wrote_it(new)
+    db = str(tmp_path / "moot.db")
+    async with await EventStore.open(db) as store:
+        for event in older:
+            await store.append(event.model_copy(update={"seq": None}))
+    debate_id = new[0].debate_id
+    texts = [e.text for e in new if isinstance(e, DecisionGiven)]
+    with TestClient(create_app(db, settings=ServerSettings())) as client:
+        state = client.get(f"/api/debates/{debate_id}").json()
+        assert [d["text"] for d in state["decisions"]] == texts
+        assert state["planned_rounds"] == 3 and state["gives_verdict"] is False
+        for after in (0, 2):  # from the start, and a page reconnecting after the debate began
+            body = client.get(f"/api/debates/{debate_id}/events", headers={"Last-Event-ID": str(after)}).text
+            fed = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+            assert [e["text"] for e in fed if e["type"] == "decision"] == texts
+            started = [e for e in fed if e["type"] == "debate_started"]
+            assert [(e["planned_rounds"], e["gives_verdict"]) for e in started] == (
+                [(3, False)] if not after else []
+            )

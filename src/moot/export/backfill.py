@@ -38,6 +38,39 @@ def backfill(event: Event, state: DebateState) -> Event:
     return event
 
 
+def lacks_display(event: Event) -> bool:
+    """Whether `event` was recorded without a field `backfill` fills."""
+    match event:
+        case DebateStarted():
+            return event.planned_rounds is None or event.gives_verdict is None
+        case DecisionGiven():
+            return event.text is None
+    return False
+
+
+def backfilled(events: list[Event], state: DebateState) -> list[Event]:
+    """`events` completed by `backfill`, `state` being the debate before the first (only its config is read once
+    the log has started); the list itself when none needs it, as with every log this moot wrote."""
+    if not any(lacks_display(e) for e in events):
+        return events
+    state = state.model_copy(deep=True)
+    filled: list[Event] = []
+    for event in events:
+        event = backfill(event, state)
+        state.apply(event)
+        filled.append(event)
+    return filled
+
+
+def state_lacks_display(state: DebateState) -> bool:
+    """Whether `state` was folded from a log that lacks what `backfill` fills (refold it with `fold_backfilled`)."""
+    return (
+        state.planned_rounds is None
+        or state.gives_verdict is None
+        or any(d.text is None for d in state.decisions)
+    )
+
+
 def fold_backfilled(events: Iterable[Event]) -> DebateState:
     """The state these events lead to, each completed by `backfill` first."""
     state = DebateState()
@@ -46,4 +79,4 @@ def fold_backfilled(events: Iterable[Event]) -> DebateState:
     return state
 
 
-__all__ = ["backfill", "fold_backfilled"]
+__all__ = ["backfill", "backfilled", "fold_backfilled", "lacks_display", "state_lacks_display"]

@@ -30,6 +30,7 @@ from moot.domain.usage import Usage
 from moot.engine import ModelResolver
 from moot.errors import NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
+from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
 from moot.protocols import PROTOCOLS, get_protocol
 from moot.server.configs import router as configs_router
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
@@ -111,7 +112,10 @@ async def known(request: Request, debate_id: str) -> str:
 
 
 async def state_of(request: Request, debate_id: str) -> DebateState:
-    return await manager_of(request).store.state(debate_id)
+    store = manager_of(request).store
+    state = await store.state(debate_id)
+    # A debate an older moot recorded: completed as the exports complete it, so the page says what they say.
+    return fold_backfilled(await store.events(debate_id)) if state_lacks_display(state) else state
 
 
 def create_app(
@@ -249,6 +253,7 @@ def create_app(
         if manager.running(debate_id):
             raise HTTPException(409, f"debate {debate_id!r} is running; stop it first")
         await manager.store.delete(debate_id)
+        manager.forget(debate_id)
 
     @app.post("/api/debates/{debate_id}/start", status_code=202)
     async def start_debate(request: Request, debate_id: str) -> Control:
@@ -375,6 +380,8 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
         stored = await manager.store.events(debate_id, after_seq=after)
         if sub is None and not stored and not await _exists(manager.store, debate_id):
             raise NotFoundError(f"no debate {debate_id!r}")
+        if any(lacks_display(e) for e in stored):  # recorded by an older moot: completed as the exports are
+            stored = backfilled(stored, await manager.store.state(debate_id) if after else DebateState())
         last = after
         for event in stored:  # a resumed debate's log holds earlier runs' ends: replay past them
             yield event

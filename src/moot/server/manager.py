@@ -160,6 +160,10 @@ class DebateManager:
         debate = run_debate(checked, log=self.store, debate_id=run.id, control=run.control, hold=hold)
         return self._launch(run, debate, slot=not hold)
 
+    def forget(self, debate_id: str) -> None:
+        """Let go of what is held for a debate being deleted (the checks kept for its start)."""
+        self._held.pop(debate_id, None)
+
     async def carry_on(self, debate_id: str, action: Action, reason: str | None = None) -> Run | None:
         """Resume a paused or interrupted debate, retry a failed one, or stop one that is not running here
         (the verdict on what exists): a new run over its stored log, or with a dispatcher a queued one (None).

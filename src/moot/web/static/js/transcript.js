@@ -256,7 +256,8 @@ function decisionLine(event, transcript) {
   return `${by}, ${event.kind}${about}: ${(event.text ?? storedAnswer(event)).split(/\s+/).filter(Boolean).join(" ")}`;
 }
 
-/** A debate recorded before moot kept a decision's text: its answer as stored, or why there is none. */
+/** A decision without its text (the server fills an older log's, but not for a format it does not know): its
+ * answer as stored, or why there is none. */
 function storedAnswer(event) {
   if (!event.answer) return `no valid answer: ${event.error ?? "unknown error"}`;
   return JSON.stringify(event.answer);
