@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from moot.config_files import load_config
 from moot.config_files.defaults import new_config, with_defaults, without_defaults
-from moot.domain.config import DebateConfig, panel_judge_name
+from moot.domain.config import DebateConfig, Participant, panel_judge_name
+from moot.domain.personas import ProposedPersona, persona_text
 from moot.errors import ConfigError
 from moot.export.palette import PALETTE, VOICE_COLOUR
 from moot.protocols import PROTOCOLS
@@ -140,7 +141,25 @@ def test_the_page_starts_from_the_servers_defaults_and_palette(tmp_path: Path) -
     assert meta["new_config"]["rounds"] == DebateConfig.model_fields["rounds"].default
     assert meta["panel_judge_names"][:2] == ["Judge 1", "Judge 2"]
     assert meta["limits"]["max_config_chars"] >= 200_000  # a config with the largest context fits
+    # The bounds and choices a form's controls keep are the config's own.
+    name = Participant.model_json_schema()["properties"]["name"]
+    assert meta["bounds"]["name_chars"] == name["maxLength"] == 80
+    assert meta["bounds"]["topic_chars"] == 4000 and meta["bounds"]["temperature"] == [0, 2]
+    assert meta["choices"]["turn_order"] == {
+        "values": ["sequential", "simultaneous"],
+        "default": "sequential",
+    }
+    assert meta["choices"]["persona_diversity"]["default"] == "multi-perspective"
     # What the form starts with is what the server would fill in: given a topic, it runs as shown.
     started = with_defaults({**meta["new_config"], "topic": "T"})
     shown = [(p["name"], p["model"], p["stance"]) for p in meta["new_config"]["participants"]]
     assert [(p.name, str(p.model), p.stance) for p in started.participants] == shown
+
+
+def test_proposed_personas_come_with_the_text_a_debate_gives_them(tmp_path: Path) -> None:
+    with TestClient(create_app(str(tmp_path / "moot.db"))) as client:
+        r = client.post("/api/personas", json={"topic": "Trams or buses?", "count": 3, "model": "fake:p"})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    proposals = [ProposedPersona.model_validate(p) for p in got["personas"]]
+    assert got["texts"] == [persona_text(p) for p in proposals]  # the page shows these, no copy of the rule

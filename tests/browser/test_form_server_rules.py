@@ -145,6 +145,7 @@ def test_the_page_draws_with_the_servers_palette_and_defaults(server: Served, ta
         answer = route.fetch().json()
         answer["palette"] = ["#123456", "#abcdef"]
         answer["limits"]["max_participants"] = 2
+        answer["bounds"]["topic_chars"] = 123
         route.fulfill(json=answer)
 
     page.route("**/api/meta", other_meta)
@@ -152,4 +153,5 @@ def test_the_page_draws_with_the_servers_palette_and_defaults(server: Served, ta
     expect(participant(page, 2)).to_be_visible()
     assert [swatch_colour(page, n) for n in (1, 2)] == [rgb("#123456"), rgb("#abcdef")]
     expect(page.get_by_role("button", name="Add participant")).to_be_disabled()
+    expect(page.get_by_label("Topic", exact=True)).to_have_attribute("maxlength", "123")
     tab.shot("served-palette")

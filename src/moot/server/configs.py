@@ -29,7 +29,7 @@ from moot.domain.config import (
     Participant,
     config_error,
 )
-from moot.domain.personas import ProposedPersona
+from moot.domain.personas import ProposedPersona, persona_text
 from moot.domain.text import PlainText
 from moot.engine import Caller, ModelResolver, check_run, propose_personas
 from moot.errors import ConfigError, UserError, one_line
@@ -67,6 +67,9 @@ class PersonaRequest(ModelOptions):
 
 class PersonaProposal(BaseModel):
     personas: list[ProposedPersona]
+    texts: list[str] = Field(
+        description="Each proposal as a participant's persona text, as a debate gives an 'auto' persona"
+    )
     reasoning: str
 
 
@@ -137,7 +140,10 @@ async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
         raise HTTPException(
             502, f"{options.model} proposed no personas: {one_line(result.error or 'no answer')}"
         )
-    return PersonaProposal(personas=[proposals[i] for i in ids], reasoning=result.answer.reasoning)
+    chosen = [proposals[i] for i in ids]
+    return PersonaProposal(
+        personas=chosen, texts=[persona_text(p) for p in chosen], reasoning=result.answer.reasoning
+    )
 
 
 def to_yaml(config: DebateConfig) -> str:

@@ -6,13 +6,24 @@ as set or not, never sent. The web page loads it once and keeps no copy of any o
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from moot.config_files.defaults import new_config
-from moot.domain.config import MAX_FALLBACKS, MAX_JUDGES, MIN_PARTICIPANTS, VOICES, panel_judge_name
+from moot.domain.config import (
+    MAX_FALLBACKS,
+    MAX_JUDGES,
+    MIN_PARTICIPANTS,
+    VOICES,
+    DebateConfig,
+    Diversity,
+    JudgeConfig,
+    Participant,
+    TurnOrder,
+    panel_judge_name,
+)
 from moot.domain.models import DEFAULT_MODEL, ModelRef
 from moot.domain.providers import aliases
 from moot.export.palette import PALETTE, VOICE_COLOUR
@@ -65,6 +76,28 @@ class Limits(BaseModel):
     base_url_allowed: bool = Field(description="Whether a request may name a base_url at all")
 
 
+class Choice(BaseModel):
+    values: list[str]
+    default: str = Field(description="What a config that leaves the field out gets")
+
+
+class Choices(BaseModel):
+    """The values a config's fields of a fixed set take, and their defaults."""
+
+    turn_order: Choice
+    persona_diversity: Choice
+
+
+class Bounds(BaseModel):
+    """The lengths and ranges a config's fields must keep (its schema's), for a form's controls."""
+
+    topic_chars: int
+    name_chars: int = Field(description="A participant's or judge's name")
+    persona_chars: int
+    stance_chars: int
+    temperature: tuple[float, float] = Field(description="Lowest and highest temperature")
+
+
 class Meta(BaseModel):
     providers: list[ProviderInfo]
     other_providers: list[str] = Field(
@@ -92,6 +125,8 @@ class Meta(BaseModel):
     panel_judge_names: list[str] = Field(
         description="The name each panel judge gets by its place when it has none"
     )
+    choices: Choices
+    bounds: Bounds
 
 
 def provider_info(row: ProviderStatus) -> ProviderInfo:
@@ -163,7 +198,38 @@ async def meta(request: Request) -> Meta:
         starting_model=starting,
         new_config=new_config(starting),
         panel_judge_names=[panel_judge_name(i) for i in range(MAX_JUDGES)],
+        choices=CHOICES,
+        bounds=BOUNDS,
     )
+
+
+def _bound(model: type[BaseModel], field: str, key: Literal["maxLength", "minimum", "maximum"]) -> Any:
+    """A bound the config's own schema gives a field (an optional field's sits in its `anyOf`)."""
+    prop = model.model_json_schema()["properties"][field]
+    for part in (prop, *prop.get("anyOf", ())):
+        if key in part:
+            return part[key]
+    raise LookupError(f"{model.__name__}.{field} has no {key}")
+
+
+CHOICES = Choices(
+    turn_order=Choice(
+        values=list(get_args(TurnOrder)), default=DebateConfig.model_fields["turn_order"].default
+    ),
+    persona_diversity=Choice(
+        values=list(get_args(Diversity)), default=DebateConfig.model_fields["persona_diversity"].default
+    ),
+)
+BOUNDS = Bounds(
+    topic_chars=_bound(DebateConfig, "topic", "maxLength"),
+    name_chars=min(_bound(Participant, "name", "maxLength"), _bound(JudgeConfig, "name", "maxLength")),
+    persona_chars=_bound(Participant, "persona", "maxLength"),
+    stance_chars=_bound(Participant, "stance", "maxLength"),
+    temperature=(
+        _bound(Participant, "temperature", "minimum"),
+        _bound(Participant, "temperature", "maximum"),
+    ),
+)
 
 
 def _installed(statuses: list[ProviderStatus], model: str) -> bool:

@@ -20,6 +20,7 @@ const SUGGESTIONS = [
   "google:gemini-2.5-flash", "groq:llama-3.3-70b-versatile", "mistral:mistral-large-latest",
   "openrouter:anthropic/claude-sonnet-4.5", "ollama:llama3.2",
 ];
+// How the page words the server's persona_diversity values (a value it has no words for shows as itself).
 const DIVERSITY = {
   "multi-perspective": "Multi-perspective (diverse angles)",
   binary: "Binary (for and against)",
@@ -120,7 +121,7 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
 }
 
 function topicSection(ctx, config) {
-  ctx.refs.topic = h("textarea", { rows: 2, required: true, maxlength: 4000, value: config.topic ?? "" });
+  ctx.refs.topic = h("textarea", { rows: 2, required: true, maxlength: ctx.meta.bounds.topic_chars, value: config.topic ?? "" });
   ctx.refs.context = h("textarea", { rows: 3, value: config.context ?? "" });
   return h(
     "fieldset", {},
@@ -137,11 +138,7 @@ function formatSection(ctx, config) {
   if (!names.includes(config.format ?? "free-form")) names.unshift(config.format ?? "free-form");
   for (const name of names) r.format.append(h("option", { value: name, selected: name === (config.format ?? "free-form") }, name));
   r.rounds = h("input", { type: "number", min: 1, max: ctx.meta.limits.max_rounds, step: 1, value: config.rounds ?? "" });
-  r.turnOrder = h(
-    "select", {},
-    h("option", { value: "sequential", selected: config.turn_order !== "simultaneous" }, "sequential"),
-    h("option", { value: "simultaneous", selected: config.turn_order === "simultaneous" }, "simultaneous"),
-  );
+  r.turnOrder = choiceSelect(ctx.meta.choices.turn_order, config.turn_order);
   r.formatInfo = h("div", { class: "format-info", "aria-live": "polite" });
   r.format.addEventListener("change", () => showFormat(ctx));
   r.rounds.addEventListener("input", () => {
@@ -166,10 +163,7 @@ function participantsSection(ctx, config) {
   const r = ctx.refs;
   r.add = h("button", { type: "button", id: "f-add-participant", disabled: list.length >= ctx.meta.limits.max_participants, onclick: () => addParticipant(ctx) }, "Add participant");
   r.propose = h("button", { type: "button", id: "f-propose", onclick: () => propose(ctx) }, "Propose personas");
-  r.diversity = h("select", {});
-  for (const [value, text] of Object.entries(DIVERSITY)) {
-    r.diversity.append(h("option", { value, selected: value === (config.persona_diversity ?? "multi-perspective") }, text));
-  }
+  r.diversity = choiceSelect(ctx.meta.choices.persona_diversity, config.persona_diversity, DIVERSITY);
   r.proposeStatus = h("p", { class: "hint", role: "status" });
   r.participants = h(
     "fieldset", { class: "participants" },
@@ -189,12 +183,14 @@ function participantsSection(ctx, config) {
 
 function participantRow(ctx, p, i, count) {
   const path = `participants.${i}`;
+  const bounds = ctx.meta.bounds;
+  const [cold, hot] = bounds.temperature;
   const refs = {
-    name: h("input", { type: "text", maxlength: 80, value: p.name ?? "", autocomplete: "off" }),
+    name: h("input", { type: "text", maxlength: bounds.name_chars, value: p.name ?? "", autocomplete: "off" }),
     model: modelInput(p.model ?? ctx.defaultModel),
-    persona: h("textarea", { rows: 2, maxlength: 4000, value: p.persona ?? "" }),
-    stance: h("input", { type: "text", maxlength: 1000, value: p.stance ?? "", placeholder: "e.g. for the motion" }),
-    temperature: h("input", { type: "number", min: 0, max: 2, step: 0.1, value: p.temperature ?? "", placeholder: "model default" }),
+    persona: h("textarea", { rows: 2, maxlength: bounds.persona_chars, value: p.persona ?? "" }),
+    stance: h("input", { type: "text", maxlength: bounds.stance_chars, value: p.stance ?? "", placeholder: "e.g. for the motion" }),
+    temperature: h("input", { type: "number", min: cold, max: hot, step: 0.1, value: p.temperature ?? "", placeholder: "model default" }),
   };
   // An id comes only from a file, and the server's reading left it out where it would make the same one.
   ctx.rows.push({ refs, extra: carried(p, OWN.participant, ["id"]) });
@@ -214,7 +210,7 @@ function participantRow(ctx, p, i, count) {
       field(ctx, `${path}.name`, "Name", refs.name),
       modelField(ctx, `${path}.model`, "Model", refs.model),
       field(ctx, `${path}.stance`, "Stance", refs.stance),
-      field(ctx, `${path}.temperature`, "Temperature", refs.temperature, "0 to 2; empty: the model's default"),
+      field(ctx, `${path}.temperature`, "Temperature", refs.temperature, `${cold} to ${hot}; empty: the model's default`),
     ),
     field(ctx, `${path}.persona`, "Persona", refs.persona, "Who argues, and how. auto: proposed when the debate starts."),
     h("div", { class: "actions" }, remove),
@@ -255,7 +251,7 @@ function judgeSection(ctx, config) {
 function judgeRow(ctx, j, i, count) {
   const path = `judges.${i}`;
   const refs = {
-    name: h("input", { type: "text", maxlength: 80, value: j.name ?? "", placeholder: ctx.meta.panel_judge_names[i] ?? "" }),
+    name: h("input", { type: "text", maxlength: ctx.meta.bounds.name_chars, value: j.name ?? "", placeholder: ctx.meta.panel_judge_names[i] ?? "" }),
     model: modelInput(j.model ?? ctx.defaultModel),
   };
   ctx.judgeRows.push({ refs, extra: carried(j, OWN.panelJudge) });
@@ -337,6 +333,14 @@ function slot(ctx, path) {
 
 function idOf(path) {
   return `f-${path.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+}
+
+/** A select of a field's values (the server's, its default first), showing the config's value or else the
+ * default. */
+function choiceSelect(choice, value, labels = {}) {
+  const chosen = value ?? choice.default;
+  const values = [choice.default, ...choice.values.filter((v) => v !== choice.default)];
+  return h("select", {}, values.map((v) => h("option", { value: v, selected: v === chosen }, labels[v] ?? v)));
 }
 
 function modelInput(value, placeholder = "provider:model") {
@@ -432,8 +436,9 @@ function collect(ctx) {
   if (r.context.value.trim()) out.context = r.context.value;
   out.format = r.format.value;
   out.rounds = numberOf(r.rounds);
-  if (r.turnOrder.value !== "sequential") out.turn_order = r.turnOrder.value;
-  if (r.diversity.value !== "multi-perspective") out.persona_diversity = r.diversity.value;
+  const { turn_order: order, persona_diversity: diversity } = ctx.meta.choices;
+  if (r.turnOrder.value !== order.default) out.turn_order = r.turnOrder.value;
+  if (r.diversity.value !== diversity.default) out.persona_diversity = r.diversity.value;
   out.participants = ctx.rows.map(({ refs, extra }) => {
     const p = { ...extra, name: refs.name.value.trim(), model: refs.model.value.trim() };
     if (refs.persona.value.trim()) p.persona = refs.persona.value.trim();
@@ -695,7 +700,8 @@ async function propose(ctx) {
   const config = collect(ctx);
   const first = config.participants[0];
   if (!config.topic) return mark(ctx, [["topic", "Give the topic first: personas are proposed for it."]]);
-  const request = { topic: config.topic, count: config.participants.length, diversity: config.persona_diversity ?? "multi-perspective", model: first.model };
+  const request = { topic: config.topic, count: config.participants.length, model: first.model };
+  if (config.persona_diversity) request.diversity = config.persona_diversity;
   if (first.base_url) request.base_url = first.base_url;
   const { propose: button, proposeStatus: status, participants: section } = ctx.refs;
   busy(button, true, "Proposing…");
@@ -708,7 +714,7 @@ async function propose(ctx) {
     now.participants.forEach((p, i) => {
       const seat = answer.personas[i];
       if (!seat) return;
-      p.persona = personaText(seat);
+      p.persona = answer.texts[i]; // the server's words for it, as a debate's 'auto' persona gets them
       p.stance = seat.position;
     });
     fill(ctx, now, button.id);
@@ -725,12 +731,6 @@ async function propose(ctx) {
     busy(ctx.refs.propose, false);
     ctx.refs.participants.removeAttribute("aria-busy");
   }
-}
-
-// The same text the engine gives an 'auto' persona (moot.domain.personas.persona_text).
-function personaText(seat) {
-  const args = (seat.key_arguments ?? []).map((a) => a.trim()).filter(Boolean).join("; ");
-  return args ? `${seat.persona.trim()}\nKey arguments: ${args}` : seat.persona.trim();
 }
 
 async function loadFile(ctx, input) {
