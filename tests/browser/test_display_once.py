@@ -45,6 +45,10 @@ def test_the_page_the_markdown_and_the_cli_show_the_same_decisions(server: Serve
     tab.shot("decisions")
     assert [norm(t) for t in shown.all_inner_texts()] == expected
     expect(page.get_by_test_id("round")).to_have_text("Round 3 of 3 · synthesis")
+    # The chair is a voice: named as the server names it (GET /api/meta `voices`), as the exports name it.
+    chair = [t for r in view.rounds for t in r.turns if t.speaker == "Chair"]
+    assert len(chair) == 1
+    expect(page.locator(".transcript .turn .who", has_text=re.compile(r"^Chair$"))).to_have_count(1)
     # The council's result is its judgement: the page says so in the exports' words.
     assert view.verdict is None
     expect(page.get_by_test_id("verdict")).to_have_text(view.verdict_note)

@@ -3,9 +3,12 @@
 // importers read these bindings when they draw, so they see the server's values.
 export let PALETTE = [];
 export let VOICE_COLOUR = "";
+// How the formats' own voices are named (moot.domain.config.VOICES: moderator → "Moderator"), drawn in VOICE_COLOUR.
+export let VOICE_NAMES = {};
 
-/** Take the palette from the server's /api/meta answer. */
+/** Take the palette and the voices' names from the server's /api/meta answer. */
 export function usePalette(meta) {
   PALETTE = [...meta.palette];
   VOICE_COLOUR = meta.voice_colour;
+  VOICE_NAMES = { ...meta.voices };
 }

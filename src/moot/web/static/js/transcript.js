@@ -4,10 +4,8 @@
 
 import { h } from "./dom.js";
 import { markdown } from "./markdown.js";
-import { PALETTE, VOICE_COLOUR } from "./palette.js";
+import { PALETTE, VOICE_COLOUR, VOICE_NAMES } from "./palette.js";
 
-// The speakers that are not participants: moot.domain.config.VOICES.
-const VOICES = { moderator: "Moderator", chair: "Chair", orchestrator: "Orchestrator", judge: "Judge" };
 
 export class Transcript {
   constructor() {
@@ -30,7 +28,7 @@ export class Transcript {
   }
 
   person(id) {
-    return this.people[id] ?? { name: VOICES[id] ?? id, model: "", stance: "", colour: VOICE_COLOUR };
+    return this.people[id] ?? { name: VOICE_NAMES[id] ?? id, model: "", stance: "", colour: VOICE_COLOUR };
   }
 
   apply(event) {
