@@ -82,7 +82,9 @@ def user_prompt(fmt: str, rounds: int, round_number: int) -> str:
 def test_the_config_accepts_exactly_the_registered_formats() -> None:
     # One list: the registry. The schema editors read offers exactly its names; any other is refused by field.
     assert config_schema()["properties"]["format"]["enum"] == list(PROTOCOLS)
-    with pytest.raises(ConfigError, match=r"^format: unknown format 'debate'; use one of: free-form, ") as bad:
+    with pytest.raises(
+        ConfigError, match=r"^format: unknown format 'debate'; use one of: free-form, "
+    ) as bad:
         check_run(make_config(2).model_copy(update={"format": "debate"}))
     assert bad.value.field == "format"
     for name, protocol in PROTOCOLS.items():
