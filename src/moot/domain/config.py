@@ -22,7 +22,7 @@ from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home w
 from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
 from moot.domain.text import OneLineText, PlainText
-from moot.domain.verdict import CRITERIA, default_rubric
+from moot.domain.rubric import Rubric, check_rubric, default_entries
 from moot.errors import ConfigError
 
 # A format's name. The formats and their names are moot.protocols' registry (`moot formats` lists them), the one
@@ -34,6 +34,8 @@ RoleName = Literal["architect", "security", "performance", "testing"]
 Diversity = Literal["binary", "spectrum", "multi-perspective"]
 # How much of the debate so far a turn prompt quotes (moot.context.strategies).
 StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybrid"]
+# What happens when a turn's prompt cannot fit its window even after its strategy (history.on_overflow).
+OverflowAction = Literal["summarize", "truncate", "end"]
 
 MIN_PARTICIPANTS = 2
 # Formats that also run with one participant: a single agent, the baseline of an evaluation.
@@ -227,9 +229,10 @@ class JudgeConfig(ModelOptions):
         default=None, max_length=20_000, description="Extra guidance for the judge"
     )
     retries: int = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
-    rubric: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
-        default_factory=default_rubric,
-        description="Weight per criterion (logic, evidence, engagement, novelty, persuasiveness, relevance); "
+    rubric: Rubric = Field(
+        default_factory=default_entries,
+        description="Weight per criterion (logic, evidence, engagement, novelty, persuasiveness, relevance), or "
+        "a criterion of your own with its one-line description: {feasibility: {weight: 20, description: ...}}; "
         "only the criteria listed are scored, and the overall score is their weighted mean",
     )
     fallback: list[ModelOptions] = Field(
@@ -240,13 +243,8 @@ class JudgeConfig(ModelOptions):
 
     @field_validator("rubric")
     @classmethod
-    def _check_rubric(cls, rubric: dict[str, float]) -> dict[str, float]:
-        for name in rubric:
-            if name not in CRITERIA:
-                raise ValueError(f"unknown criterion {name!r}; the criteria are {', '.join(CRITERIA)}")
-        if sum(rubric.values()) <= 0:
-            raise ValueError("the weights must sum to a positive number; give a criterion a weight above 0")
-        return rubric
+    def _check_rubric(cls, rubric: Rubric) -> Rubric:
+        return check_rubric(rubric)
 
     def candidates(self) -> list[ModelOptions]:
         """The models to ask for this judge's verdict, in order: its own, then its fallbacks."""
@@ -270,6 +268,12 @@ class Limits(_Strict):
     )
     warn_at_cost: float | None = Field(
         default=None, gt=0, description="USD: warn once when the debate's cost passes this"
+    )
+    pause_at_cost: float | None = Field(
+        default=None,
+        gt=0,
+        description="USD: once the debate's cost passes this, pause before its next call until someone "
+        "acknowledges (continue: resume; or stop); asked once per debate",
     )
     cost_limit: float | None = Field(
         default=None, gt=0, description="USD: stop before a call that would take the cost past this"
@@ -309,8 +313,16 @@ class Stopping(_Strict):
         le=1,
         description="Stop when the latest turns are all pairwise at least this similar (word-count cosine)",
     )
-    diminishing_returns: bool = Field(
-        default=False, description="Stop when round quality keeps falling (needs assess_rounds)"
+    diminishing_returns: bool | None = Field(
+        default=None,
+        description="Stop when round quality keeps falling, or stalls while novelty, engagement or reply "
+        "length fall (needs assess_rounds); left out: on where the format's judge assesses rounds by default "
+        "to decide when to stop (free-form), off elsewhere",
+    )
+    drift: Literal["warn", "stop"] = Field(
+        default="warn",
+        description="A participant the round's assessment scores below 5 of 10 for relevance: warn (a notice), "
+        "or stop the rounds (needs assess_rounds)",
     )
     timeout_s: float | None = Field(
         default=None, gt=0, le=86_400, description="Wall-clock budget for the debating rounds"
@@ -340,6 +352,32 @@ class HistoryConfig(_Strict):
         default=None,
         description="Model that writes the summaries; left out: the judge's, else the first participant's",
     )
+    on_overflow: OverflowAction = Field(
+        default="truncate",
+        description="When a turn's prompt does not fit its window even after the strategy: truncate: cut the "
+        "oldest history to fit; summarize: make (or refresh) the summary of older turns and quote it instead; "
+        "end: stop the rounds there and go to the verdict (a `context` stop)",
+    )
+
+
+# Sampling temperatures by role when a speaker's options set none (seed 000 sections 2.4 and 3.2): debaters
+# explore, the judge's scores and stop decisions should be steady, persona proposals spread out, summaries keep
+# to what was said. See DECISIONS.md.
+class Temperatures(_Strict):
+    """The temperature each kind of call gets when its model's own `temperature` is not set. null: none is sent
+    (the provider's default). Sent only to models that take one (reasoning models refuse it)."""
+
+    debater: float | None = Field(
+        default=0.8, ge=0.0, le=2.0, description="Debating turns, the format's voices' turns included"
+    )
+    judge: float | None = Field(
+        default=0.2,
+        ge=0.0,
+        le=2.0,
+        description="Structured answers: verdicts, round assessments, a format's votes, rankings and syntheses",
+    )
+    personas: float | None = Field(default=0.9, ge=0.0, le=2.0, description="Proposing 'auto' personas")
+    summary: float | None = Field(default=0.3, ge=0.0, le=2.0, description="Summaries of older turns")
 
 
 class DebateConfig(_Strict):
@@ -386,6 +424,10 @@ class DebateConfig(_Strict):
     limits: Limits = Field(default_factory=Limits)
     stopping: Stopping = Field(default_factory=Stopping)
     history: HistoryConfig = Field(default_factory=HistoryConfig)
+    temperatures: Temperatures = Field(
+        default_factory=Temperatures,
+        description="Temperature per kind of call where a model's own `temperature` is not set",
+    )
 
     @field_validator("judges")
     @classmethod
@@ -471,6 +513,8 @@ class DebateConfig(_Strict):
         stopping = self.stopping
         if stopping.diminishing_returns and stopping.assess_rounds is False:
             raise ValueError("stopping.diminishing_returns needs stopping.assess_rounds")
+        if stopping.drift == "stop" and stopping.assess_rounds is False:
+            raise ValueError("stopping.drift: stop needs stopping.assess_rounds (relevance is the judge's score)")
         if stopping.assess_rounds and self.judge is None:
             raise ValueError("stopping.assess_rounds needs a judge")
         return self

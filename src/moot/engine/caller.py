@@ -7,7 +7,7 @@ Faults are classified from the caller's typed provider (`ModelRef.provider`), ne
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic_ai.models import Model
@@ -15,7 +15,7 @@ from pydantic_ai.settings import ModelSettings
 
 from moot.context.fit import PromptLike
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
-from moot.domain.config import Limits, ModelOptions
+from moot.domain.config import Limits, ModelOptions, Temperatures
 from moot.domain.models import ModelRef
 from moot.engine.calls import (
     AnswerT,
@@ -29,13 +29,14 @@ from moot.engine.calls import (
 )
 from moot.engine.checks import model_key
 from moot.engine.retry import BoundCall, CallSite, Guard
-from moot.engine.settings import model_settings
+from moot.engine.settings import model_settings, takes_temperature
 from moot.engine.tools import Toolkit
 from moot.errors import MootError, RunError
 
-# What a call is for: a debating turn, a structured answer (a verdict, an assessment, an ask, personas), or
-# a summary of older turns. It sets the embedded model's reply cap and stops.
-Purpose = Literal["turn", "judge", "summary"]
+# What a call is for: a debating turn (a voice's too), a structured answer (a verdict, an assessment, a format's
+# ask), proposed personas, or a summary of older turns. It sets the temperature (config.temperatures, by role)
+# and the embedded model's reply cap and stops.
+Purpose = Literal["turn", "judge", "personas", "summary"]
 
 # Small models tend to carry on past their own turn, echoing the prompt's framing or writing the next
 # speaker's lines. Stopping there keeps a turn one speaker's contribution.
@@ -45,7 +46,21 @@ _LOCAL_TOKENS: dict[Purpose, int] = {
     "turn": LOCAL_TURN_TOKENS,
     "summary": LOCAL_TURN_TOKENS,
     "judge": LOCAL_JUDGE_TOKENS,
+    "personas": LOCAL_JUDGE_TOKENS,
 }
+
+
+def role_temperature(temperatures: Temperatures, purpose: Purpose) -> float | None:
+    """The debate's temperature for a kind of call (None: the provider's default)."""
+    match purpose:
+        case "turn":
+            return temperatures.debater
+        case "judge":
+            return temperatures.judge
+        case "personas":
+            return temperatures.personas
+        case "summary":
+            return temperatures.summary
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,7 @@ class Caller:
     model: Model
     limits: Limits
     guard: Guard | None = None  # the debate's retry policy; None: a single call outside a debate
+    temperatures: Temperatures = field(default_factory=Temperatures)  # the debate's, by role
 
     @property
     def ref(self) -> ModelRef:
@@ -67,8 +83,17 @@ class Caller:
         return str(self.options.model)
 
     def settings(self, purpose: Purpose, seed: int | None) -> ModelSettings:
+        """The settings of a call for `purpose`: the options' own temperature, else the role's where the model
+        takes one."""
         stops = LOCAL_TURN_STOPS if purpose == "turn" else None
-        return model_settings(self.options, seed, _LOCAL_TOKENS[purpose], stops)
+        return model_settings(
+            self.options,
+            seed,
+            _LOCAL_TOKENS[purpose],
+            stops,
+            role_temperature=role_temperature(self.temperatures, purpose),
+            takes_temperature=takes_temperature(self.model),
+        )
 
     def bind(self, site: CallSite, tokens: int = 0) -> BoundCall | None:
         """The guard bound to one call (its retries are recorded as made at `site`); None without a guard."""
@@ -92,7 +117,9 @@ class Caller:
             system=prompt.system,
             user=prompt.user,
             settings=self.settings(purpose, seed),
-            timeout_s=self.limits.judge_timeout_s if purpose == "judge" else self.limits.turn_timeout_s,
+            timeout_s=self.limits.judge_timeout_s
+            if purpose in ("judge", "personas")
+            else self.limits.turn_timeout_s,
             toolsets=tuple(kit.toolsets()) if kit is not None else (),
             native_tools=tuple(kit.native_tools()) if kit is not None else (),
         )
@@ -126,10 +153,11 @@ class Caller:
         who: str = "the judge",
         site: CallSite | None = None,
         tokens: int = 0,
+        purpose: Literal["judge", "personas"] = "judge",
     ) -> JudgeResult[AnswerT]:
         """A structured answer (moot.engine.calls.ask_judge), its failed calls retried by the guard at `site`."""
         return await ask_judge(
-            self.request(prompt, purpose="judge", seed=seed),
+            self.request(prompt, purpose=purpose, seed=seed),
             answer_type,
             retries=retries,
             what=what,
@@ -142,10 +170,17 @@ class Callers:
     """A run's callers, one per model and endpoint, each built on its first call and kept (check_run has checked
     every model before the run: a build failing here is a bug in a resolver, reported as the run's failure)."""
 
-    def __init__(self, resolve: Callable[[ModelOptions], Model], limits: Limits, guard: Guard) -> None:
+    def __init__(
+        self,
+        resolve: Callable[[ModelOptions], Model],
+        limits: Limits,
+        guard: Guard,
+        temperatures: Temperatures | None = None,
+    ) -> None:
         self.resolve = resolve
         self.limits = limits
         self.guard = guard
+        self.temperatures = temperatures if temperatures is not None else Temperatures()
         self._built: dict[tuple[str, str | None], Caller] = {}
 
     def of(self, options: ModelOptions) -> Caller:
@@ -160,7 +195,7 @@ class Callers:
                 raise
             except Exception as exc:
                 raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
-            built = self._built[key] = Caller(options, model, self.limits, self.guard)
+            built = self._built[key] = Caller(options, model, self.limits, self.guard, self.temperatures)
         if built.options != options:
-            return Caller(options, built.model, self.limits, self.guard)
+            return Caller(options, built.model, self.limits, self.guard, self.temperatures)
         return built

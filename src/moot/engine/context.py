@@ -51,7 +51,7 @@ class RunContext:
         self.control = control or RunControl()
         self.tools = tools or {}
         self.guard = Guard(config.limits.retry, self._record_retry)
-        self.callers = Callers(resolve, config.limits, self.guard)
+        self.callers = Callers(resolve, config.limits, self.guard, config.temperatures)
         self.prompts = PromptBuilder(self)
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
         self.started = time.monotonic() - ran_before
@@ -61,8 +61,11 @@ class RunContext:
 
     @property
     def config(self) -> DebateConfig:
-        """The debate's config as the events have made it: with the personas a model proposed, once given."""
-        return self.state.config if self.state.config is not None else self.initial
+        """The debate's config as the events have made it: with the personas a model proposed, once given, and
+        during a judging asked for later (`judging_requested`), the judges it asked for."""
+        config = self.state.config if self.state.config is not None else self.initial
+        again = self.state.judging_again
+        return again.judged_config(config) if again is not None else config
 
     @property
     def scheduled(self) -> DebateConfig:

@@ -75,6 +75,9 @@ async def propose_personas(
 ) -> tuple[dict[str, ProposedPersona], JudgeResult[PersonaAnswer]]:
     """Personas for the participants `ids` from `caller` (the format's voice model), and the call's record
     (answer None and error set on failure). A caller with the debate's guard retries failed calls."""
+    # The CLI's and the server's review make their caller before the debate exists: the config's temperatures
+    # are the ones that apply.
+    caller = replace(caller, temperatures=config.temperatures)
     result = await caller.ask(
         answer_model(len(ids)),
         TurnPrompt(system=SYSTEM, user=persona_prompt(config.topic, len(ids), config.persona_diversity)),
@@ -82,6 +85,7 @@ async def propose_personas(
         retries=config.judge.retries if config.judge is not None else 2,
         what="persona proposal",
         site=CallSite("judge", "personas"),
+        purpose="personas",
     )
     proposals = proposals_by_id(result.answer, ids) if result.answer is not None else {}
     return proposals, result
