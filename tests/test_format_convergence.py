@@ -83,7 +83,15 @@ def assessment(config: DebateConfig, *, go_on: bool = True, converged: bool = Fa
             "convergence_reached": converged,
         },
         "participants": {
-            p.id: {"score": 6, "strengths": ["clear"], "weaknesses": ["vague"]} for p in config.participants
+            p.id: {
+                "score": 6,
+                "relevance": 8,
+                "novelty": 6,
+                "engagement": 7,
+                "strengths": ["clear"],
+                "weaknesses": ["vague"],
+            }
+            for p in config.participants
         },
         "reasoning": "Positions have hardened.",
         "recommendations": "Stop here.",

@@ -270,7 +270,14 @@ def answer(config: DebateConfig, *, go_on: bool = True, quality: float = 7, **fl
             **flags,
         },
         "participants": {
-            p.id: {"score": 6, "strengths": ["clear"], "weaknesses": ["thin evidence"]}
+            p.id: {
+                "score": 6,
+                "relevance": 8,
+                "novelty": 6,
+                "engagement": 7,
+                "strengths": ["clear"],
+                "weaknesses": ["thin evidence"],
+            }
             for p in config.participants
         },
         "reasoning": "The round moved the debate on.",

@@ -222,6 +222,21 @@ def run(
         float | None,
         typer.Option("--stop-on-convergence", help="Stop when the latest turns are this similar (0-1)."),
     ] = None,
+    stop_on_diminishing: Annotated[
+        bool | None,
+        typer.Option(
+            "--stop-on-diminishing/--no-stop-on-diminishing",
+            help="Stop when assessed rounds stop paying off: quality falls, or stalls while novelty, engagement "
+            "or reply length fall (default: free-form with a judge yes, others no).",
+        ),
+    ] = None,
+    stop_on_drift: Annotated[
+        bool,
+        typer.Option(
+            "--stop-on-drift",
+            help="Stop when the judge scores a participant's relevance below 5/10 (default: warn only).",
+        ),
+    ] = False,
     min_rounds: Annotated[
         int | None, typer.Option("--min-rounds", help="No early stop before this many rounds.")
     ] = None,
@@ -264,6 +279,8 @@ def run(
             "assess_rounds": assess,
             "repetition": stop_on_repetition,
             "convergence": stop_on_convergence,
+            "diminishing_returns": stop_on_diminishing,
+            "drift": "stop" if stop_on_drift else None,
             "min_rounds": min_rounds,
             "timeout_s": timeout,
         }

@@ -357,6 +357,21 @@ class DebateRenderer:
             ),
         )
         self.console.print(line)
+        scored = [
+            f"{self._name(p.participant_id)} {p.score:g}"
+            + "".join(
+                f", {what} {value:g}"
+                for what, value in (
+                    ("relevance", p.relevance),
+                    ("novelty", p.novelty),
+                    ("engagement", p.engagement),
+                )
+                if value is not None
+            )
+            for p in a.participants
+        ]
+        if scored:
+            self.console.print(Text(" · ".join(scored), style="dim"))
         reasoning = " ".join(a.reasoning.split())
         if reasoning:
             self.console.print(Text(reasoning, style="dim"))

@@ -18,7 +18,11 @@ StopKind = Literal[
     "user",
     "deadline",  # limits.debate_timeout_s passed: the call under way was cut
     "participants",  # too few participants left after failures, or the format cannot go on without one
+    "drift",  # stopping.drift: stop and a participant's relevance fell below DRIFT_BELOW
 ]
+
+# Seed 000 §4.1: a relevance below 5 (of 10) is drifting off the topic.
+DRIFT_BELOW = 5.0
 
 
 class ParticipantAssessment(BaseModel):
@@ -28,6 +32,20 @@ class ParticipantAssessment(BaseModel):
     strengths: list[str] = Field(default_factory=list)
     weaknesses: list[str] = Field(default_factory=list)
     score: float = Field(ge=0, le=10)
+    # None in logs from before the assessment scored them.
+    relevance: float | None = Field(
+        default=None, ge=0, le=10, description="0 off the topic, 10 squarely on it (below 5: drifting)"
+    )
+    novelty: float | None = Field(
+        default=None, ge=0, le=10, description="0 pure repetition of earlier points, 10 all new"
+    )
+    engagement: float | None = Field(
+        default=None, ge=0, le=10, description="0 ignores the others, 10 answers their points directly"
+    )
+
+    @property
+    def drifting(self) -> bool:
+        return self.relevance is not None and self.relevance < DRIFT_BELOW
 
 
 class AssessmentFlags(BaseModel):
@@ -52,6 +70,15 @@ class RoundAssessment(BaseModel):
     flags: AssessmentFlags = Field(default_factory=AssessmentFlags)
     reasoning: str = ""
     recommendations: str = ""
+
+    def drifting(self) -> list[ParticipantAssessment]:
+        """The participants whose relevance this round was below DRIFT_BELOW."""
+        return [p for p in self.participants if p.drifting]
+
+    def mean(self, score: Literal["novelty", "engagement"]) -> float | None:
+        """The participants' mean novelty or engagement; None when the judge scored none (an older log)."""
+        scored = [v for p in self.participants if (v := getattr(p, score)) is not None]
+        return sum(scored) / len(scored) if scored else None
 
 
 class StopReason(BaseModel):

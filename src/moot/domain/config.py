@@ -34,6 +34,8 @@ RoleName = Literal["architect", "security", "performance", "testing"]
 Diversity = Literal["binary", "spectrum", "multi-perspective"]
 # How much of the debate so far a turn prompt quotes (moot.context.strategies).
 StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybrid"]
+# What a participant's relevance below 5/10 in a round's assessment does (stopping.drift).
+DriftAction = Literal["warn", "stop"]
 # What happens when a turn's prompt cannot fit its window even after its strategy (history.on_overflow).
 OverflowAction = Literal["summarize", "truncate", "end"]
 
@@ -319,7 +321,7 @@ class Stopping(_Strict):
         "length fall (needs assess_rounds); left out: on where the format's judge assesses rounds by default "
         "to decide when to stop (free-form), off elsewhere",
     )
-    drift: Literal["warn", "stop"] = Field(
+    drift: DriftAction = Field(
         default="warn",
         description="A participant the round's assessment scores below 5 of 10 for relevance: warn (a notice), "
         "or stop the rounds (needs assess_rounds)",
@@ -514,7 +516,9 @@ class DebateConfig(_Strict):
         if stopping.diminishing_returns and stopping.assess_rounds is False:
             raise ValueError("stopping.diminishing_returns needs stopping.assess_rounds")
         if stopping.drift == "stop" and stopping.assess_rounds is False:
-            raise ValueError("stopping.drift: stop needs stopping.assess_rounds (relevance is the judge's score)")
+            raise ValueError(
+                "stopping.drift: stop needs stopping.assess_rounds (relevance is the judge's score)"
+            )
         if stopping.assess_rounds and self.judge is None:
             raise ValueError("stopping.assess_rounds needs a judge")
         return self

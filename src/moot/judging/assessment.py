@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from moot.domain.assessment import AssessmentFlags, ParticipantAssessment, RoundAssessment
+from moot.domain.assessment import DRIFT_BELOW, AssessmentFlags, ParticipantAssessment, RoundAssessment
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
 from moot.judging.prompt import JudgePrompt, judge_templates
@@ -21,6 +21,25 @@ class ParticipantReview(BaseModel):
         ge=0,
         le=10,
         description="0 (no case made) to 10 (outstanding) for this round",
+        json_schema_extra=whole_numbers(10),
+    )
+    # Three whole numbers: a few tokens each, cheap for the embedded model's small reply budget.
+    relevance: float = Field(
+        ge=0,
+        le=10,
+        description="0 (off the topic) to 10 (squarely on it); below 5 is drifting",
+        json_schema_extra=whole_numbers(10),
+    )
+    novelty: float = Field(
+        ge=0,
+        le=10,
+        description="0 (pure repetition of its earlier points) to 10 (all new arguments)",
+        json_schema_extra=whole_numbers(10),
+    )
+    engagement: float = Field(
+        ge=0,
+        le=10,
+        description="0 (ignores the others) to 10 (answers their points directly)",
         json_schema_extra=whole_numbers(10),
     )
     strengths: list[str] = Field(description="Specific strengths", json_schema_extra=bounded_items(2))
@@ -84,7 +103,13 @@ def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> Round
     """The stored RoundAssessment, with the per-participant reviews listed by participant id."""
     participants = [
         ParticipantAssessment(
-            participant_id=pid, strengths=list(r.strengths), weaknesses=list(r.weaknesses), score=r.score
+            participant_id=pid,
+            strengths=list(r.strengths),
+            weaknesses=list(r.weaknesses),
+            score=r.score,
+            relevance=r.relevance,
+            novelty=r.novelty,
+            engagement=r.engagement,
         )
         for pid, r in each_participant(config, answer.participants)  # type: ignore[attr-defined]
     ]
@@ -96,6 +121,19 @@ def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> Round
         reasoning=answer.reasoning,
         recommendations=answer.recommendations,
     )
+
+
+def drift_warnings(config: DebateConfig, round_number: int, assessment: RoundAssessment) -> list[str]:
+    """One line per participant the judge found drifting off the topic in this round (relevance below 5 of
+    10, seed 000 §4.1); one for the round when the judge flagged drift without scoring anyone below 5."""
+    lines = [
+        f"{config.speaker_name(p.participant_id)} drifted off the topic in round {round_number} "
+        f"(relevance {p.relevance:g}/10, below {DRIFT_BELOW:g})"
+        for p in assessment.drifting()
+    ]
+    if not lines and assessment.flags.drifting:
+        lines.append(f"the judge flagged round {round_number} as drifting off the topic")
+    return lines
 
 
 def assessment_prompt(

@@ -128,6 +128,12 @@ class DebateProtocol(ABC, Generic[OptionsT]):
                 f"needs stopping.assess_rounds: true (the {self.name} format does not assess rounds by default)",
                 field="stopping.diminishing_returns",
             )
+        if config.stopping.drift == "stop" and not self.assesses_rounds(config):
+            raise ConfigError(
+                f"stop needs rounds assessed by a judge (the {self.name} format does not assess rounds by "
+                "default: set stopping.assess_rounds: true, or drift: warn)",
+                field="stopping.drift",
+            )
         try:
             self.options_type.model_validate(config.format_options)
         except ValidationError as exc:
@@ -165,6 +171,16 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         chosen = config.stopping.assess_rounds
         wanted = self.assesses_by_default if chosen is None else chosen
         return wanted and config.judge is not None
+
+    # Whether diminishing returns end the rounds when `stopping.diminishing_returns` is left out (where the
+    # judge assesses them).
+    diminishing_by_default: bool = False
+
+    def stop_rule(self, config: DebateConfig, state: DebateState) -> StopReason | None:
+        """The general stopping rules (moot.protocols.stopping), with this format's default for diminishing
+        returns."""
+        default = self.diminishing_by_default and self.assesses_rounds(config)
+        return stop_reason(config, state, diminishing_default=default)
 
     def format_overview(self, config: DebateConfig) -> str:
         """The whole format, every phase, for the system prompt: the same on every turn, so that a
@@ -231,7 +247,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         return None
 
     def between_rounds(
-        self, config: DebateConfig, state: DebateState, rule: StopRule = stop_reason
+        self, config: DebateConfig, state: DebateState, rule: StopRule | None = None
     ) -> Step | None:
         """Before the first round or after a completed one: assess the round just held (where this format
         assesses), stop if `rule` says so, else start the next round. None once the rounds have stopped, for the
@@ -242,7 +258,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         done = current.number if current else 0
         if done and self.assesses_rounds(config) and state.assessed(done) is None:
             return Assess(done)
-        reason = rule(config, state)
+        reason = (rule or self.stop_rule)(config, state)
         if reason is not None:
             return Stop(reason)
         return StartRound(done + 1, self.phase(config.rounds, done + 1).name)

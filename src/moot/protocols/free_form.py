@@ -19,6 +19,8 @@ class FreeForm(RoundRobin):
     name = "free-form"
     description = "Open exchange; the judge decides when to stop (rounds is the cap), then a verdict."
     assesses_by_default = True
+    # Seed 000 §4.3: the judge-led rounds also end when they stop paying off.
+    diminishing_by_default = True
 
     def phases(self, rounds: int) -> list[Phase]:
         # A single round is an opening: there is nothing yet to answer.

@@ -13,11 +13,15 @@ Similarity is measured on words: lowercase runs of letters, digits and apostroph
 1. max_rounds: the configured rounds are all held (whatever else holds, the debate ran its course);
 2. nothing else before `stopping.min_rounds` rounds are held;
 3. judge: the latest round's assessment says not to continue (assess_rounds and judge_can_stop);
-4. repetition: every participant's repetition score is at least `stopping.repetition`;
-5. convergence: every pair of the latest round's turns is at least `stopping.convergence` similar;
-6. diminishing_returns: the last three assessed rounds fell in quality each time, or the judge flagged
-   the last two assessed rounds as repetitive or of diminishing returns (seed 000 §4.3, without the
-   novelty score the assessment does not have).
+4. drift (`stopping.drift: stop`): the latest assessment scores a participant's relevance below 5 of 10
+   (seed 000 §4.1);
+5. repetition: every participant's repetition score is at least `stopping.repetition`;
+6. convergence: every pair of the latest round's turns is at least `stopping.convergence` similar;
+7. diminishing_returns (seed 000 §4.3), over the last three assessed rounds: round quality fell each time;
+   or it did not rise while at least two of the other signs fell each time: the participants' mean
+   novelty, their mean engagement (both the judge's scores) and the mean length of their replies (words);
+   or the judge flagged the last two assessed rounds as repetitive or of diminishing returns. Left unset,
+   the format decides whether it applies (`diminishing_default`: free-form's judge-led rounds).
 
 The timeout is not here: it depends on the wall clock, so the engine checks it and records it.
 """
@@ -30,7 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from moot.domain.assessment import RoundAssessment, StopKind, StopReason
+from moot.domain.assessment import DRIFT_BELOW, RoundAssessment, StopKind, StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState, Round
 
@@ -108,8 +112,13 @@ def _percent(value: float) -> str:
     return f"{math.floor(value * 100 + 1e-9)}%"
 
 
-def stop_reason(config: DebateConfig, state: DebateState) -> StopReason | None:
-    """Why the rounds should end after the latest completed round, or None to hold another."""
+def stop_reason(
+    config: DebateConfig, state: DebateState, *, diminishing_default: bool = False
+) -> StopReason | None:
+    """Why the rounds should end after the latest completed round, or None to hold another.
+
+    `diminishing_default`: whether diminishing returns apply when `stopping.diminishing_returns` is unset (the
+    format's call)."""
     latest = last_completed(state)
     done = latest.number if latest else 0
     if done >= config.rounds:
@@ -122,10 +131,13 @@ def stop_reason(config: DebateConfig, state: DebateState) -> StopReason | None:
     rules = config.stopping
     if latest is None or done < rules.min_rounds:
         return None
-    for rule in (_judge, _repetition, _convergence, _diminishing_returns):
+    for rule in (_judge, _drift, _repetition, _convergence):
         reason = rule(config, state)
         if reason is not None:
             return reason
+    chosen = rules.diminishing_returns
+    if chosen if chosen is not None else diminishing_default:
+        return diminishing_returns(state)
     return None
 
 
@@ -178,18 +190,76 @@ def _at_least(
     )
 
 
-def _diminishing_returns(config: DebateConfig, state: DebateState) -> StopReason | None:
-    if not config.stopping.diminishing_returns:
+def _drift(config: DebateConfig, state: DebateState) -> StopReason | None:
+    latest = last_completed(state)
+    if config.stopping.drift != "stop" or latest is None:
         return None
+    record = state.assessed(latest.number)
+    if record is None or record.assessment is None:
+        return None
+    drifting = record.assessment.drifting()
+    if not drifting:
+        return None
+    who = ", ".join(f"{config.speaker_name(p.participant_id)} {p.relevance:g}/10" for p in drifting)
+    return StopReason(
+        kind="drift",
+        detail=f"relevance below {DRIFT_BELOW:g} of 10 in round {latest.number} ({who}): drifting off the "
+        "topic (stopping.drift: stop)",
+    )
+
+
+TREND_ROUNDS = 3
+
+
+def _falling(values: list[float | None]) -> bool:
+    """Each value below the one before it; a missing value (an older log's score) is no trend."""
+    known = [v for v in values if v is not None]
+    return len(known) == len(values) >= 2 and all(b < a for a, b in itertools.pairwise(known))
+
+
+def _trend(values: list[float | None], in_words: bool = False) -> str:
+    shown = (("?" if v is None else f"{v:.0f}" if in_words else f"{round(v, 1):g}") for v in values)
+    return " → ".join(shown) + (" words" if in_words else "")
+
+
+def reply_lengths(state: DebateState, round_numbers: Iterable[int]) -> list[float | None]:
+    """The mean length in words of the replies in each of these rounds (None for a round with none)."""
+    out: list[float | None] = []
+    for number in round_numbers:
+        turns = [t for t in state.turns if t.round == number]
+        out.append(sum(len(words(t.text)) for t in turns) / len(turns) if turns else None)
+    return out
+
+
+def diminishing_returns(state: DebateState) -> StopReason | None:
+    """Seed 000 §4.3 over the last three assessed rounds: see the module's rule 7."""
     assessed: list[tuple[int, RoundAssessment]] = [
         (a.round, a.assessment) for a in state.assessments if a.assessment is not None
     ]
-    last3 = [a.quality for _, a in assessed[-3:]]
-    if len(last3) == 3 and last3[0] > last3[1] > last3[2]:
-        trend = " → ".join(f"{q:g}" for q in last3)
-        return StopReason(
-            kind="diminishing_returns", detail=f"round quality fell three rounds running ({trend} out of 10)"
+    window = assessed[-TREND_ROUNDS:]
+    if len(window) == TREND_ROUNDS:
+        quality: list[float | None] = [a.quality for _, a in window]
+        series = (
+            ("novelty", [a.mean("novelty") for _, a in window], False),
+            ("engagement", [a.mean("engagement") for _, a in window], False),
+            ("reply length", reply_lengths(state, (n for n, _ in window)), True),
         )
+        fell = [f"{name} fell ({_trend(v, in_words)})" for name, v, in_words in series if _falling(v)]
+        if _falling(quality):
+            detail = f"round quality fell three rounds running ({_trend(quality)} out of 10)"
+            return StopReason(kind="diminishing_returns", detail=detail + "".join(f"; {f} too" for f in fell))
+        if (
+            quality[-1] is not None
+            and quality[0] is not None
+            and quality[-1] <= quality[0]
+            and len(fell) >= 2
+        ):
+            return StopReason(
+                kind="diminishing_returns",
+                detail=f"round quality did not rise ({_trend(quality)} out of 10) while "
+                + " and ".join(fell)
+                + f", rounds {window[0][0]} to {window[-1][0]}",
+            )
     last2 = assessed[-2:]
     if len(last2) == 2 and all(a.flags.repetitive or a.flags.diminishing_returns for _, a in last2):
         return StopReason(

@@ -19,8 +19,10 @@ from moot.domain.config import (
     VOICES,
     DebateConfig,
     Diversity,
+    DriftAction,
     JudgeConfig,
     Participant,
+    Stopping,
     TurnOrder,
     panel_judge_name,
 )
@@ -86,6 +88,7 @@ class Choices(BaseModel):
 
     turn_order: Choice
     persona_diversity: Choice
+    drift: Choice = Field(description="stopping.drift: what a participant's relevance below 5/10 does")
 
 
 class Bounds(BaseModel):
@@ -219,6 +222,7 @@ CHOICES = Choices(
     persona_diversity=Choice(
         values=list(get_args(Diversity)), default=DebateConfig.model_fields["persona_diversity"].default
     ),
+    drift=Choice(values=list(get_args(DriftAction)), default=Stopping.model_fields["drift"].default),
 )
 BOUNDS = Bounds(
     topic_chars=_bound(DebateConfig, "topic", "maxLength"),

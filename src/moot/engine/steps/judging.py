@@ -23,7 +23,7 @@ from moot.engine.calls import AnswerT, JudgeResult
 from moot.engine.retry import CallSite
 from moot.judging import JudgePrompt, answer_model, to_verdict
 from moot.judging.anonymise import Roster
-from moot.judging.assessment import assessment_model, to_round_assessment
+from moot.judging.assessment import assessment_model, drift_warnings, to_round_assessment
 from moot.judging.panel import Seat, combine, failure_text, seat_roster, seats
 from moot.protocols import Assess, Judge
 
@@ -122,17 +122,21 @@ async def _assess(ctx: RunContext, round_number: int) -> None:
     fit = ctx.prompts.assessment(round_number)
     await ctx.prompts.record_fit(fit, judge, "judge", round_number, "assessment")
     result = await _ask_judge(ctx, assessment_model(ctx.config), fit, "assessment", round_number=round_number)
+    assessment = to_round_assessment(result.answer, ctx.config) if result.answer is not None else None
     await ctx.emit(
         RoundAssessed(
             round=round_number,
             model=str(judge.model),
-            assessment=to_round_assessment(result.answer, ctx.config) if result.answer is not None else None,
+            assessment=assessment,
             error=result.error,
             attempts=result.attempts,
             usage=result.usage,
             latency_s=result.latency_s,
         )
     )
+    # After the assessment is recorded: a resume that finds it re-derives nothing, the warning is in the log.
+    for line in drift_warnings(ctx.config, round_number, assessment) if assessment is not None else ():
+        await ctx.emit(Notice(source="drift", message=line))
 
 
 async def judge(ctx: RunContext) -> None:

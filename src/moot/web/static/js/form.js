@@ -28,12 +28,16 @@ const DIVERSITY = {
 };
 // Keys the form's controls own; everything else in a loaded config is carried through untouched.
 const OWN = {
-  top: ["topic", "context", "format", "rounds", "turn_order", "participants", "judge", "judges", "limits", "persona_diversity"],
+  top: ["topic", "context", "format", "rounds", "turn_order", "participants", "judge", "judges", "limits", "persona_diversity", "stopping"],
   participant: ["id", "name", "model", "persona", "stance", "temperature"],
   judge: ["model"],
   panelJudge: ["name", "model"],
   limits: ["warn_at_cost", "cost_limit", "token_limit"],
+  stopping: ["diminishing_returns", "drift"],
 };
+// stopping.diminishing_returns is true, false or left out (the format decides): the page's words for each.
+const DIMINISHING = { "": "The format's default (free-form with a judge: on)", true: "On", false: "Off" };
+const DRIFT = { warn: "Warn", stop: "Stop the rounds" };
 // Server error paths that have no control of their own, and the control that stands for them; a problem
 // with the config as a whole ("" from the server) is shown above the form's buttons.
 const STANDS_FOR = { format_options: "format", "": "config" };
@@ -110,6 +114,7 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
     formatSection(ctx, config),
     participantsSection(ctx, config),
     judgeSection(ctx, config),
+    stoppingSection(ctx, config),
     budgetSection(ctx, config),
     actions(ctx),
     modelList(ctx),
@@ -266,6 +271,27 @@ function judgeRow(ctx, j, i, count) {
     slot(ctx, path),
     h("div", { class: "grid" }, field(ctx, `${path}.name`, "Name", refs.name), modelField(ctx, `${path}.model`, "Model", refs.model)),
     h("div", { class: "actions" }, remove),
+  );
+}
+
+function stoppingSection(ctx, config) {
+  const stopping = config.stopping ?? {};
+  const chosen = stopping.diminishing_returns ?? "";
+  ctx.refs.diminishing = h(
+    "select", {},
+    Object.entries(DIMINISHING).map(([value, text]) => h("option", { value, selected: String(chosen) === value }, text)),
+  );
+  ctx.refs.drift = choiceSelect(ctx.meta.choices.drift, stopping.drift, DRIFT);
+  return h(
+    "fieldset", {},
+    h("legend", {}, "Stopping"),
+    h("p", { class: "hint" }, "What the judge's round assessments may do (formats whose judge assesses rounds)."),
+    slot(ctx, "stopping"),
+    h(
+      "div", { class: "grid" },
+      field(ctx, "stopping.diminishing_returns", "Stop on diminishing returns", ctx.refs.diminishing, "Quality falls, or stalls while novelty, engagement or reply length fall, three assessed rounds running."),
+      field(ctx, "stopping.drift", "When a participant drifts", ctx.refs.drift, "Relevance below 5 of 10 in a round's assessment."),
+    ),
   );
 }
 
@@ -452,6 +478,10 @@ function collect(ctx) {
     if (input.value !== "" || input.validity.badInput) limits[key] = numberOf(input);
   }
   if (Object.keys(limits).length) out.limits = limits;
+  const stopping = carried(ctx.base.stopping ?? {}, OWN.stopping);
+  if (r.diminishing.value !== "") stopping.diminishing_returns = r.diminishing.value === "true";
+  if (r.drift.value !== ctx.meta.choices.drift.default) stopping.drift = r.drift.value;
+  if (Object.keys(stopping).length) out.stopping = stopping;
   return out;
 }
 

@@ -214,7 +214,7 @@ export class Transcript {
       this.note(`The judge gave no assessment of round ${event.round}${event.error ? `: ${event.error}` : ""}.`, "info");
       return;
     }
-    const scores = (a.participants ?? []).map((p) => `${this.person(p.participant_id).name} ${p.score}`).join(", ");
+    const scores = (a.participants ?? []).map((p) => `${this.person(p.participant_id).name} ${p.score}${assessedScores(p)}`).join(", ");
     this.node.append(
       h(
         "div",
@@ -245,6 +245,13 @@ export class Transcript {
   note(text, level = "info") {
     this.node.append(h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text));
   }
+}
+
+/** ` (relevance 8, novelty 6, engagement 7)`: the scores an assessment gave a participant beyond its round
+ * score, as the CLI shows them (a log from before they were scored has none). */
+function assessedScores(p) {
+  const parts = ["relevance", "novelty", "engagement"].filter((k) => p[k] != null).map((k) => `${k} ${p[k]}`);
+  return parts.length ? ` (${parts.join(", ")})` : "";
 }
 
 /** `Ada, ranking of Bo: Bo > Cy: because`: the words the CLI and the exports use, the text the engine recorded. */
