@@ -16,6 +16,7 @@ from rich.text import Text
 from moot import __version__
 from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
+from moot.cli.judge import judge_command
 from moot.cli.live import DbOption, err, follow, print_error
 from moot.cli.live import run_command as _run
 from moot.cli.personas import review_personas
@@ -486,6 +487,7 @@ app.command("formats")(formats_command)
 app.command("templates")(templates_command)
 app.command("serve")(serve_command)
 app.command("resume")(resume_command)
+app.command("judge")(judge_command)
 app.command("worker")(worker_command)
 app.command("eval")(eval_command)
 

@@ -24,6 +24,7 @@ from moot.domain.events import (
     Event,
     HistorySummarised,
     JudgeVerdictGiven,
+    JudgingRequested,
     JudgingStarted,
     Notice,
     OutcomeGiven,
@@ -171,13 +172,20 @@ class DebateRenderer:
                 self.console.print(
                     Text(f"Stopped after round {event.after_round}: {event.reason.detail}", style="bold")
                 )
+            case JudgingRequested():
+                self._stop_live()
+                whose = "the debate's own judge" if event.own else "a judge chosen now"
+                self.console.print(Text(f"Judging again ({whose}): {event.reason}", style="bold"))
             case JudgingStarted():
                 self._stop_live()
-                self.console.print(Rule("Verdict", style="bold"))
-                judge = self.config.judge.name if self.config.judge else "Judge"
+                again = self.state.judging_again
+                config = again.judged_config(self.config) if again is not None else self.config
+                number = f" {len(self.state.verdicts) + 1}" if self.state.verdicts else ""
+                self.console.print(Rule(f"Verdict{number}", style="bold"))
+                judge = config.judge.name if config.judge else "Judge"
                 models = event.model
-                if self.config.judges:
-                    seated = [j for j in self.config.judges if self.config.recusal(j) is None]
+                if config.judges:
+                    seated = [j for j in config.judges if config.recusal(j) is None]
                     judge, models = f"A panel of {len(seated)}", models.removeprefix("panel: ")
                 self.console.print(Text(f"{judge} ({models}) is weighing the debate…", style="dim"))
             case JudgeVerdictGiven():

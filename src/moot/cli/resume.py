@@ -20,8 +20,11 @@ REASON = "resumed with moot resume"
 
 def check_resumable(debate_id: str, events: Sequence[Event]) -> None:
     """A StateError, naming what to do instead, when the stored debate has nothing left to run."""
+    from moot.engine import verdict_failed  # a completed debate whose verdict failed has its verdict to run
+
     short = debate_id[:8]
-    if fold(events).status == "completed":
+    state = fold(events)
+    if state.status == "completed" and not verdict_failed(state):
         raise StateError(f"debate {short} has completed; nothing to resume; see `moot show {short}`")
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from moot.domain.assessment import RoundAssessment, StopReason
-from moot.domain.config import DebateConfig
+from moot.domain.config import DebateConfig, JudgeConfig
 from moot.domain.faults import FaultKind
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
@@ -275,6 +275,38 @@ class OutcomeGiven(BaseEvent):
     outcome: Outcome
 
 
+class JudgingRequested(BaseEvent):
+    """A new verdict was asked for after the rounds (`moot judge`, the page's Judge again, or a retry of a failed
+    verdict): the judges below rule on the stored turns, and every verdict before stays on record. The debate's
+    result is the latest verdict; its `VerdictGiven` carries this request's `number`."""
+
+    type: Literal["judging_requested"] = "judging_requested"
+    number: int = Field(ge=1, description="Which judging after the debate's own this is: 1 for the first")
+    judge: JudgeConfig | None = Field(
+        default=None, description="The single judge (None: the panel below rules)"
+    )
+    judges: list[JudgeConfig] = Field(
+        default_factory=list, description="A panel; empty: the single judge rules"
+    )
+    own: bool = Field(
+        description="True: the debate's own judge or panel as configured; False: one chosen now"
+    )
+    reason: str = Field(description="Who asked and how: `moot judge`, the page, a retry of a failed verdict")
+
+    @property
+    def who(self) -> str:
+        """The judges in a few words: 'openai:gpt-4o' or 'panel: a, b'."""
+        if self.judges:
+            return "panel: " + ", ".join(str(j.model) for j in self.judges)
+        return str(self.judge.model) if self.judge is not None else "no judge"
+
+    def judged_config(self, config: DebateConfig) -> DebateConfig:
+        """`config` with these judges in place of its own, for the verdict's prompts and schema."""
+        if self.judges:
+            return config.model_copy(update={"judges": list(self.judges)})
+        return config.model_copy(update={"judge": self.judge, "judges": []})
+
+
 class JudgingStarted(_ProgressMarker):
     type: Literal["judging_started"] = "judging_started"
     model: str
@@ -294,6 +326,9 @@ class JudgeVerdictGiven(_JudgeCall):
     verdict: Verdict | None
     recused: str | None = None
     failed: list[FailedTry] = Field(default_factory=list)
+    judging: int = Field(
+        default=0, ge=0, description="0: the debate's own judging; n: its n-th judging asked for later"
+    )
 
 
 class VerdictGiven(_JudgeCall):
@@ -305,6 +340,15 @@ class VerdictGiven(_JudgeCall):
     verdict: Verdict | None
     panel: PanelResult | None = None
     failed: list[FailedTry] = Field(default_factory=list)
+    judging: int = Field(
+        default=0,
+        ge=0,
+        description="0: the debate's own judging at its end; n: the n-th judging asked for later "
+        "(its `judging_requested` says who and why)",
+    )
+    name: str | None = Field(
+        default=None, description="The judge's name, or 'Panel'; None: a log from before moot recorded it"
+    )
 
 
 class DebateCompleted(BaseEvent):
@@ -364,6 +408,7 @@ Event = Annotated[
     | DecisionGiven
     | DebateStopping
     | OutcomeGiven
+    | JudgingRequested
     | JudgingStarted
     | JudgeVerdictGiven
     | VerdictGiven

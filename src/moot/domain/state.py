@@ -24,6 +24,7 @@ from moot.domain.events import (
     Event,
     HistorySummarised,
     JudgeVerdictGiven,
+    JudgingRequested,
     JudgingStarted,
     Notice,
     OutcomeGiven,
@@ -140,6 +141,23 @@ class AssessedRound(BaseModel):
     error: str | None = None
 
 
+class GivenVerdict(BaseModel):
+    """One verdict on record, with who gave it: the debate's own judging (0) or a later one (`moot judge`, the
+    page, a retry), by the debate's own judge(s) or others chosen then."""
+
+    judging: int = Field(description="0: the debate's own, at its end; n: the n-th judging asked for later")
+    name: str = Field(description="The judge's name, or 'Panel'")
+    model: str = Field(description="The model that answered (a panel: its counted judges)")
+    own: bool = Field(description="Given by the debate's own judge(s) as configured")
+    reason: str | None = Field(default=None, description="Why a later judging was asked for")
+    verdict: Verdict | None
+    error: str | None = None
+    panel: PanelResult | None = None
+    ballots: list[Ballot] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage, description="Its calls (a panel: its judges' together)")
+    at: datetime
+
+
 class DebateState(BaseModel):
     """Where a debate stands. Build it with `fold(events)`; advance it with `apply`."""
 
@@ -180,6 +198,19 @@ class DebateState(BaseModel):
     verdict: Verdict | None = None
     verdict_error: str | None = None
     ballots: list[Ballot] = Field(default_factory=list, description="Each panel judge's verdict, as it came")
+    verdicts: list[GivenVerdict] = Field(
+        default_factory=list, description="Every verdict given, in order; `verdict` is the latest's"
+    )
+    judging_requests: list[JudgingRequested] = Field(
+        default_factory=list, description="Every judging asked for after the debate's own, in order"
+    )
+    judging_again: JudgingRequested | None = Field(
+        default=None,
+        description="The judging asked for that has not ended yet (its run: a verdict, then the end)",
+    )
+    verdict_usage: Usage = Field(
+        default_factory=Usage, description="The calls of the verdict being given (a panel's judges so far)"
+    )
     panel: PanelResult | None = None
     judge_usage: Usage = Field(default_factory=Usage)
     decision_usage: Usage = Field(
@@ -309,6 +340,12 @@ class DebateState(BaseModel):
                 self.stop_reason = event.reason
                 self.stopped_after = event.after_round
                 self._drop_unfinished()  # a user's stop cuts the turns under way
+            case JudgingRequested():
+                self.judging_requests.append(event)
+                self.judging_again = event
+                self.judged = False  # the verdict so far stays the result until the new one comes
+                self.ballots = []
+                self.verdict_usage = Usage()
             case JudgingStarted():
                 self.status = "judging"
             case JudgeVerdictGiven():
@@ -325,6 +362,7 @@ class DebateState(BaseModel):
                     )
                 )
                 self.judge_usage = self.judge_usage + event.usage
+                self.verdict_usage = self.verdict_usage + event.usage
             case VerdictGiven():
                 self.panel = event.panel
                 self.judged = True
@@ -332,8 +370,11 @@ class DebateState(BaseModel):
                 self.verdict_error = event.error
                 self.judge_usage = self.judge_usage + event.usage
                 self.status = "running"
+                self.verdicts.append(self._given(event))
+                self.verdict_usage = Usage()
             case DebateCompleted():
                 self.status = "completed"
+                self.judging_again = None
                 self.ended_at = event.at
             case DebateFailed():
                 self.status = "failed"
@@ -356,6 +397,29 @@ class DebateState(BaseModel):
                 self.ended_at = None
                 self._drop_unfinished()
         return self
+
+    def _given(self, event: VerdictGiven) -> GivenVerdict:
+        request = next((r for r in self.judging_requests if r.number == event.judging), None)
+        if event.name is not None:
+            name = event.name
+        elif event.panel is not None:
+            name = "Panel"
+        else:
+            judge = self.config.judge if self.config is not None else None
+            name = judge.name if judge is not None else "Judge"
+        return GivenVerdict(
+            judging=event.judging,
+            name=name,
+            model=event.model,
+            own=request.own if request is not None else True,
+            reason=request.reason if request is not None else None,
+            verdict=event.verdict,
+            error=event.error,
+            panel=event.panel,
+            ballots=list(self.ballots) if event.panel is not None else [],
+            usage=self.verdict_usage + event.usage,
+            at=event.at,
+        )
 
     def _drop_unfinished(self) -> None:
         """Forget turns that started and never completed: they are run again, not kept in part."""

@@ -10,8 +10,10 @@ from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
 from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate_lines
 from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
+from moot.engine.judging_again import Fields as JudgeFields
+from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_failed
 from moot.engine.personas import propose_personas, with_reviewed_personas
-from moot.engine.runner import EventLog, InMemoryLog, resumable, resume_debate, run_debate
+from moot.engine.runner import EventLog, InMemoryLog, judge_again, resumable, resume_debate, run_debate
 from moot.engine.settings import model_settings
 
 __all__ = [
@@ -22,16 +24,21 @@ __all__ = [
     "Checked",
     "EventLog",
     "InMemoryLog",
+    "JudgeFields",
     "ModelResolver",
+    "PlannedJudging",
     "RunControl",
     "check_run",
     "estimate_debate",
     "estimate_lines",
+    "judge_again",
     "model_settings",
+    "plan_judging",
     "preflight",
     "propose_personas",
     "resumable",
     "resume_debate",
     "run_debate",
+    "verdict_failed",
     "with_reviewed_personas",
 ]

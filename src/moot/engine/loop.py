@@ -14,12 +14,14 @@ from collections.abc import AsyncIterator
 
 from moot.domain.assessment import StopReason
 from moot.domain.events import (
+    DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebatePaused,
     DebateResumed,
     DebateStarted,
     Event,
+    JudgingRequested,
     Notice,
     PersonasAssigned,
 )
@@ -31,19 +33,24 @@ from moot.engine.personas import propose_personas
 from moot.engine.steps import handler_for
 from moot.errors import MootError, RunError
 from moot.models.providers import redact
-from moot.protocols import Step
+from moot.protocols import Judge, Step
 
 CREATED = "created; waiting to be started"
 
 
 async def run_events(
-    ctx: RunContext, *, resumed: str | None = None, hold: bool = False
+    ctx: RunContext,
+    *,
+    resumed: str | None = None,
+    hold: bool = False,
+    judging: JudgingRequested | None = None,
 ) -> AsyncIterator[Event]:
     """Drive the run and yield its events as they are recorded; cancelling the consumer interrupts the run.
 
     `resumed` is the reason when the run carries a stored debate on; with `hold`, a new debate is recorded and
-    left `created` before its first call."""
-    task = asyncio.create_task(_drive(ctx, resumed, hold))
+    left `created` before its first call; with `judging` (and `resumed`), the run is that judging of the stored
+    debate."""
+    task = asyncio.create_task(_drive(ctx, resumed, hold, judging))
     deadline = asyncio.create_task(_deadline(ctx)) if ctx.initial.limits.debate_timeout_s else None
     try:
         while (event := await ctx.events.get()) is not None:
@@ -67,7 +74,7 @@ async def _deadline(ctx: RunContext) -> None:
     ctx.control.stop(StopReason(kind="deadline", detail=detail))
 
 
-async def _drive(ctx: RunContext, resumed: str | None, hold: bool) -> None:
+async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: JudgingRequested | None) -> None:
     ctx.started = time.monotonic() - ctx.ran_before
     try:
         if resumed is None:
@@ -79,6 +86,11 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool) -> None:
             await ctx.emit(
                 DebateResumed(reason=resumed, after_status=ctx.state.status, after_seq=ctx.state.last_seq)
             )
+            if judging is not None:
+                await ctx.emit(judging)
+        if ctx.state.judging_again is not None:  # asked for now, or cut off before its end and resumed
+            await _judge_again(ctx)
+            return
         if auto_persona_ids(ctx.config):  # a new debate's, or one created or cut before they were given
             await _assign_personas(ctx)
         while True:
@@ -112,6 +124,19 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool) -> None:
         raise
     finally:
         ctx.events.put_nowait(None)
+
+
+async def _judge_again(ctx: RunContext) -> None:
+    """A judging asked for after the rounds: the Judge step's own handler with the judges asked for (the run's
+    config has them), then the end. A debate whose rounds had not ended (paused, failed) ends them here."""
+    again = ctx.state.judging_again
+    assert again is not None
+    if ctx.state.stop_reason is None:
+        detail = f"a verdict was asked for before its rounds ended ({again.reason})"
+        await stop_now(ctx, StopReason(kind="user", detail=detail))
+    if not ctx.state.judged:
+        await _take(ctx, Judge())
+    await ctx.emit(DebateCompleted())
 
 
 async def _take(ctx: RunContext, step: Step) -> bool:

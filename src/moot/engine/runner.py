@@ -11,11 +11,12 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 
 from moot.domain.config import DebateConfig
-from moot.domain.events import Event
+from moot.domain.events import Event, JudgingRequested
 from moot.domain.state import DebateState, fold
 from moot.engine.checks import Checked, ModelResolver, check_run
 from moot.engine.context import RunContext
 from moot.engine.control import RunControl, time_running
+from moot.engine.judging_again import Fields, PlannedJudging, check_judges, retry_request, verdict_failed
 from moot.engine.log import EventLog, InMemoryLog
 from moot.engine.loop import CREATED, run_events
 from moot.errors import StateError
@@ -24,6 +25,7 @@ __all__ = [
     "CREATED",
     "EventLog",
     "InMemoryLog",
+    "judge_again",
     "resumable",
     "resume_debate",
     "run_debate",
@@ -66,11 +68,12 @@ async def run_debate(
 
 
 def resumable(events: Sequence[Event]) -> DebateState:
-    """The state of a stored debate that can carry on; a StateError when it cannot (it completed)."""
+    """The state of a stored debate that can carry on; a StateError when it cannot (it completed, with its
+    verdict: one whose verdict failed carries on with that verdict asked for again)."""
     state = fold(events)
     if state.config is None:
         raise StateError("the debate has no debate_started event, so there is nothing to resume")
-    if state.status == "completed":
+    if state.status == "completed" and not verdict_failed(state):
         raise StateError(f"debate {state.debate_id!r} has completed; there is nothing to resume")
     return state
 
@@ -93,6 +96,14 @@ async def resume_debate(
     """
     state = resumable(events)
     assert state.config is not None
+    again = state.judging_again
+    if again is not None or verdict_failed(state):  # the rounds are over: the run is the verdict (again)
+        request = again if again is not None else retry_request(state, reason)
+        resolver = resolve or _judges_resolver(state.config, request, checked)
+        judging = None if again is not None else request  # one under way is carried on, not asked again
+        async for event in _judging_run(events, state, resolver, log, control, reason, judging):
+            yield event
+        return
     if checked is not None and checked.config != state.config:
         raise ValueError(f"debate {state.debate_id!r} was handed the checks of another config")
     checked = checked if checked is not None else check_run(state.config, resolve)
@@ -107,4 +118,54 @@ async def resume_debate(
         ran_before=time_running(events),
     )
     async for event in run_events(ctx, resumed=reason):
+        yield event
+
+
+def _judges_resolver(
+    config: DebateConfig, request: JudgingRequested, checked: Checked | None
+) -> ModelResolver:
+    """The models of a judging's judges, built now; the run's checks' own when they are the debate's judges."""
+    if checked is not None and request.own:
+        return checked.resolve
+    return check_judges(request.judged_config(config), None, Fields())
+
+
+async def judge_again(
+    events: Sequence[Event],
+    planned: PlannedJudging,
+    *,
+    log: EventLog,
+    control: RunControl | None = None,
+) -> AsyncIterator[Event]:
+    """A new verdict on a stored debate whose rounds are over (or are ended here): a run over its log that
+    records `debate_resumed` and the `judging_requested` that `plan_judging` checked, the verdict, and the end.
+
+    Cut off half-way, it is resumed like any run: the fold still holds the judging asked for, so `resume_debate`
+    finishes it (panel judges that ruled are not asked again)."""
+    state = fold(events)
+    request = planned.request
+    async for event in _judging_run(events, state, planned.resolve, log, control, request.reason, request):
+        yield event
+
+
+async def _judging_run(
+    events: Sequence[Event],
+    state: DebateState,
+    resolve: ModelResolver,
+    log: EventLog,
+    control: RunControl | None,
+    reason: str,
+    judging: JudgingRequested | None,
+) -> AsyncIterator[Event]:
+    assert state.config is not None
+    ctx = RunContext(
+        state.config,
+        log=log,
+        resolve=resolve,
+        debate_id=state.debate_id,
+        control=control,
+        state=state,
+        ran_before=time_running(events),
+    )
+    async for event in run_events(ctx, resumed=reason, judging=judging):
         yield event

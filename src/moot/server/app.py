@@ -12,17 +12,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from moot import __version__
 from moot.config_files import FilledConfig
-from moot.domain.config import FormatName
+from moot.domain.config import MAX_JUDGES, FormatName
 from moot.domain.events import Event
 from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.state import DebateState, Status
@@ -70,7 +70,23 @@ class Control(BaseModel):
     """What a control action set going; the events and /status show when it is done."""
 
     id: str
-    status: Literal["starting", "pausing", "resuming", "retrying", "stopping"]
+    status: Literal["starting", "pausing", "resuming", "retrying", "stopping", "judging"]
+
+
+class JudgeAgain(BaseModel):
+    """Who gives a debate its new verdict (`POST /api/debates/{id}/judge`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: list[dict[str, Any]] = Field(
+        default_factory=list,
+        max_length=MAX_JUDGES,
+        description="Empty: the debate's own judge or panel; one: another judge; several: a panel. Each a judge's "
+        "config (at least `model`); instructions, retries and rubric left out are the debate judge's",
+    )
+    rubric: dict[str, float] | None = Field(
+        default=None, description="Weight per criterion for every judge asked (left out: each judge's own)"
+    )
 
 
 class PhaseInfo(BaseModel):
@@ -284,6 +300,16 @@ def create_app(
         if manager_of(request).stop(debate_id):
             return Control(id=debate_id, status="stopping")
         return await _carry_on(request, debate_id, "stop")  # judging a stopped debate is a run too
+
+    @app.post("/api/debates/{debate_id}/judge", status_code=202)
+    async def judge(request: Request, debate_id: str, body: JudgeAgain | None = None) -> Control:
+        """A new verdict on a debate that has turns and is not running: by its own judge, another judge or a
+        panel, whether its verdict failed or not. Every verdict is kept; the result becomes the new one. The
+        judges are checked first (422 naming `judges.N` or `rubric`); the verdict streams like any run."""
+        asked = body or JudgeAgain()
+        claim(request, debate_id)
+        await manager_of(request).judge(debate_id, judges=asked.judges, rubric=asked.rubric)
+        return Control(id=debate_id, status="judging")
 
     @app.get(
         "/api/debates/{debate_id}/export",

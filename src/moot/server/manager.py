@@ -16,9 +16,9 @@ import asyncio
 import collections
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
@@ -29,8 +29,18 @@ from moot.domain.events import (
     Event,
     TokenDelta,
 )
-from moot.domain.state import DebateState
-from moot.engine import Checked, ModelResolver, RunControl, check_run, resumable, resume_debate, run_debate
+from moot.domain.state import DebateState, fold
+from moot.engine import (
+    Checked,
+    ModelResolver,
+    RunControl,
+    check_run,
+    judge_again,
+    plan_judging,
+    resumable,
+    resume_debate,
+    run_debate,
+)
 from moot.errors import NotFoundError, StateError
 from moot.store import EventStore
 
@@ -43,8 +53,9 @@ Action = Literal["start", "resume", "retry", "stop"]
 # "pending" in the store with no run here are debates whose process died (a crash, a kill).
 FROM_STATUSES: dict[Action, tuple[str, ...]] = {
     "start": ("created",),
-    "resume": ("paused", "interrupted", "running", "judging", "pending"),
-    "retry": ("failed",),
+    # "completed": one whose verdict failed (`resumable` refuses the others), whose run is that verdict again.
+    "resume": ("paused", "interrupted", "running", "judging", "pending", "completed"),
+    "retry": ("failed", "completed"),
     "stop": ("created", "paused", "interrupted", "failed", "running", "judging", "pending"),
 }
 HELD_CHECKS = 1000  # created debates whose checks are kept for their start; each holds its models' resolver
@@ -203,6 +214,33 @@ class DebateManager:
         return self._launch(
             run, resume_debate(events, log=self.store, control=run.control, reason=reason, checked=checked)
         )
+
+    async def judge(
+        self,
+        debate_id: str,
+        *,
+        judges: Sequence[Mapping[str, Any]] = (),
+        rubric: Mapping[str, float] | None = None,
+        reason: str = "judged again from the API",
+    ) -> Run:
+        """A new verdict on a debate that is not running: by its own judge, another (one of `judges`) or a panel
+        (several), as a run over its stored log here (workers are left out: it is one judging, not a debate). The
+        judges are checked before anything is written (a UserError names the field); StateError when the debate
+        runs, here or on a worker, or cannot be judged."""
+        if self.running(debate_id):
+            raise StateError(f"debate {debate_id!r} is running; judge it once it has ended")
+        if self.dispatcher is not None and await self.dispatcher.active(debate_id):
+            raise StateError(
+                f"debate {debate_id!r} is queued or running on a worker; judge it once it has ended"
+            )
+        events = await self._stored(debate_id)
+        planned = plan_judging(events, judges=judges, rubric=rubric, reason=reason, resolve=self.resolve)
+        if self.running(debate_id):  # a start raced past the check above
+            raise StateError(f"debate {debate_id!r} is running already")
+        config = fold(events).config
+        assert config is not None  # plan_judging refuses a log without one
+        run = Run(id=debate_id, config=config)
+        return self._launch(run, judge_again(events, planned, log=self.store, control=run.control))
 
     def pause(self, debate_id: str) -> bool:
         """Ask a running debate to pause after its step under way. False when it is not running here."""

@@ -64,7 +64,8 @@ class JudgeHandler:
         return total
 
     async def take(self, ctx: RunContext, step: Judge) -> bool:
-        if await verdict_affordable(ctx):
+        # A judging asked for later is a call the user chose to pay for: the debate's limits bounded its rounds.
+        if ctx.state.judging_again is not None or await verdict_affordable(ctx):
             await judge(ctx)
             return False
         await ctx.emit(DebateCompleted())
@@ -157,8 +158,16 @@ async def judge(ctx: RunContext) -> None:
             attempts=result.attempts,
             usage=result.usage,
             latency_s=result.latency_s,
+            judging=judging_number(ctx),
+            name=judge.name,
         )
     )
+
+
+def judging_number(ctx: RunContext) -> int:
+    """0 for the debate's own judging; n for the n-th judging asked for later."""
+    again = ctx.state.judging_again
+    return again.number if again is not None else 0
 
 
 async def _judge_panel(ctx: RunContext) -> None:
@@ -181,6 +190,7 @@ async def _judge_panel(ctx: RunContext) -> None:
                     verdict=None,
                     recused=seat.recused,
                     attempts=0,
+                    judging=judging_number(ctx),
                 )
             )
     await ctx.together([_panel_judge(ctx, seat) for seat in seated if seat.index not in done])
@@ -195,6 +205,8 @@ async def _judge_panel(ctx: RunContext) -> None:
             error=None if verdict is not None else failure_text(ballots),
             # This event makes no call: each judge's tries and usage are in its own JudgeVerdictGiven.
             attempts=0,
+            judging=judging_number(ctx),
+            name="Panel",
         )
     )
 
@@ -214,6 +226,7 @@ async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
             attempts=result.attempts,
             usage=result.usage,
             latency_s=result.latency_s,
+            judging=judging_number(ctx),
         )
     )
 
