@@ -32,6 +32,9 @@ from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
     CallRetried,
     ContextTrimmed,
+    ContextWarning,
+    CostAcknowledged,
+    CostPause,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -305,6 +308,23 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
         DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),
         DebateResumed(debate_id="d2", after_status="failed"),
         DebatePaused(debate_id="d2"),
+        ContextWarning(
+            debate_id="d2",
+            round=3,
+            speaker="ada",
+            model="fake:ada",
+            tokens=700,
+            window=800,
+            reply_tokens=100,
+            strategy="full",
+            detail="once it does not fit, the oldest turns are cut to fit (history.on_overflow: truncate)",
+        ),
+        DebatePaused(
+            debate_id="d2",
+            reason="cost passed $1",
+            cost=CostPause(cost_usd=1.2, threshold_usd=1.0, left_usd=0.6, rounds_left=1),
+        ),
+        CostAcknowledged(debate_id="d2", threshold_usd=1.0, cost_usd=1.2, choice="continue", by="moot resume"),
         started("d3"),
         DebateInterrupted(debate_id="d3"),
     ]

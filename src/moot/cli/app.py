@@ -17,7 +17,7 @@ from moot import __version__
 from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
 from moot.cli.judge import judge_command
-from moot.cli.live import DbOption, err, follow, print_error
+from moot.cli.live import DbOption, confirm, err, follow_pauses, print_error
 from moot.cli.live import run_command as _run
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
@@ -314,8 +314,13 @@ def run(
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         async with await EventStore.open(db_url_from(db)) as store:
-            return await follow(
-                run_debate(start, log=store), DebateRenderer(out, quiet=quiet), json_lines=json_lines
+            return await follow_pauses(
+                run_debate(start, log=store),
+                DebateRenderer(out, quiet=quiet),
+                store=store,
+                ask=confirm if _is_terminal() and not json_lines else None,  # at limits.pause_at_cost
+                db=db,
+                json_lines=json_lines,
             )
 
     code = _run(go())

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Coroutine
-from typing import Annotated, Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.text import Text
 
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole, terminal_safe_json
-from moot.domain.events import DebateFailed, DebateInterrupted, Event
+from moot.domain.events import CostPause, DebateFailed, DebateInterrupted, DebatePaused, Event
 from moot.errors import MootError, UserError
+
+if TYPE_CHECKING:
+    from moot.store import EventStore
 
 T = TypeVar("T")
 # Errors are one line each, whatever the terminal width: scripts and people both read them as lines.
@@ -51,6 +54,63 @@ async def follow(events: AsyncIterator[Event], renderer: DebateRenderer, *, json
 
     Ctrl-C cancels the consumer, which makes the engine record `debate_interrupted` before `run_command` exits.
     """
+    code, _ = await _follow(events, renderer, json_lines=json_lines)
+    return code
+
+
+# The answer `moot run` records when the user continues at the cost prompt (CostAcknowledged.by).
+CONTINUED = "continued at the cost prompt of moot run"
+Ask = Callable[[str], bool]
+
+
+async def follow_pauses(
+    events: AsyncIterator[Event],
+    renderer: DebateRenderer,
+    *,
+    store: EventStore,
+    ask: Ask | None,
+    db: str | None = None,
+    json_lines: bool = False,
+) -> int:
+    """`follow`, and when the debate pauses at `limits.pause_at_cost`: with `ask` (a person at a terminal),
+    "continue? [y/N]": yes carries it on here (the resume records the acknowledgement); no, or nobody to ask,
+    leaves it paused and prints the `moot resume ID` line (exit 0, as for any pause)."""
+    code, last = await _follow(events, renderer, json_lines=json_lines)
+    while isinstance(last, DebatePaused) and last.cost is not None:
+        if ask is None or not await asyncio.to_thread(ask, _question(last.cost)):
+            print_error(_resume_line(last, db), label="paused", style="bold yellow")
+            return code
+        from moot.engine import resume_debate  # the CLI's modules load the engine only when they run one
+
+        stored = await store.events(last.debate_id)
+        code, last = await _follow(
+            resume_debate(stored, log=store, reason=CONTINUED), renderer, json_lines=json_lines
+        )
+    return code
+
+
+def confirm(question: str) -> bool:
+    """Ask on the terminal, `[y/N]`; no answer (end of input) is no."""
+    try:
+        return typer.confirm(question, default=False, err=True)
+    except typer.Abort:
+        err.print()  # end the question's line: no answer came
+        return False
+
+
+def _question(cost: CostPause) -> str:
+    left = f", about ${cost.left_usd:.4f} more to go" if cost.left_usd is not None else ""
+    return f"The debate has cost ${cost.cost_usd:.4f}, past limits.pause_at_cost ${cost.threshold_usd:g}{left}; continue?"
+
+
+def _resume_line(paused: DebatePaused, db: str | None) -> str:
+    where = f" --db {db}" if db else ""
+    return f"{paused.reason}; carry it on with: moot resume {paused.debate_id}{where}"
+
+
+async def _follow(
+    events: AsyncIterator[Event], renderer: DebateRenderer, *, json_lines: bool
+) -> tuple[int, Event | None]:
     last: Event | None = None
     try:
         async for event in events:
@@ -63,7 +123,7 @@ async def follow(events: AsyncIterator[Event], renderer: DebateRenderer, *, json
     finally:
         renderer.close()
     if isinstance(last, DebateFailed):
-        return 1
+        return 1, last
     if isinstance(last, DebateInterrupted):
-        return 130
-    return 0
+        return 130, last
+    return 0, last

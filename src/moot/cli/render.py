@@ -14,9 +14,12 @@ from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
     CallRetried,
     ContextTrimmed,
+    ContextWarning,
+    CostAcknowledged,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
+    DebatePaused,
     DebateResumed,
     DebateStarted,
     DebateStopping,
@@ -199,6 +202,15 @@ class DebateRenderer:
                 )
             case ContextTrimmed():
                 self.console.print(Text(context_trimmed_text(self.config, event), style="dim"))
+            case ContextWarning():
+                self._print_above_live(
+                    Text(f"warning: {context_warning_text(self.config, event)}", style="yellow")
+                )
+            case DebatePaused() if event.cost is not None:
+                self._stop_live()
+                self.console.print(Text(f"Paused: {event.reason}", style="bold yellow"))
+            case CostAcknowledged():
+                self.console.print(Text(cost_acknowledged_text(event), style="dim"))
             case CallRetried():
                 self._retried(event)
             case ParticipantDropped():
@@ -546,6 +558,24 @@ def context_trimmed_text(config: DebateConfig, event: ContextTrimmed) -> str:
             f"context ({event.strategy}): {who}'s {event.purpose} prompt{when}: {', '.join(parts)}, "
             f"{event.tokens_before:,} -> {event.tokens_after:,} prompt tokens of {event.model}'s "
             f"{event.window:,}-token window"
+def context_warning_text(config: DebateConfig, event: ContextWarning) -> str:
+    """One line: whose prompt passed 80 % of which window, by how much, and what happens from here."""
+    who = config.speaker_name(event.speaker)
+    return (
+        f"context: {who}'s turn prompt in round {event.round} takes {event.tokens:,} of {event.model}'s "
+        f"{event.window:,}-token window ({event.share * 100:.0f} %); {event.detail}"
+    )
+
+
+def cost_acknowledged_text(event: CostAcknowledged) -> str:
+    """One line: the answer to a pause at limits.pause_at_cost."""
+    goes = "goes on" if event.choice == "continue" else "stops; the judge rules on what exists"
+    return (
+        f"budget: the cost of ${event.cost_usd:.4f} (past limits.pause_at_cost ${event.threshold_usd:g}) was "
+        f"acknowledged ({event.by}); the debate {goes}"
+    )
+
+
         )
     omitted = f"{event.turns_omitted} earlier turn{'s' * (event.turns_omitted != 1)} left out, "
     return (

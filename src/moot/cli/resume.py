@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from moot.cli.live import DbOption, follow, run_command
+from moot.cli.live import DbOption, confirm, follow_pauses, run_command
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
 from moot.domain.events import Event
@@ -65,8 +66,13 @@ def resume_command(
             renderer = DebateRenderer(out, quiet=quiet)
             if not json_lines:
                 replay(renderer, events)
-            return await follow(
-                resume_debate(events, log=store, reason=REASON), renderer, json_lines=json_lines
+            return await follow_pauses(
+                resume_debate(events, log=store, reason=REASON),
+                renderer,
+                store=store,
+                ask=confirm if sys.stdin.isatty() and not json_lines else None,  # at limits.pause_at_cost
+                db=db,
+                json_lines=json_lines,
             )
 
     code = run_command(go())

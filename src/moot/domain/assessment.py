@@ -18,6 +18,7 @@ StopKind = Literal[
     "user",
     "deadline",  # limits.debate_timeout_s passed: the call under way was cut
     "participants",  # too few participants left after failures, or the format cannot go on without one
+    "context",  # history.on_overflow: end, and a turn's prompt could not fit its model's window
     "drift",  # stopping.drift: stop and a participant's relevance fell below DRIFT_BELOW
 ]
 

@@ -159,6 +159,26 @@ class ContextTrimmed(_ProgressMarker):
     turns_summarised: int = Field(default=0, description="Turns the strategy's summary stands in for")
 
 
+class ContextWarning(BaseEvent):
+    """A speaker's turn prompt passed 80 % of its model's context window for the first time in this
+    debate (recorded once per speaker, before the call). `detail` says what its history strategy and
+    `history.on_overflow` do from here, in the words every reader shows."""
+
+    type: Literal["context_warning"] = "context_warning"
+    round: int
+    speaker: str = Field(description="A participant id, or a voice")
+    model: str
+    tokens: int = Field(description="Counted prompt tokens with all the history its strategy would quote")
+    window: int = Field(description="The model's context window in tokens")
+    reply_tokens: int = Field(description="Tokens kept free for the reply")
+    strategy: str = Field(description="The speaker's history strategy")
+    detail: str = Field(description="What happens from here, one line")
+
+    @property
+    def share(self) -> float:
+        return self.tokens / self.window if self.window else 1.0
+
+
 class CallRetried(BaseEvent):
     """A model call failed and is tried again after `delay_s`. For a turn, the text streamed so far is void:
     the retry streams the whole reply again."""
@@ -377,6 +397,21 @@ class DebatePaused(BaseEvent):
 
 
 class DebateResumed(BaseEvent):
+class CostPause(BaseModel):
+    """The figures of a pause at `limits.pause_at_cost`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cost_usd: float = Field(description="What the debate had cost when it paused")
+    threshold_usd: float = Field(description="limits.pause_at_cost")
+    left_usd: float | None = Field(
+        default=None,
+        description="Estimate of what the rest would cost: the rounds left at the mean cost of those held "
+        "(None: no round finished yet, or an unpriced call)",
+    )
+    rounds_left: int | None = Field(default=None, description="Rounds the estimate counts")
+
+
     """A paused, interrupted or failed debate carries on from its log. A turn that was under way when it
     stopped was never completed, so it is run again; completed ones are kept, never repeated."""
 
@@ -385,6 +420,21 @@ class DebateResumed(BaseEvent):
     after_status: str = Field(description="The status it resumed from: paused, interrupted or failed")
     after_seq: int | None = Field(
         default=None,
+    cost: CostPause | None = Field(
+        default=None,
+        description="Paused at limits.pause_at_cost: it waits for someone to acknowledge the cost (resume or stop)",
+    )
+
+
+class CostAcknowledged(BaseEvent):
+    """Someone answered a pause at `limits.pause_at_cost`: the debate goes on (`continue`) or ends with its
+    verdict (`stop`). Once acknowledged, the same threshold does not pause the debate again."""
+
+    type: Literal["cost_acknowledged"] = "cost_acknowledged"
+    threshold_usd: float
+    cost_usd: float = Field(description="What the debate had cost when it paused")
+    choice: Literal["continue", "stop"]
+    by: str = Field(description="How: the resume's reason (the CLI's prompt, `moot resume`, the API)")
         description="The seq of the last event of the log this run was planned from: the store refuses the event "
         "if another process has written since, so two runs never carry one debate on",
     )
@@ -409,6 +459,7 @@ Event = Annotated[
     | DebateStopping
     | OutcomeGiven
     | JudgingRequested
+    | ContextWarning
     | JudgingStarted
     | JudgeVerdictGiven
     | VerdictGiven
@@ -428,4 +479,5 @@ TERMINAL_TYPES = frozenset({"debate_completed", "debate_failed", "debate_interru
 def require_debate_id(event: Event) -> None:
     """A log's check before it stores `event`: one without its debate's id would belong to no debate."""
     if not event.debate_id:
+    | CostAcknowledged
         raise ValueError(f"a {event.type} event without its debate_id; events made in a run go through emit")

@@ -13,6 +13,9 @@ from moot.domain.config import DebateConfig
 from moot.domain.events import (
     CallRetried,
     ContextTrimmed,
+    ContextWarning,
+    CostAcknowledged,
+    CostPause,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
@@ -189,6 +192,15 @@ class DebateState(BaseModel):
     )
     summary_tried: int = Field(
         default=0, description="Turns covered by the latest summary asked for, made or failed"
+    context_warned: list[str] = Field(
+        default_factory=list, description="Speakers warned that their prompt passed 80 % of their window"
+    )
+    cost_pause: CostPause | None = Field(
+        default=None, description="A pause at limits.pause_at_cost that nobody has acknowledged yet"
+    )
+    cost_acknowledged: CostAcknowledged | None = Field(
+        default=None, description="The answer to the pause at limits.pause_at_cost, once given"
+    )
     )
     summary_usage: Usage = Field(default_factory=Usage, description="The summaries' calls")
     outcome: Outcome | None = None
@@ -274,6 +286,12 @@ class DebateState(BaseModel):
                     self.summary = event
                 self.summary_tried = event.covers
                 self.summary_usage = self.summary_usage + event.usage
+            case ContextWarning():
+                if event.speaker not in self.context_warned:
+                    self.context_warned.append(event.speaker)
+            case CostAcknowledged():
+                self.cost_acknowledged = event
+                self.cost_pause = None
             case Notice():
                 self.notices.append(f"{event.source}: {event.message}")
             case PersonasAssigned():
@@ -396,6 +414,8 @@ class DebateState(BaseModel):
                 self.error = None
                 self.ended_at = None
                 self._drop_unfinished()
+                if event.cost is not None:
+                    self.cost_pause = event.cost
         return self
 
     def _given(self, event: VerdictGiven) -> GivenVerdict:

@@ -13,6 +13,7 @@ from moot.context.tokens import count_tokens
 from moot.domain.config import DebateConfig, Limits, ModelOptions
 from moot.domain.models import ModelRef
 from moot.domain.providers import find_provider
+from moot.domain.state import DebateState
 from moot.domain.usage import Usage
 from moot.errors import ConfigError
 
@@ -122,12 +123,26 @@ def check_budget_prices(config: DebateConfig) -> None:
 
 
 def price_notice(config: DebateConfig) -> str | None:
-    """What to tell the user when warn_at_cost is set but some calls cannot be priced."""
-    if config.limits.warn_at_cost is None or config.limits.cost_limit is not None:
+    """What to tell the user when warn_at_cost or pause_at_cost is set but some calls cannot be priced."""
+    limits = config.limits
+    named = [f"limits.{f}" for f in ("warn_at_cost", "pause_at_cost") if getattr(limits, f) is not None]
+    if not named or limits.cost_limit is not None:
         return None
     unpriced = unpriced_models(config)
     if not unpriced:
         return None
-    return (
-        f"limits.warn_at_cost counts only priced calls: genai-prices has no price for {', '.join(unpriced)}"
-    )
+    counts = "counts" if len(named) == 1 else "count"
+    return f"{' and '.join(named)} {counts} only priced calls: genai-prices has no price for {', '.join(unpriced)}"
+
+
+def cost_left(state: DebateState) -> tuple[float | None, int | None]:
+    """What the rounds not yet held would cost at the mean cost of the finished rounds' turns, and how many
+    there are (the verdict and assessments not counted).
+    (None, None) when no round has finished, the format plans no fixed number, or a call had no price."""
+    held = [r for r in state.rounds if r.completed]
+    planned = state.planned_rounds
+    if not held or planned is None or state.usage.unpriced_requests:
+        return None, None
+    per_round = sum((t.usage.cost_usd or 0.0) for r in held for t in r.turns) / len(held)
+    left = max(planned - len(held), 0)
+    return per_round * left, left

@@ -6,18 +6,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from moot.domain.assessment import StopReason
-from moot.domain.events import DebateCompleted, DebateStopping, Notice, RoundCompleted
-from moot.engine.budget import over_budget
+from moot.domain.events import CostAcknowledged, CostPause, DebateCompleted, DebatePaused, Notice
+from moot.engine.budget import cost_left, over_budget
 from moot.engine.steps.base import StepHandler
 from moot.engine.steps.judging import budgeted, judge, verdict_affordable
+from moot.engine.stops import stop_now as stop_now
 
 if TYPE_CHECKING:
     from moot.engine.context import RunContext
 
 # Stops that end the rounds from outside the format's rules: after them only the verdict is asked for.
-HARD_STOPS = frozenset({"budget", "user", "deadline", "participants"})
+HARD_STOPS = frozenset({"budget", "user", "deadline", "participants", "context"})
 # Who ended the rounds, for the notice when there is nothing to judge.
-_STOPPED_BY = {"budget": "the budget", "deadline": "limits.debate_timeout_s", "participants": "failures"}
+_STOPPED_BY = {
+    "budget": "the budget",
+    "deadline": "limits.debate_timeout_s",
+    "participants": "failures",
+    "context": "a prompt too long for its window (history.on_overflow: end)",
+}
 
 
 async def warn_cost(ctx: RunContext) -> None:
@@ -35,6 +41,40 @@ async def warn_cost(ctx: RunContext) -> None:
         await ctx.emit(Notice(source="budget", message=message))
 
 
+async def pause_at_cost(ctx: RunContext, handler: StepHandler[Any], step: Any) -> bool:
+    """Pause before a step that calls a model once the cost so far has passed `limits.pause_at_cost`, until
+    someone acknowledges it (a resume continues, a stop goes to the verdict). Asked once per debate: after the
+    acknowledgement the same threshold does not pause it again. True when the debate paused."""
+    threshold = ctx.config.limits.pause_at_cost
+    if threshold is None or ctx.state.cost_acknowledged is not None:
+        return False
+    spent = ctx.state.usage.cost_usd
+    if spent is None or spent < threshold or handler.estimate(ctx, step).requests == 0:
+        return False
+    left, rounds = cost_left(ctx.state)
+    rest = (
+        f"; about ${left:.4f} more for the {rounds} round{'s' * (rounds != 1)} left"
+        if left is not None and rounds
+        else ""
+    )
+    reason = f"cost passed ${threshold:g} (limits.pause_at_cost): ${spent:.4f} spent so far{rest}"
+    cost = CostPause(cost_usd=spent, threshold_usd=threshold, left_usd=left, rounds_left=rounds)
+    await ctx.emit(DebatePaused(reason=reason, cost=cost))
+    return True
+
+
+async def acknowledge_cost(ctx: RunContext, by: str) -> None:
+    """A run that carries on a debate paused at `limits.pause_at_cost` answers it: continue, or stop (a stop
+    asked for with the resume)."""
+    pause = ctx.state.cost_pause
+    if pause is None:
+        return
+    choice = "stop" if ctx.control.stop_requested else "continue"
+    await ctx.emit(
+        CostAcknowledged(threshold_usd=pause.threshold_usd, cost_usd=pause.cost_usd, choice=choice, by=by)
+    )
+
+
 async def stop_if_over_budget(ctx: RunContext, handler: StepHandler[Any], step: Any) -> bool:
     """Stop the debate before a debating call that would pass `cost_limit` or `token_limit` (less the
     judge's reserve): close the round under way and record a `budget` stop. Not a protocol rule: the
@@ -48,15 +88,6 @@ async def stop_if_over_budget(ctx: RunContext, handler: StepHandler[Any], step: 
         return False
     await stop_now(ctx, StopReason(kind="budget", detail=why))
     return True
-
-
-async def stop_now(ctx: RunContext, reason: StopReason) -> None:
-    """End the rounds here, whatever the format: close the round under way and record why."""
-    current = ctx.state.current_round
-    if current is not None and not current.completed:
-        await ctx.emit(RoundCompleted(round=current.number))
-    after = current.number if current is not None else 0
-    await ctx.emit(DebateStopping(reason=reason, after_round=after))
 
 
 async def after_hard_stop(ctx: RunContext) -> None:

@@ -27,7 +27,14 @@ from moot.domain.events import (
 )
 from moot.domain.personas import auto_persona_ids
 from moot.engine.budget import price_notice
-from moot.engine.budget_checks import HARD_STOPS, after_hard_stop, stop_if_over_budget, stop_now
+from moot.engine.budget_checks import (
+    HARD_STOPS,
+    acknowledge_cost,
+    after_hard_stop,
+    pause_at_cost,
+    stop_if_over_budget,
+    stop_now,
+)
 from moot.engine.context import RunContext
 from moot.engine.personas import propose_personas
 from moot.engine.steps import handler_for
@@ -86,6 +93,7 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: Judg
             await ctx.emit(
                 DebateResumed(reason=resumed, after_status=ctx.state.status, after_seq=ctx.state.last_seq)
             )
+            await acknowledge_cost(ctx, resumed)
             if judging is not None:
                 await ctx.emit(judging)
         if ctx.state.judging_again is not None:  # asked for now, or cut off before its end and resumed
@@ -109,6 +117,8 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: Judg
                 await ctx.emit(DebatePaused())
                 break
             step = ctx.protocol.next_step(ctx.scheduled, ctx.state)
+            if await pause_at_cost(ctx, handler_for(step), step):
+                break
             if await stop_if_over_budget(ctx, handler_for(step), step):
                 continue
             if await _take(ctx, step):

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from moot.context import Fitted, PromptLike, context_window, counter_for, fit_prompt, reply_budget
 from moot.context.fit import MIN_HISTORY_CHARS, prompt_tokens
-from moot.context.strategies import Selection, SummaryRef, select
+from moot.context.strategies import WARN_AT, Selection, SummaryRef, select
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
-from moot.domain.config import JudgeConfig, ModelOptions
-from moot.domain.events import ContextTrimmed, Notice
+from moot.domain.config import JudgeConfig, ModelOptions, StrategyName
+from moot.domain.events import ContextTrimmed, ContextWarning
 from moot.domain.faults import Fault
 from moot.domain.state import Turn
 from moot.errors import ModelCallError
@@ -65,9 +65,12 @@ class PromptBuilder:
     def turn(self, round_number: int, spec: TurnSpec) -> Fitted[TurnPrompt]:
         return self.build_turn(round_number, spec, self.selection(round_number, spec))
 
-    def selection(self, round_number: int, spec: TurnSpec) -> Selection | None:
-        """What the speaker's history strategy quotes of the turns it may see (None: `full`, everything)."""
-        strategy = self.ctx.config.strategy_of(spec.speaker)
+    def selection(
+        self, round_number: int, spec: TurnSpec, strategy: StrategyName | None = None
+    ) -> Selection | None:
+        """What the speaker's history strategy (or `strategy`) quotes of the turns it may see (None: `full`,
+        everything)."""
+        strategy = strategy or self.ctx.config.strategy_of(spec.speaker)
         if strategy == "full":
             return None
         visible = self.ctx.protocol.visible_turns(self.ctx.config, self.ctx.state, round_number)
@@ -180,17 +183,30 @@ class PromptBuilder:
         shown = {turn_id(t) for t in visible}
         return all(turn_id(t) in shown for t in self.ctx.state.turns[:covers])
 
-    async def warn_context(self, speaker: str, options: ModelOptions, sel: Selection) -> None:
-        """Hybrid's warning between 80 and 90 % of the window, once per debate."""
-        if any(n.startswith("context: ") for n in self.ctx.state.notices):
+    async def warn_context(
+        self, round_number: int, speaker: str, fit: Fitted[Any], sel: Selection | None
+    ) -> None:
+        """The warning, once per speaker and debate, when its turn prompt with all the history its strategy
+        would quote first passes 80 % of its window (whatever the strategy: seed 000 section 3.3)."""
+        if speaker in self.ctx.state.context_warned:
             return
-        fallback = "the summary stands in for older turns" if sel.summarised else "older turns are windowed"
-        message = (
-            f"{self.ctx.config.speaker_name(speaker)}'s full history would take {sel.usage:.0%} of "
-            f"{options.model}'s window; {fallback} (history.strategy: hybrid; above 90 % older turns are "
-            "summarised)"
+        tokens = max(sel.full_tokens, fit.tokens_before) if sel is not None else fit.tokens_before
+        if tokens <= WARN_AT * fit.window:
+            return
+        options = self.ctx.config.speaker_options(speaker)
+        strategy = self.ctx.config.strategy_of(speaker)
+        await self.ctx.emit(
+            ContextWarning(
+                round=round_number,
+                speaker=speaker,
+                model=str(options.model),
+                tokens=tokens,
+                window=fit.window,
+                reply_tokens=fit.reply_tokens,
+                strategy=strategy,
+                detail=_what_follows(strategy, self.ctx.config.history.on_overflow),
+            )
         )
-        await self.ctx.emit(Notice(source="context", message=message))
 
     async def record_fit(
         self,
@@ -225,3 +241,24 @@ class PromptBuilder:
                 turns_summarised=len(sel.summarised) if sel is not None else 0,
             )
         )
+
+
+# What each strategy does as the history grows past the window, in the warning's words.
+_STRATEGY_FOLLOWS = {
+    "truncate": "only the newest turns that fit are quoted",
+    "sliding-window": "the opening turns and the newest that fit are quoted",
+    "summarize": "a summary stands in for older turns",
+    "hybrid": "older turns are windowed, and above 90 % summarised",
+}
+_OVERFLOW_FOLLOWS = {
+    "truncate": "the oldest turns are cut to fit",
+    "summarize": "a summary of older turns replaces them",
+    "end": "the rounds end and the judge rules on what exists",
+}
+
+
+def _what_follows(strategy: str, on_overflow: str) -> str:
+    """The warning's last words: what happens as the prompt grows (history.strategy, history.on_overflow)."""
+    if strategy in _STRATEGY_FOLLOWS:
+        return f"{_STRATEGY_FOLLOWS[strategy]} (history.strategy: {strategy})"
+    return f"once it does not fit, {_OVERFLOW_FOLLOWS[on_overflow]} (history.on_overflow: {on_overflow})"

@@ -6,13 +6,16 @@ from typing import TYPE_CHECKING
 
 from moot.context import Fitted
 from moot.context.windows import LOCAL_TURN_TOKENS
+from moot.domain.assessment import StopReason
 from moot.domain.config import VOICES
 from moot.domain.events import ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted, TurnStarted
 from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate
 from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
+from moot.engine.overflow import on_overflow, overflow_stop, summarised
 from moot.engine.retry import CallSite
+from moot.engine.stops import stop_now
 from moot.engine.summaries import summarise_if_due
 from moot.engine.tools import kit_for
 from moot.errors import ModelCallError
@@ -39,11 +42,17 @@ class SpeakHandler:
         await summarise_if_due(ctx, round_number, step.turns)
         # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
         selections = [(spec, ctx.prompts.selection(round_number, spec)) for spec in step.turns]
-        fitted = [(spec, ctx.prompts.build_turn(round_number, spec, sel), sel) for spec, sel in selections]
+        built = [(spec, ctx.prompts.build_turn(round_number, spec, sel), sel) for spec, sel in selections]
+        fitted = []
+        for spec, fit, sel in built:
+            await ctx.prompts.warn_context(round_number, spec.speaker, fit, sel)
+            made = await on_overflow(ctx, round_number, spec, fit, sel)
+            if isinstance(made, StopReason):
+                await stop_now(ctx, made)  # history.on_overflow: end; nobody in this step speaks
+                return False
+            fitted.append((spec, *made))
         for spec, fit, sel in fitted:
             options = ctx.config.speaker_options(spec.speaker)
-            if sel is not None and sel.warning:
-                await ctx.prompts.warn_context(spec.speaker, options, sel)
             await ctx.prompts.record_fit(fit, options, spec.speaker, round_number, "turn", sel)
         together = len(fitted)
         await ctx.together([_turn(ctx, round_number, spec, fit, together) for spec, fit, _ in fitted])
@@ -70,16 +79,30 @@ async def _turn(
     caller = ctx.caller(options)
     call = caller.guarded(CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens)
 
+    action = ctx.config.history.on_overflow
+
     async def compact() -> int:
+        """The provider said the prompt does not fit: shorter, as history.on_overflow says."""
         nonlocal prompt
-        smaller = ctx.prompts.compact_turn(round_number, spec, fit)
-        await ctx.prompts.record_fit(smaller, options, pid, round_number, "turn")
+        made = await summarised(ctx, round_number, spec) if action == "summarize" else None
+        if made is not None and made[0].tokens < fit.tokens:
+            smaller, sel = made
+        else:
+            smaller, sel = ctx.prompts.compact_turn(round_number, spec, fit), None
+        await ctx.prompts.record_fit(smaller, options, pid, round_number, "turn", sel)
         prompt = smaller.prompt
         return smaller.tokens + smaller.reply_tokens
 
     try:
-        reply = await call.run(lambda: _reply(ctx, caller, round_number, spec, prompt), compact=compact)
+        reply = await call.run(
+            lambda: _reply(ctx, caller, round_number, spec, prompt),
+            compact=None if action == "end" else compact,
+        )
     except ModelCallError as exc:
+        if action == "end" and exc.fault is not None and exc.fault.kind == "context_overflow":
+            # Cuts the step under way (the others speaking at once too); the loop records the stop.
+            ctx.control.stop(overflow_stop(ctx, round_number, spec, fit, provider=True))
+            return
         if pid in VOICES or exc.fault is None:
             raise  # the format's own voice cannot be left out: the debate fails, resumable
         await ctx.emit(
