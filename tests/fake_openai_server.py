@@ -129,6 +129,14 @@ def context_overflow() -> Status:
     return Status(status=400, body=body)
 
 
+def _no_such_model(name: str) -> Status:
+    """A 404 as OpenAI answers a model it does not serve."""
+    message = f"The model `{name}` does not exist or you do not have access to it."
+    return Status(
+        status=404, body=openai_error(message, type="invalid_request_error", code="model_not_found")
+    )
+
+
 @dataclass
 class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -138,6 +146,7 @@ class Seen:
     # reply begins, so `most_waiting` cannot exceed the requests the client had in flight at once.
     waiting: int = 0
     most_waiting: int = 0
+    listings: list[str] = field(default_factory=list)  # each GET /models's Authorization header
 
 
 def _chunk(
@@ -192,7 +201,12 @@ def _tool_reply(body: dict[str, Any]) -> bytes:
 
 
 def _handler(
-    seen: Seen, script: deque[Step], lock: threading.Lock, stopping: threading.Event, latency_s: float
+    seen: Seen,
+    script: deque[Step],
+    lock: threading.Lock,
+    stopping: threading.Event,
+    latency_s: float,
+    models: Sequence[str] | None = None,
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -207,6 +221,8 @@ def _handler(
                 seen.requests.append(body)
                 seen.authorizations.append(self.headers.get("Authorization", ""))
                 step = script.popleft() if script else Ok()
+                if isinstance(step, Ok) and models is not None and body.get("model") not in models:
+                    step = _no_such_model(str(body.get("model")))
                 seen.waiting += 1
                 seen.most_waiting = max(seen.most_waiting, seen.waiting)
             self.close_connection = True
@@ -218,6 +234,30 @@ def _handler(
                     seen.waiting -= 1
             with suppress(BrokenPipeError, ConnectionResetError):  # the client gave up first: its right
                 self._reply(step, body)
+
+        def do_GET(self) -> None:
+            """The model listing (`GET /v1/models`): `models`, or a 404 as from a server that has none; a
+            scripted error status or hang applies to it as to any request."""
+            with lock:
+                seen.listings.append(self.headers.get("Authorization", ""))
+                step = script.popleft() if script else Ok()
+            self.close_connection = True
+            if stopping.wait(latency_s + step.latency_s):
+                return
+            with suppress(BrokenPipeError, ConnectionResetError):
+                if isinstance(step, Status | Hang):
+                    self._reply(step, {})
+                    return
+                if models is None or self.path.rstrip("/") != "/v1/models":
+                    self._reply(Status(status=404, body=openai_error("Not found", type="not_found")), {})
+                    return
+                listing = {
+                    "object": "list",
+                    "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in models],
+                }
+                data = json.dumps(listing).encode()
+                self._head(200, "application/json", {"Content-Length": str(len(data))})
+                self.wfile.write(data)
 
         def _reply(self, step: Step, body: dict[str, Any]) -> None:
             match step:
@@ -284,14 +324,18 @@ def _handler(
 
 
 @contextmanager
-def fake_openai_server(script: Sequence[Step] = (), latency_s: float = 0.0) -> Iterator[tuple[str, Seen]]:
+def fake_openai_server(
+    script: Sequence[Step] = (), latency_s: float = 0.0, models: Sequence[str] | None = None
+) -> Iterator[tuple[str, Seen]]:
     """Yield (base_url, what the server saw); the server stops when the block ends.
 
-    Request n takes `script[n]`, later ones a normal reply; `latency_s` delays every reply.
+    Request n takes `script[n]`, later ones a normal reply; `latency_s` delays every reply. `models` is what
+    `GET /v1/models` lists (None: it answers 404, as a server without a listing) and, when given, the only
+    models a request may name (another gets a 404, as OpenAI's `model_not_found`).
     """
     seen = Seen()
     stopping = threading.Event()
-    handler = _handler(seen, deque(script), threading.Lock(), stopping, latency_s)
+    handler = _handler(seen, deque(script), threading.Lock(), stopping, latency_s, models)
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     # A short poll: shutdown() waits for it, and a test starts a server per scenario.
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -19,6 +19,7 @@ from moot.cli.formats import formats_command
 from moot.cli.judge import judge_command
 from moot.cli.live import DbOption, confirm, err, follow_pauses, print_error
 from moot.cli.live import run_command as _run
+from moot.cli.live_check import check_models, checked_live
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
 from moot.cli.resume import resume_command
@@ -270,6 +271,14 @@ def run(
         bool,
         typer.Option("--estimate", help="Print the expected calls, tokens and cost range; call no model."),
     ] = False,
+    live_check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Before anything is stored, ask each provider whether its key and model name work: one cheap "
+            "call per distinct model (a model listing or a reply of a few tokens).",
+        ),
+    ] = False,
 ) -> None:
     """Hold a debate and stream it live."""
 
@@ -304,13 +313,18 @@ def run(
             template=template,
             variables=var,
         )
+        if estimate_only and live_check:
+            raise UserError("--estimate calls no model; run --check without it", field="--check")
         if estimate_only:
             await _print_estimate(cfg)
             return 0
+        # The providers asked before anything is stored; the run starts on these checks.
+        start = await checked_live(cfg) if live_check else cfg
         if auto_personas:  # a review checks the debate: it starts on those checks, not on new ones
-            start = await review_personas(cfg, out, interactive=_is_terminal() and not (json_lines or quiet))
-        else:
-            start = cfg
+            reviewed = await review_personas(
+                cfg, out, interactive=_is_terminal() and not (json_lines or quiet)
+            )
+            start = start if reviewed is cfg else reviewed
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         async with await EventStore.open(db_url_from(db)) as store:
@@ -465,8 +479,36 @@ def export_(
 
 
 @app.command()
-def models() -> None:
-    """Providers moot can use and whether each one's key is set (the key itself is never shown)."""
+def models(
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Ask the providers whether keys and model names work: the models named by -p or in -c, else each "
+            "provider whose key is set (its model listing). One cheap call per model.",
+        ),
+    ] = False,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--participant", "-p", help="With --check: MODEL[,base_url=..] to ask about; repeat it."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="With --check: ask about every model of this debate file."),
+    ] = None,
+) -> None:
+    """Providers moot can use and whether each one's key is set (the key itself is never shown); with --check,
+    what each provider says of its key and the models named."""
+    if check:
+        code = _run(check_models(out, model or [], config))
+        if code:
+            raise typer.Exit(code)
+        return
+    if model or config:
+        print_error("-p and -c go with --check: moot models --check -p MODEL")
+        raise typer.Exit(2)
     table = Table()
     for col in ("provider", "what", "key variable", "key", "installed"):
         table.add_column(col)

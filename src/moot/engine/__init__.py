@@ -12,6 +12,16 @@ from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate_lines
 from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
 from moot.engine.judging_again import Fields as JudgeFields
 from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_failed
+from moot.engine.live_check import (
+    LiveResult,
+    LiveTarget,
+    check_live,
+    check_targets,
+    key_targets,
+    live_resolver,
+    live_targets,
+    model_targets,
+)
 from moot.engine.personas import propose_personas, with_reviewed_personas
 from moot.engine.runner import EventLog, InMemoryLog, judge_again, resumable, resume_debate, run_debate
 from moot.engine.settings import model_settings
@@ -25,14 +35,22 @@ __all__ = [
     "EventLog",
     "InMemoryLog",
     "JudgeFields",
+    "LiveResult",
+    "LiveTarget",
     "ModelResolver",
     "PlannedJudging",
     "RunControl",
+    "check_live",
     "check_run",
+    "check_targets",
     "estimate_debate",
     "estimate_lines",
     "judge_again",
+    "key_targets",
+    "live_resolver",
+    "live_targets",
     "model_settings",
+    "model_targets",
     "plan_judging",
     "preflight",
     "propose_personas",

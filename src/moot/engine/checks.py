@@ -93,13 +93,9 @@ def model_key(options: ModelOptions) -> tuple[str, str | None]:
     return str(options.model), str(options.base_url) if options.base_url else None
 
 
-def preflight(config: DebateConfig) -> ModelResolver:
-    """Check and build every model now, before anything is written; return a resolver over them.
-
-    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
-    or a participant's tool cannot be imported or is not offered by its model.
-    """
-    resolve_tools(config)
+def model_fields(config: DebateConfig) -> list[tuple[str, ModelOptions]]:
+    """Every model the debate may call, with the config field that names it (a recused judge is never called,
+    a summariser only under a strategy that summarises)."""
     fields: list[tuple[str, ModelOptions]] = [
         (f"participants.{i}.model", p) for i, p in enumerate(config.participants)
     ]
@@ -114,8 +110,18 @@ def preflight(config: DebateConfig) -> ModelResolver:
         fields.append(("moderator.model", config.moderator))
     if config.history.summarizer is not None and summarises(config):
         fields.append(("history.summarizer.model", config.history.summarizer))
+    return fields
+
+
+def preflight(config: DebateConfig) -> ModelResolver:
+    """Check and build every model now, before anything is written; return a resolver over them.
+
+    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
+    or a participant's tool cannot be imported or is not offered by its model.
+    """
+    resolve_tools(config)
     built: dict[tuple[str, str | None], Model] = {}
-    for field, options in fields:
+    for field, options in model_fields(config):
         check_available(options, field=field)
         if model_key(options) not in built:
             try:

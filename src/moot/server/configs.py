@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,7 +31,7 @@ from moot.domain.config import (
 )
 from moot.domain.personas import ProposedPersona, persona_text
 from moot.domain.text import PlainText
-from moot.engine import Caller, ModelResolver, check_run, propose_personas
+from moot.engine import Caller, ModelResolver, check_live, check_run, propose_personas
 from moot.errors import ConfigError, UserError, one_line
 from moot.server.security import check_config
 
@@ -103,12 +103,25 @@ def config_yaml(config: DebateConfig) -> PlainTextResponse:
 
 
 @router.post("/api/configs/check")
-async def check(request: Request, config: FilledConfig) -> Checked:
+async def check(
+    request: Request,
+    config: FilledConfig,
+    live: Annotated[
+        bool,
+        Query(
+            description="Also ask each provider, with one cheap call per distinct model (a model listing or a "
+            "reply of a few tokens), whether the key and the model name work (a 422 naming the field)"
+        ),
+    ] = False,
+) -> Checked:
     """Every check POST /api/debates runs before it starts a debate, without starting one: this server's
     limits and allowlists, the format's rules, and each model's package and API key (a 422 such as
-    `participants.0.model: openai needs OPENAI_API_KEY`)."""
+    `participants.0.model: openai needs OPENAI_API_KEY`); with `live=true`, the providers' own word on each
+    key and model name (it costs a call each)."""
     check_config(config, request.app.state.settings)
-    check_run(config, _resolver(request))
+    checked = check_run(config, _resolver(request))
+    if live:
+        await check_live(checked.config, checked.resolve)
     return Checked()
 
 
