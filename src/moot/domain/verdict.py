@@ -1,10 +1,14 @@
 """The judge's final verdict, as stored and exported: the weighted rubric it scores by, one judge's
-verdict, and how a panel's verdicts were combined."""
+verdict, and how a panel's verdicts were combined.
+
+A rubric maps a criterion's name to its weight: a bare number for one of the six `CRITERIA`, or anything with
+a `weight` (the config's own criterion, with its description). Weights are shares: only their ratios count."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,22 +33,74 @@ CRITERIA: dict[str, Criterion] = {
 }
 
 
+class Weighted(Protocol):
+    """A rubric entry that says more than its weight (the config's `CriterionSpec`)."""
+
+    @property
+    def weight(self) -> float: ...
+
+
+RubricEntry = float | Weighted
+
+
+def weight_of(entry: RubricEntry) -> float:
+    return entry if isinstance(entry, int | float) else entry.weight
+
+
 def default_rubric() -> dict[str, float]:
     return {name: c.weight for name, c in CRITERIA.items()}
 
 
-def weighted_criteria(rubric: Mapping[str, float]) -> list[str]:
-    """The criteria a judge is asked to score: those with a positive weight, in rubric order."""
-    return [name for name in CRITERIA if rubric.get(name, 0) > 0]
+def weighted_criteria(rubric: Mapping[str, RubricEntry]) -> list[str]:
+    """The criteria a judge is asked to score: those with a positive weight, the six defaults first in
+    `CRITERIA` order (as before there were others), then the rubric's own criteria in the order it lists them."""
+    defaults = [name for name in CRITERIA if name in rubric]
+    own = [name for name in rubric if name not in CRITERIA]
+    return [name for name in (*defaults, *own) if weight_of(rubric[name]) > 0]
 
 
-def weighted_score(criteria: Mapping[str, float], rubric: Mapping[str, float]) -> float:
+def weighted_score(criteria: Mapping[str, float], rubric: Mapping[str, RubricEntry]) -> float:
     """The weighted mean of the criterion scores (to 2 decimals); criteria without weight count nothing."""
-    weights = {name: rubric[name] for name in weighted_criteria(rubric) if name in criteria}
+    weights = {name: weight_of(rubric[name]) for name in weighted_criteria(rubric) if name in criteria}
     total = sum(weights.values())
     if total <= 0:
         raise ValueError("none of the scored criteria has a positive weight")
     return round(sum(criteria[name] * w for name, w in weights.items()) / total, 2)
+
+
+class ScoredCriterion(BaseModel):
+    """A criterion a verdict scored, as the judge was told it: every surface that shows the verdict reads
+    its titles and descriptions here, so a verdict given under another rubric (a panel judge's, a new
+    judgement's) is shown as it was given."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    title: str
+    description: str
+    weight: float | None = Field(
+        default=None,
+        description="Its weight in the rubric; None where a panel's judges weighed it differently",
+    )
+
+    @property
+    def is_default(self) -> bool:
+        """One of the six criteria, meaning what it always means (a reader needs no description)."""
+        known = CRITERIA.get(self.name)
+        return known is not None and (known.title, known.description) == (self.title, self.description)
+
+
+def describe(
+    name: str, *, title: str | None = None, description: str | None = None, weight: float | None = None
+) -> ScoredCriterion:
+    """A criterion by name, its title and description those of `CRITERIA` unless given."""
+    known = CRITERIA.get(name)
+    return ScoredCriterion(
+        name=name,
+        title=title or (known.title if known else name.replace("_", " ").capitalize()),
+        description=description or (known.description if known else ""),
+        weight=weight,
+    )
 
 
 class ParticipantScore(BaseModel):
@@ -76,6 +132,11 @@ class Verdict(BaseModel):
     names_winner: bool = Field(
         default=True, description="False for consensus formats: the scores weigh contributions, no one wins"
     )
+    rubric: list[ScoredCriterion] = Field(
+        default_factory=list,
+        description="The criteria scored, with their meaning and weight, in scoring order (empty in a verdict "
+        "recorded before criteria could be a judge's own: those are the six defaults)",
+    )
 
     @model_validator(mode="after")
     def _winner_is_top_score(self) -> Verdict:
@@ -97,6 +158,7 @@ class Verdict(BaseModel):
         quality: float | None = None,
         insights: list[str] | None = None,
         names_winner: bool = True,
+        rubric: list[ScoredCriterion] | None = None,
     ) -> Verdict:
         return cls(
             scores=scores,
@@ -107,7 +169,18 @@ class Verdict(BaseModel):
             quality=quality,
             insights=insights or [],
             names_winner=names_winner,
+            rubric=rubric or [],
         )
+
+    def scored_criteria(self) -> list[ScoredCriterion]:
+        """The criteria some participant was scored on, one column each: in the rubric's order, described
+        by it; a criterion it does not list (an older verdict) comes after, as `CRITERIA` describes it."""
+        scored = {name: None for s in self.scores for name in s.criteria}
+        listed = [c for c in self.rubric if c.name in scored]
+        named = {c.name for c in listed}
+        rest = [n for n in CRITERIA if n in scored and n not in named]
+        rest += [n for n in scored if n not in CRITERIA and n not in named]
+        return listed + [describe(n) for n in rest]
 
     @property
     def is_tie(self) -> bool:

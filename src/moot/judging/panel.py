@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from statistics import fmean, median
 
 from moot.domain.config import DebateConfig, JudgeConfig
-from moot.domain.verdict import Ballot, PanelResult, PanelScore, ParticipantScore, Verdict
+from moot.domain.verdict import Ballot, PanelResult, PanelScore, ParticipantScore, ScoredCriterion, Verdict
 from moot.judging.agreement import agreement_text, kendalls_w
 from moot.judging.anonymise import Roster, anonymous_roster, shuffle_key, shuffled
 
@@ -87,6 +87,7 @@ def combine(
         quality=round(fmean(qualities), 1) if qualities else None,
         insights=list(words.insights),
         names_winner=names_winner,
+        rubric=_combined_rubric([b.verdict for b in valid if b.verdict is not None]),
     )
     return verdict, result.model_copy(update={"words_from": spokesman.name})
 
@@ -111,3 +112,17 @@ def _mean_criteria(scores: Sequence[ParticipantScore | None]) -> dict[str, float
         for name, value in (s.criteria if s is not None else {}).items():
             values.setdefault(name, []).append(value)
     return {name: round(fmean(v), 2) for name, v in values.items()}
+
+
+def _combined_rubric(verdicts: Sequence[Verdict]) -> list[ScoredCriterion]:
+    """Every criterion some judge scored, described as the first judge to list it did; its weight only
+    where every judge that scored it gave it the same one."""
+    first: dict[str, ScoredCriterion] = {}
+    weights: dict[str, set[float | None]] = {}
+    for v in verdicts:
+        for c in v.rubric:
+            first.setdefault(c.name, c)
+            weights.setdefault(c.name, set()).add(c.weight)
+    return [
+        c if len(weights[name]) == 1 else c.model_copy(update={"weight": None}) for name, c in first.items()
+    ]

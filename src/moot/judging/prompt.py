@@ -7,8 +7,9 @@ from typing import Any
 
 from moot.domain.config import DebateConfig, JudgeConfig
 from moot.domain.state import DebateState
-from moot.domain.verdict import CRITERIA, weighted_criteria
+from moot.domain.verdict import ScoredCriterion
 from moot.judging.anonymise import Roster, named_roster
+from moot.judging.schema import criteria_of
 from moot.prompts.history import history_window
 from moot.prompts.render import render
 
@@ -27,13 +28,12 @@ class RubricLine:
     percent: str
 
 
-def rubric_lines(rubric: dict[str, float]) -> list[RubricLine]:
+def rubric_lines(criteria: list[ScoredCriterion]) -> list[RubricLine]:
     """The weighted criteria as the judge's prompt lists them, with their share of the overall score."""
-    names = weighted_criteria(rubric)
-    total = sum(rubric[n] for n in names)
+    total = sum(c.weight or 0 for c in criteria)
     return [
-        RubricLine(n, CRITERIA[n].title, CRITERIA[n].description, f"{round(100 * rubric[n] / total, 1):g}")
-        for n in names
+        RubricLine(c.name, c.title, c.description, f"{round(100 * (c.weight or 0) / total, 1):g}")
+        for c in criteria
     ]
 
 
@@ -57,7 +57,7 @@ def judge_prompt(
         history_chars=history_chars,
         judge=judge,
         roster=roster,
-        criteria=rubric_lines(dict(judge.rubric)),
+        criteria=rubric_lines(criteria_of(judge)),
         names_winner=names_winner,
     )
 

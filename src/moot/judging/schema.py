@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.domain.config import DebateConfig, JudgeConfig
+from moot.domain.rubric import rubric_criteria
 from moot.domain.verdict import (
-    CRITERIA,
     ParticipantScore,
+    RubricEntry,
+    ScoredCriterion,
     Verdict,
     default_rubric,
-    weighted_criteria,
     weighted_score,
 )
 from moot.judging.anonymise import Roster, named_roster, reveal
@@ -79,18 +80,29 @@ def each_participant(config: DebateConfig, keyed: BaseModel) -> list[tuple[str, 
     return each_entrant(named_roster(config), keyed)
 
 
-def rubric_of(judge: JudgeConfig | None) -> dict[str, float]:
-    return dict(judge.rubric) if judge is not None else default_rubric()
+def rubric_of(judge: JudgeConfig | None) -> dict[str, RubricEntry]:
+    return dict(judge.rubric) if judge is not None else dict(default_rubric())
 
 
-def criteria_model(rubric: dict[str, float]) -> type[BaseModel]:
-    """One required 0-10 score per weighted criterion, in rubric order."""
+def criteria_of(judge: JudgeConfig | None) -> list[ScoredCriterion]:
+    """What the judge scores, in order, with what each criterion means."""
+    return rubric_criteria(judge.rubric if judge is not None else default_rubric())
+
+
+def criteria_model(criteria: list[ScoredCriterion]) -> type[BaseModel]:
+    """One required 0-10 score per weighted criterion, in rubric order, keyed by the criterion's name.
+
+    The fields are `c<i>` with the name as alias, as `per_entrant` keys participants: a criterion of the
+    user's own may be named like a BaseModel attribute (`copy`, `json`)."""
     whole = whole_numbers(10)
     fields: dict[str, Any] = {
-        name: (float, Field(ge=0, le=10, description=CRITERIA[name].description, json_schema_extra=whole))
-        for name in weighted_criteria(rubric)
+        f"c{i}": (
+            float,
+            Field(ge=0, le=10, alias=c.name, description=c.description, json_schema_extra=whole),
+        )
+        for i, c in enumerate(criteria)
     }
-    return create_model("Criteria", **fields)
+    return create_model("Criteria", __config__=ConfigDict(populate_by_name=True), **fields)
 
 
 def answer_model(
@@ -107,7 +119,7 @@ def answer_model(
         "Assessment",
         # maxLength/maxItems shape what a grammar-constrained model may write, so its whole answer fits its
         # token budget; validation does not enforce them, so a long answer from a large model is never rejected.
-        criteria=(criteria_model(rubric_of(judge)), Field(description="0 (absent) to 10 (excellent) each")),
+        criteria=(criteria_model(criteria_of(judge)), Field(description="0 (absent) to 10 (excellent) each")),
         reasoning=(
             str,
             Field(
@@ -160,7 +172,7 @@ def to_verdict(
     scores = []
     for p in config.participants:
         a = given[p.id]
-        criteria = {name: float(v) for name, v in a.criteria.model_dump().items()}
+        criteria = {name: float(v) for name, v in a.criteria.model_dump(by_alias=True).items()}
         scores.append(
             ParticipantScore(
                 participant_id=p.id,
@@ -178,4 +190,5 @@ def to_verdict(
         quality=answer.quality,
         insights=[real(x) for x in answer.insights],
         names_winner=names_winner,
+        rubric=criteria_of(judge),
     )
