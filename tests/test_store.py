@@ -57,6 +57,7 @@ from moot.domain.events import (
     TokenDelta,
     ToolCalled,
     TurnCompleted,
+    TurnsEmbedded,
     TurnStarted,
     VerdictGiven,
 )
@@ -274,6 +275,9 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             reasoning="tension",
         ),
         RoundAssessed(debate_id="d2", round=2, model="m:x", assessment=None, error="invalid"),
+        TurnsEmbedded(
+            debate_id="d2", round=2, model="fake:embed", vectors={"ada": [0.6, 0.8], "bob>ada": [1.0, 0.0]}
+        ),
         DecisionGiven(
             debate_id="d2", round=2, kind="vote", by="judge", model="m:x", answer={"side": "for", "n": 2}
         ),

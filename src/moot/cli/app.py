@@ -224,6 +224,15 @@ def run(
         float | None,
         typer.Option("--stop-on-convergence", help="Stop when the latest turns are this similar (0-1)."),
     ] = None,
+    embeddings: Annotated[
+        str | None,
+        typer.Option(
+            "--embeddings",
+            metavar="MODEL",
+            help="An embedding model (e.g. openai:text-embedding-3-small) for --stop-on-repetition and "
+            "--stop-on-convergence to compare meanings, not words.",
+        ),
+    ] = None,
     stop_on_diminishing: Annotated[
         bool | None,
         typer.Option(
@@ -289,6 +298,7 @@ def run(
             "assess_rounds": assess,
             "repetition": stop_on_repetition,
             "convergence": stop_on_convergence,
+            "embeddings": embeddings,
             "diminishing_returns": stop_on_diminishing,
             "drift": "stop" if stop_on_drift else None,
             "min_rounds": min_rounds,

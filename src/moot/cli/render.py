@@ -37,6 +37,7 @@ from moot.domain.events import (
     TokenDelta,
     ToolCalled,
     TurnCompleted,
+    TurnsEmbedded,
     TurnStarted,
     VerdictGiven,
 )
@@ -222,6 +223,14 @@ class DebateRenderer:
                 )
             case HistorySummarised():
                 self.console.print(Text(history_summarised_text(event), style="dim"))
+            case TurnsEmbedded() if event.error is not None:
+                self._print_above_live(
+                    Text(
+                        f"Embedding round {event.round}'s turns failed ({event.error}): repetition and "
+                        "convergence measure words this round",
+                        style="dim red",
+                    )
+                )
             case DecisionGiven():
                 self._stop_live()
                 self.decision(event)

@@ -307,13 +307,19 @@ class Stopping(_Strict):
         gt=0,
         le=1,
         description="Stop when every participant's latest turn repeats at least this share of its earlier "
-        "word 3-grams",
+        "word 3-grams; with `embeddings`, when its meaning is at least this close (cosine) to an earlier turn's",
     )
     convergence: float | None = Field(
         default=None,
         gt=0,
         le=1,
-        description="Stop when the latest turns are all pairwise at least this similar (word-count cosine)",
+        description="Stop when the latest turns are all pairwise at least this similar (word-count cosine; "
+        "with `embeddings`, the cosine of their meanings)",
+    )
+    embeddings: ModelRefField | None = Field(
+        default=None,
+        description="An embedding model (e.g. openai:text-embedding-3-small) that repetition and convergence "
+        "compare meanings with, so a paraphrase counts; left out: they compare words",
     )
     diminishing_returns: bool | None = Field(
         default=None,

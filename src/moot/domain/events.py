@@ -245,6 +245,17 @@ class RoundAssessed(_JudgeCall):
     assessment: RoundAssessment | None
 
 
+class TurnsEmbedded(_JudgeCall):
+    """The embedding model's vector of each turn of a finished round (`stopping.embeddings`), recorded before
+    the round's end so the repetition and convergence rules compare meanings, not words. `vectors` is keyed
+    like `DebateState.speaking` (the speaker's id, 'ada>bo' for an addressed turn) and is empty when the call
+    failed: the rules then measure words and say so."""
+
+    type: Literal["turns_embedded"] = "turns_embedded"
+    round: int
+    vectors: dict[str, list[float]]
+
+
 class Notice(BaseEvent):
     """Something the user should know that does not stop the debate, e.g. a skill that failed to load."""
 
@@ -455,6 +466,7 @@ Event = Annotated[
     | Notice
     | PersonasAssigned
     | RoundAssessed
+    | TurnsEmbedded
     | DecisionGiven
     | DebateStopping
     | OutcomeGiven

@@ -20,14 +20,16 @@ from moot.domain.events import (
     PersonasAssigned,
     RoundAssessed,
     TurnCompleted,
+    TurnsEmbedded,
     VerdictGiven,
 )
 from moot.domain.usage import Usage
 
 # participant: a debater's turn; voice: a format's moderator/chair/orchestrator turn; judge: assessments and
 # verdicts (panel judges included); decision: a format's structured asks (votes, rankings); personas:
-# the proposal of 'auto' personas; summariser: summaries of older turns (history strategies).
-Role = Literal["participant", "voice", "judge", "decision", "personas", "summariser"]
+# the proposal of 'auto' personas; summariser: summaries of older turns (history strategies); embedder: the
+# embedding model's vectors of each round's turns (stopping.embeddings).
+Role = Literal["participant", "voice", "judge", "decision", "personas", "summariser", "embedder"]
 VOICE_IDS = frozenset(VOICES)
 ROLE_LABELS: dict[str, str] = {
     "participant": "debater",
@@ -36,6 +38,7 @@ ROLE_LABELS: dict[str, str] = {
     "decision": "votes and rankings",
     "personas": "personas",
     "summariser": "summaries",
+    "embedder": "embeddings",
 }
 
 
@@ -102,6 +105,8 @@ class Ledger(BaseModel):
                 self.add("personas", "personas", None, event.model, event.usage)
             case HistorySummarised():
                 self.add("summariser", "summariser", event.round, event.model, event.usage)
+            case TurnsEmbedded():
+                self.add("embedder", "embedder", event.round, event.model, event.usage)
             case JudgeVerdictGiven():
                 if event.recused is None or event.usage.requests:
                     self.add(event.name, "judge", None, event.model, event.usage)

@@ -39,6 +39,7 @@ from moot.domain.events import (
     TokenDelta,
     ToolCalled,
     TurnCompleted,
+    TurnsEmbedded,
     TurnStarted,
     VerdictGiven,
 )
@@ -177,6 +178,10 @@ class DebateState(BaseModel):
         default_factory=dict, description="Tools used so far, per turn under way (see `turn_key`)"
     )
     assessments: list[AssessedRound] = Field(default_factory=list)
+    embedded: dict[int, TurnsEmbedded] = Field(
+        default_factory=dict, description="Each round's turns as embedding vectors (stopping.embeddings)"
+    )
+    embedding_usage: Usage = Field(default_factory=Usage, description="The embedding model's calls")
     decisions: list[Decision] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list, description="Warnings recorded along the way")
     dropped: dict[str, str] = Field(
@@ -258,7 +263,7 @@ class DebateState(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        total = self.judge_usage + self.decision_usage + self.summary_usage
+        total = self.judge_usage + self.decision_usage + self.summary_usage + self.embedding_usage
         for turn in self.turns:
             total = total + turn.usage
         return total
@@ -349,6 +354,9 @@ class DebateState(BaseModel):
                     )
                 )
                 self.judge_usage = self.judge_usage + event.usage
+            case TurnsEmbedded():
+                self.embedded[event.round] = event  # a round embedded again (a resumed run) replaces it
+                self.embedding_usage = self.embedding_usage + event.usage
             case DecisionGiven():
                 self.decisions.append(Decision.of(event))
                 self.decision_usage = self.decision_usage + event.usage

@@ -19,6 +19,7 @@ from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
 from moot.domain.events import DebateStarted, RoundStarted
 from moot.domain.state import DebateState
 from moot.engine.budget import check_budget_prices
+from moot.engine.embeddings import check_embeddings
 from moot.engine.tools import Toolkit, check_tool_models, resolve_tools
 from moot.errors import ConfigError, MootError, UserError, one_line
 from moot.judging import judge_prompt
@@ -134,6 +135,7 @@ def preflight(config: DebateConfig) -> ModelResolver:
                 reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{options.model}: {reason}", field=field) from None
     check_tool_models(config, lambda options: built[model_key(options)])
+    check_embeddings(config)
     return lambda options: built[model_key(options)]
 
 

@@ -1,12 +1,18 @@
 """When the debating rounds end: pure rules over (config, state), applied after each finished round.
 
-Similarity is measured on words: lowercase runs of letters, digits and apostrophes.
+Similarity is measured on words by default: lowercase runs of letters, digits and apostrophes.
 
 - Repetition of one participant: the share of the distinct word 3-grams of its latest turn that already
   occur in its own earlier turns, |G(latest) ∩ G(earlier)| / |G(latest)|. A text of fewer than three words
   counts as one gram (its whole word sequence); a text with no words has no grams and scores 0.
 - Convergence of two turns: the cosine of their word-count vectors, a·b / (|a| |b|); 0 when either has no
   words. It is symmetric, and 1 exactly when the texts use the same words in the same proportions.
+
+With `stopping.embeddings` both compare meanings instead (seed 000 §4.2, approach 1), from the vectors the
+engine recorded for each round's turns (`turns_embedded`; no model is called here): a participant's repetition
+is the highest cosine between its latest turn's vector and one of its earlier turns' (0 with none), and
+convergence the least cosine between two of the latest turns' vectors (a negative cosine counts as 0). Where a
+vector is missing (the call failed), that rule measures words for the round and its detail says so.
 
 `stop_reason` applies the rules in a fixed order and the first that holds wins:
 
@@ -32,11 +38,11 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from moot.domain.assessment import DRIFT_BELOW, RoundAssessment, StopKind, StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.state import DebateState, Round
+from moot.domain.state import DebateState, Round, Turn, turn_key
 
 NGRAM = 3
 _WORD = re.compile(r"[\w']+")
@@ -160,22 +166,92 @@ def _judge(config: DebateConfig, state: DebateState) -> StopReason | None:
     )
 
 
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors, 0 to 1 (a negative one, opposite meanings, counts as 0; so does a zero vector)."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norms = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+    return max(0.0, min(1.0, dot / norms)) if norms else 0.0
+
+
+def _vector(state: DebateState, turn: Turn) -> list[float] | None:
+    embedded = state.embedded.get(turn.round)
+    return embedded.vectors.get(turn_key(turn.participant_id, turn.target)) if embedded else None
+
+
+def meaning_repetition_scores(state: DebateState) -> dict[str, float] | None:
+    """Per participant who spoke in the latest completed round: the highest cosine between that turn's vector
+    and one of its earlier turns'; None when a vector is missing (the rule then measures words)."""
+    latest = last_completed(state)
+    if latest is None:
+        return {}
+    scores: dict[str, float] = {}
+    for turn in latest.turns:
+        earlier = [
+            t for t in state.turns if t.participant_id == turn.participant_id and t.round < latest.number
+        ]
+        vectors = [_vector(state, t) for t in (turn, *earlier)]
+        if any(v is None for v in vectors):
+            return None
+        mine, *before = [v for v in vectors if v is not None]
+        scores[turn.participant_id] = max((cosine(mine, v) for v in before), default=0.0)
+    return scores
+
+
+def meaning_convergence_score(state: DebateState) -> float | None:
+    """The least cosine between two turns' vectors of the latest completed round; None with fewer than two turns
+    or a vector missing."""
+    latest = last_completed(state)
+    if latest is None or len(latest.turns) < 2:
+        return None
+    vectors = [_vector(state, t) for t in latest.turns]
+    known = [v for v in vectors if v is not None]
+    if len(known) < len(vectors):
+        return None
+    return min(cosine(a, b) for a, b in itertools.combinations(known, 2))
+
+
+def _words_instead(config: DebateConfig) -> str:
+    """What a word measure's detail adds when embeddings were asked for but a round has none."""
+    embeddings = config.stopping.embeddings
+    return f" (words: no {embeddings} vectors for these turns)" if embeddings is not None else ""
+
+
 def _repetition(config: DebateConfig, state: DebateState) -> StopReason | None:
+    embeddings = config.stopping.embeddings
+    meant = meaning_repetition_scores(state) if embeddings is not None else None
+    if meant is not None:
+        return _at_least(
+            "repetition",
+            min(meant.values()) if meant else None,
+            config.stopping.repetition,
+            f"every participant's latest turn was >= {{}} alike in meaning to one of its earlier turns "
+            f"(cosine of {embeddings} embeddings)",
+        )
     scores = repetition_scores(state)
     return _at_least(
         "repetition",
         min(scores.values()) if scores else None,
         config.stopping.repetition,
-        f"every participant repeated >= {{}} of its earlier {NGRAM}-grams",
+        f"every participant repeated >= {{}} of its earlier {NGRAM}-grams" + _words_instead(config),
     )
 
 
 def _convergence(config: DebateConfig, state: DebateState) -> StopReason | None:
+    embeddings = config.stopping.embeddings
+    meant = meaning_convergence_score(state) if embeddings is not None else None
+    if meant is not None:
+        return _at_least(
+            "convergence",
+            meant,
+            config.stopping.convergence,
+            f"the participants' latest turns were all >= {{}} alike in meaning (cosine of {embeddings} embeddings)",
+        )
     return _at_least(
         "convergence",
         convergence_score(state),
         config.stopping.convergence,
-        "the participants' latest turns were all >= {} alike",
+        "the participants' latest turns were all >= {} alike in their words (word-count cosine)"
+        + _words_instead(config),
     )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from moot.domain.assessment import StopReason
 from moot.domain.events import DebateCompleted, DebateStopping, OutcomeGiven, RoundCompleted, RoundStarted
+from moot.engine.embeddings import embed_round
 from moot.engine.steps.base import Bookkeeping
 from moot.errors import RunError
 from moot.protocols import Conclude, EndRound, Finish, StartRound, Stop
@@ -26,6 +27,8 @@ class StartRoundHandler(Bookkeeping):
 
 class EndRoundHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: EndRound) -> bool:
+        # Before the round's end is recorded: a completed round always has its vectors (or their error).
+        await embed_round(ctx, step.number)
         await ctx.emit(RoundCompleted(round=step.number))
         return False
 
