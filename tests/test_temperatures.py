@@ -197,3 +197,15 @@ def test_a_temperature_out_of_range_names_its_field() -> None:
     with pytest.raises(ConfigError, match="unknown field") as err:
         validate_config(data)
     assert err.value.field == "temperatures.jugde"
+
+
+def test_temperatures_survive_the_servers_config_round_trip() -> None:
+    from moot.config_files.defaults import with_defaults, without_defaults
+
+    data = make_config(2).model_dump(mode="json")
+    data["temperatures"] = {"debater": 1.0, "judge": None}
+    config = validate_config(data)
+    written = without_defaults(config)
+    assert written["temperatures"] == {"debater": 1.0, "judge": None}  # the defaults left out, a null kept
+    assert with_defaults(written) == config
+    assert "temperatures" not in without_defaults(make_config(2))
