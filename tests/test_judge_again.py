@@ -39,6 +39,8 @@ from moot.engine import (
     run_debate,
 )
 from moot.errors import ConfigError, StateError, UserError
+from moot.export import export
+from moot.export.record import DebateRecord
 from moot.models.fake import fake_model
 from moot.server import create_app
 from moot.store import EventStore, db_url_from
@@ -502,3 +504,48 @@ def test_the_api_retry_of_a_debate_whose_verdict_failed_asks_for_the_verdict(tmp
         got = client.get(f"/api/debates/{debate_id}").json()
         assert got["verdict"] is not None and len(got["verdicts"]) == 2
         assert client.post(f"/api/debates/{debate_id}/retry").status_code == 409  # it has its verdict now
+
+
+# -- the exports ----------------------------------------------------------------------------------------------------
+
+
+async def test_every_export_lists_every_verdict_with_who_gave_it_and_the_latest_as_the_result() -> None:
+    config = failing_config()
+    broken, _ = judge_model([BROKEN])
+    log, _ = await stored_debate(config, broken)
+    other, _ = judge_model([judge_answer(config, {"ada": 2.0, "bo": 9.0})])
+    await judged(log, {"other": other}, judges=[{"model": "fake:other"}])
+    events = list(log.events)
+
+    markdown = export(events, "markdown")
+    latest = markdown.index("## Verdict")
+    assert "**Winner: Bo (9/10)**" in markdown[latest:] and "Judged by fake:other." in markdown
+    listed = markdown[markdown.index("## Every verdict") :]
+    assert "Judged 2 times; the verdict above is the latest." in listed
+    assert "### Verdict 1 of 2\n" in listed and "### Verdict 2 of 2 (latest: the result above)" in listed
+    assert "- **By:** Judge (fake:judge), the debate's own judge at its end" in listed
+    assert "- **Result:** No verdict: " in listed
+    assert "- **By:** Judge (fake:other), chosen later" in listed
+    assert "- **Asked for:** judged with moot judge" in listed
+    assert "- **Scores:** Ada 2/10 · Bo 9/10" in listed
+
+    text = export(events, "text")
+    assert "Every verdict" in text and "By Judge (fake:other), chosen later" in text
+    html = export(events, "html")
+    assert 'data-testid="every-verdict"' in html and "Verdict 2 of 2 (latest: the result above)" in html
+    assert "the debate&#39;s own judge at its end" in html
+    record = DebateRecord.model_validate_json(export(events, "json"))
+    assert [e.type for e in record.events if e.type in ("judging_requested", "verdict")] == [
+        "verdict",
+        "judging_requested",
+        "verdict",
+    ]
+
+
+async def test_a_debate_judged_once_shows_no_list_of_verdicts() -> None:
+    config = failing_config()
+    judge, _ = judge_model([judge_answer(config)])
+    _, events = await stored_debate(config, judge)
+    assert "Every verdict" not in export(events, "markdown")
+    assert "Every verdict" not in export(events, "text")
+    assert "every-verdict" not in export(events, "html")

@@ -201,6 +201,22 @@ def _verdict(v: DebateView) -> list[str]:
     return out
 
 
+def _verdicts(v: DebateView) -> list[str]:
+    """Every verdict given, when the debate was judged more than once."""
+    if not v.verdicts:
+        return []
+    out = ["## Every verdict", "", f"Judged {len(v.verdicts)} times; the verdict above is the latest.", ""]
+    for given in v.verdicts:
+        out += [f"### {inline(given.title)}", "", f"- **By:** {inline(given.by)}", f"- **When:** {given.at}"]
+        if given.reason:
+            out.append(f"- **Asked for:** {inline(given.reason)}")
+        out.append(f"- **Result:** {inline(given.outcome)}")
+        if given.scores:
+            out.append(f"- **Scores:** {inline(given.scores)}")
+        out.append("")
+    return out
+
+
 def _panel(p: PanelView) -> list[str]:
     out = ["### Panel", "", _row("Judge", "Model", *map(cell, p.names), "Order shown", "Note")]
     out.append(_row("---", "---", *("---:" for _ in p.names), "---", "---"))
@@ -244,4 +260,4 @@ def _usage(v: DebateView) -> list[str]:
 def render(record: DebateRecord) -> str:
     """The debate as a GitHub-flavoured Markdown document."""
     v = build_view(record)
-    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_usage(v)]) + "\n"
+    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]) + "\n"

@@ -125,6 +125,24 @@ def _assessment(a: AssessmentView) -> list[str]:
     return out
 
 
+def _verdicts(v: DebateView) -> list[str]:
+    """Every verdict given, when the debate was judged more than once."""
+    if not v.verdicts:
+        return []
+    out = [
+        *_title("Every verdict"),
+        *wrap(f"Judged {len(v.verdicts)} times; the verdict above is the latest.", "  "),
+    ]
+    for given in v.verdicts:
+        out += ["", *wrap(given.title, "  "), *wrap(f"By {given.by}, {given.at}.", "    ")]
+        if given.reason:
+            out += wrap(f"Asked for: {given.reason}", "    ")
+        out += wrap(given.outcome, "    ")
+        if given.scores:
+            out += wrap(given.scores, "    ")
+    return out
+
+
 def _verdict(v: DebateView) -> list[str]:
     out = _title("Verdict")
     verdict = v.verdict
@@ -200,4 +218,4 @@ def _usage(v: DebateView) -> list[str]:
 def render(record: DebateRecord) -> str:
     """The debate as plain text, wrapped at about 88 columns."""
     v = build_view(record)
-    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_usage(v)]) + "\n"
+    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]) + "\n"

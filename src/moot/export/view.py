@@ -184,6 +184,19 @@ class VerdictView:
 
 
 @dataclass(frozen=True, slots=True)
+class GivenVerdictView:
+    """One verdict of several on record (a debate judged again): who gave it, when, and what it found."""
+
+    title: str  # "Verdict 2 of 3 (latest)"
+    by: str  # "Judge (fake:judge), the debate's own judge" / "Judge (fake:other), chosen later"
+    at: str
+    reason: str  # why a later judging was asked for; "" for the debate's own at its end
+    outcome: str  # "Winner: Ada (8.9/10)", "No verdict: ..."
+    scores: str  # "Ada 8.9 · Bo 8.4"
+    latest: bool
+
+
+@dataclass(frozen=True, slots=True)
 class UsageView:
     label: str
     requests: int
@@ -231,6 +244,8 @@ class DebateView:
     # The ledger (see moot.domain.ledger): who spent what, in which role, and what each model cost.
     by_speaker: tuple[UsageView, ...] = ()
     by_model: tuple[UsageView, ...] = ()
+    # Every verdict given, in order, when the debate was judged more than once; `verdict` is the latest's.
+    verdicts: tuple[GivenVerdictView, ...] = ()
 
     @property
     def topic_line(self) -> str:
@@ -328,6 +343,7 @@ def build_view(record: DebateRecord) -> DebateView:
         usage=_usage_rows(state),
         by_speaker=ledger_views(ledger(record.events), state, by="speaker"),
         by_model=ledger_views(ledger(record.events), state, by="model"),
+        verdicts=_given_verdicts(state, name_of) if len(state.verdicts) > 1 else (),
         started=when(state.started_at),
         ended=when(state.ended_at),
         wall_time=_wall_time(state),
@@ -404,14 +420,7 @@ def _verdict_view(
     name_of: Callable[[str], str],
     colour_by_id: Callable[[str], str],
 ) -> VerdictView:
-    winners = [name_of(pid) for pid in verdict.winner_ids]
-    best = score_text(max(s.score for s in verdict.scores))
-    if not verdict.names_winner:
-        outcome = "No winner: this format seeks a shared answer"
-    elif verdict.is_tie:
-        outcome = f"Tie between {join_names(winners)} ({best} each)"
-    else:
-        outcome = f"Winner: {winners[0]} ({best})"
+    outcome = _outcome_text(verdict, name_of)
     state = record.state
     panel = state.panel
     medians = {p.participant_id: score_text(p.median) for p in panel.scores} if panel else {}
@@ -491,6 +500,53 @@ def _panel_view(state: DebateState, name_of: Callable[[str], str]) -> PanelView:
 def _judge_model(record: DebateRecord) -> str:
     models = [e.model for e in record.events if isinstance(e, VerdictGiven)]
     return models[-1] if models else "unknown"
+
+
+def _outcome_text(verdict: Verdict, name_of: Callable[[str], str]) -> str:
+    winners = [name_of(pid) for pid in verdict.winner_ids]
+    best = score_text(max(s.score for s in verdict.scores))
+    if not verdict.names_winner:
+        return "No winner: this format seeks a shared answer"
+    if verdict.is_tie:
+        return f"Tie between {join_names(winners)} ({best} each)"
+    return f"Winner: {winners[0]} ({best})"
+
+
+def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[GivenVerdictView, ...]:
+    """Every verdict on record with who gave it: the debate's own judge at its end, or a judging asked for later
+    by its own judge(s) or others."""
+    count = len(state.verdicts)
+    views = []
+    for i, given in enumerate(state.verdicts):
+        latest = i == count - 1
+        judges = given.model.removeprefix("panel: ")
+        who = f"a panel ({judges})" if given.panel is not None else f"{clean(given.name)} ({given.model})"
+        if given.judging == 0:
+            by = f"{who}, the debate's own judge at its end"
+        elif given.own:
+            by = f"{who}, the debate's own judge, asked again"
+        else:
+            by = f"{who}, chosen later"
+        verdict = given.verdict
+        scores = (
+            [f"{name_of(s.participant_id)} {score_text(s.score)}" for s in verdict.scores] if verdict else []
+        )
+        views.append(
+            GivenVerdictView(
+                title=f"Verdict {i + 1} of {count}" + (" (latest: the result above)" if latest else ""),
+                by=by,
+                at=when(given.at),
+                reason=one_line(given.reason or ""),
+                outcome=(
+                    _outcome_text(verdict, name_of)
+                    if verdict is not None
+                    else f"No verdict: {one_line(given.error or 'no valid verdict')}"
+                ),
+                scores=" · ".join(scores),
+                latest=latest,
+            )
+        )
+    return tuple(views)
 
 
 def _verdict_note(state: DebateState) -> str:

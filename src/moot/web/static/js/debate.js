@@ -146,6 +146,7 @@ class DebateView {
   }
 
   resumeAction() {
+    if (this.status === "completed") return "retry"; // a verdict that failed (the button is off otherwise)
     return { created: "start", failed: "retry" }[this.status] ?? "resume";
   }
 
@@ -153,7 +154,7 @@ class DebateView {
     const s = this.status;
     const live = s === "running" || s === "pending";
     this.buttons.pause.disabled = !live;
-    this.buttons.resume.disabled = !["paused", "interrupted", "failed", "created"].includes(s);
+    this.buttons.resume.disabled = !(["paused", "interrupted", "failed", "created"].includes(s) || (s === "completed" && this.verdictFailed));
     this.buttons.resume.textContent = { start: "Start", retry: "Retry", resume: "Resume" }[this.resumeAction()];
     // A stopped debate can still be judged on what it has; a judged one is over.
     this.buttons.stop.disabled = !(live || (["paused", "interrupted", "failed"].includes(s) && !this.judged));
@@ -165,16 +166,18 @@ class DebateView {
       await api(`/api/debates/${encodeURIComponent(this.id)}/${action}`, { method: "POST" });
       if (action === "pause") this.statusPill.textContent = "pausing…";
       else if (action === "stop" && this.status === "running") this.statusPill.textContent = "stopping…";
-      else {
-        // A new run over the stored log: follow it from the last event this page has.
-        this.result.replaceChildren();
-        this.setStatus("running");
-        this.listen();
-      }
+      else this.followRun("running");
     } catch (err) {
       showError(err);
       this.refreshButtons();
     }
+  }
+
+  /** A new run over the stored log (resume, retry, stop, a judging): follow it from the last event this page has. */
+  followRun(status) {
+    this.result.replaceChildren();
+    this.setStatus(status);
+    this.listen();
   }
 
   refreshMeter(delay = 300) {
@@ -194,8 +197,10 @@ class DebateView {
     this.resultTimer = setTimeout(async () => {
       if (this.closed) return;
       try {
-        const state = await renderResult(this.result, this.id, this.transcript);
+        const state = await renderResult(this.result, this.id, this.transcript, () => this.followRun("judging"));
         this.judged = state.judged;
+        // A completed debate whose verdict failed is retried: its run is the verdict again.
+        this.verdictFailed = state.status === "completed" && state.verdicts?.at(-1)?.verdict === null;
         this.refreshButtons();
       } catch (err) {
         showError(err, { retry: () => this.showResult() });

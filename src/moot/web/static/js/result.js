@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { showError } from "./banner.js";
 import { barChart, lineChart } from "./charts.js";
-import { count, h, money, saveFile } from "./dom.js";
+import { count, h, money, saveFile, when } from "./dom.js";
 import { markdown } from "./markdown.js";
 
 const EXPORTS = [
@@ -14,7 +14,11 @@ const EXPORTS = [
   ["Text", "text", "txt", "text/plain"],
 ];
 
-export async function renderResult(section, debateId, transcript) {
+/**
+ * @param {(events: Promise<unknown>) => void} [onJudge] called once a new judging was accepted (POST .../judge):
+ *   the page follows that run over the stored log, as it follows a resume.
+ */
+export async function renderResult(section, debateId, transcript, onJudge) {
   const [state, book] = await Promise.all([
     api(`/api/debates/${encodeURIComponent(debateId)}`),
     api(`/api/debates/${encodeURIComponent(debateId)}/ledger`),
@@ -47,6 +51,8 @@ export async function renderResult(section, debateId, transcript) {
     );
   }
   if (verdict) section.append(lists(verdict));
+  if ((state.verdicts ?? []).length > 1) section.append(everyVerdict(state, name));
+  if (onJudge && judgeable(state)) section.append(judgeAgain(state, debateId, onJudge));
   section.append(
     h("h3", {}, "Why it stopped"),
     h("p", { dataset: { testid: "stop-reason" } }, stopLine(state)),
@@ -128,6 +134,125 @@ function lists(v) {
     list("Where they agree", v.areas_of_agreement, "agreement"),
     list("Where they disagree", v.areas_of_disagreement, "disagreement"),
     list("Insights", v.insights, "insights"),
+  );
+}
+
+/** Every verdict on record, with who gave it (the exports' "Every verdict"); the card above is the latest. */
+function everyVerdict(state, name) {
+  const given = state.verdicts;
+  const items = given.map((g, i) => {
+    const who = g.panel ? `a panel (${g.model.replace(/^panel: /, "")})` : `${g.name} (${g.model})`;
+    const by = g.judging === 0 ? "the debate's own judge at its end" : g.own ? "the debate's own judge, asked again" : "chosen later";
+    let found = `No verdict: ${g.error ?? "no valid verdict"}`;
+    if (g.verdict) {
+      const v = g.verdict;
+      const scores = v.scores.map((s) => `${name(s.participant_id)} ${s.score}`).join(" · ");
+      found = v.names_winner && v.winner_ids.length === 1 ? `Winner: ${name(v.winner_ids[0])} · ${scores}` : scores;
+    }
+    return h(
+      "li",
+      { dataset: { testid: "given-verdict" } },
+      h("strong", {}, `Verdict ${i + 1}${i === given.length - 1 ? " (latest)" : ""}`),
+      ` by ${who}, ${by}`,
+      h("span", { class: "muted small" }, ` · ${when(g.at)}`),
+      h("br"),
+      found,
+    );
+  });
+  return h("div", {}, h("h3", {}, "Every verdict"), h("ol", { class: "verdicts" }, items));
+}
+
+/** A debate that has turns, has ended (or stopped) and whose format takes a judge's verdict can be judged again. */
+function judgeable(state) {
+  const spoke = (state.rounds ?? []).some((r) => r.turns.length);
+  return spoke && state.gives_verdict !== false && ["completed", "failed", "interrupted", "paused"].includes(state.status);
+}
+
+/**
+ * "Judge again": a small choice (the debate's own judge, another model, a panel), sent as POST .../judge. The
+ * server checks the judges before anything is stored; a refused one is shown beside the field it names.
+ */
+function judgeAgain(state, debateId, onJudge) {
+  const config = state.config ?? {};
+  const own = config.judges?.length
+    ? `the debate's panel (${config.judges.map((j) => j.model).join(", ")})`
+    : config.judge
+      ? `${config.judge.name} (${config.judge.model})`
+      : null;
+  const models = [...new Set([config.judge?.model, ...(config.judges ?? []).map((j) => j.model), ...(config.participants ?? []).map((p) => p.model)].filter(Boolean))];
+  const listId = `judge-models-${debateId}`;
+  const modelInput = (label, testid) => h("input", { type: "text", list: listId, "aria-label": label, placeholder: "provider:model", dataset: { testid }, autocomplete: "off" });
+  const another = modelInput("Another judge's model", "judge-model");
+  const panel = [1, 2, 3].map((n) => modelInput(`Panel judge ${n}'s model`, `panel-model-${n}`));
+  const choice = (value, text, checked = false) =>
+    h("label", { class: "check field" }, h("input", { type: "radio", name: `judge-who-${debateId}`, value, checked, dataset: { testid: `judge-${value}` } }), text);
+  const error = h("p", { class: "error small", role: "alert", dataset: { testid: "judge-error" } });
+  const submit = h("button", { type: "submit", class: "primary", dataset: { testid: "judge-submit" } }, "Ask for a verdict");
+  const form = h(
+    "form",
+    { class: "judge-again-form", hidden: true, dataset: { testid: "judge-again-form" } },
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "Who judges"),
+      own ? choice("own", `The same judge: ${own}`, true) : null,
+      choice("another", "Another model", !own),
+      h("div", { class: "field" }, another),
+      choice("panel", "A panel (two or three models)"),
+      h("div", { class: "grid" }, panel.map((input) => h("div", { class: "field" }, input))),
+      h("datalist", { id: listId }, models.map((m) => h("option", { value: m }))),
+    ),
+    h("div", { class: "field" }, error),
+    h(
+      "p",
+      { class: "actions" },
+      submit,
+      h("button", { type: "button", onclick: () => toggle(false) }, "Cancel"),
+    ),
+  );
+  const open = h(
+    "button",
+    { type: "button", "aria-expanded": "false", dataset: { testid: "judge-again" }, onclick: () => toggle(form.hidden) },
+    state.verdict ? "Judge again…" : "Ask for a verdict…",
+  );
+  const toggle = (show) => {
+    form.hidden = !show;
+    open.setAttribute("aria-expanded", String(show));
+    if (show) form.querySelector("input[type=radio]:checked")?.focus();
+  };
+  // Typing a model picks its choice, so the radio never disagrees with what was typed.
+  another.addEventListener("input", () => (form.querySelector("input[value=another]").checked = true));
+  for (const input of panel) input.addEventListener("input", () => (form.querySelector("input[value=panel]").checked = true));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    error.textContent = "";
+    const who = form.querySelector("input[type=radio]:checked")?.value;
+    let judges = [];
+    if (who === "another") judges = [another.value.trim()].filter(Boolean);
+    if (who === "panel") judges = panel.map((i) => i.value.trim()).filter(Boolean);
+    if (who === "another" && judges.length !== 1) return void (error.textContent = "Name the model that judges (provider:model).");
+    if (who === "panel" && judges.length < 2) return void (error.textContent = "A panel needs two or three models.");
+    submit.disabled = true;
+    try {
+      await api(`/api/debates/${encodeURIComponent(debateId)}/judge`, {
+        method: "POST",
+        body: { judges: judges.map((model) => ({ model })) },
+      });
+      onJudge();
+    } catch (err) {
+      // "judges.1: ..." names the panel's second model: say which one, in the form's words.
+      const [field, text] = Object.entries(err.fields ?? {})[0] ?? [];
+      const index = /^judges\.(\d+)/.exec(field ?? "");
+      const which = index ? (who === "panel" ? `Panel judge ${Number(index[1]) + 1}: ` : "") : "";
+      error.textContent = text ? `${which}${text}` : err.message;
+      submit.disabled = false;
+    }
+  });
+  return h(
+    "div",
+    { class: "card judge-again", dataset: { testid: "judge-again-card" } },
+    h("p", { class: "actions" }, open, h("span", { class: "muted small" }, "A new verdict on what was said; earlier ones stay on record.")),
+    form,
   );
 }
 

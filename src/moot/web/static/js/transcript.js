@@ -82,6 +82,13 @@ export class Transcript {
       case "debate_stopping":
         this.note(`No more rounds after round ${event.after_round}: ${event.reason.detail}`, "info");
         break;
+      case "judging_requested":
+        this.note(
+          `Judged again by ${event.judges?.length ? `a panel (${event.judges.map((j) => j.model).join(", ")})` : event.judge?.model}` +
+            `${event.own ? ", the debate's own judge" : ""} (${event.reason}); earlier verdicts stay on record.`,
+          "info",
+        );
+        break;
       case "judging_started":
         this.note(`The judge (${event.model}) is weighing the debate…`, "info");
         break;
