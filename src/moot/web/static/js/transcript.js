@@ -79,6 +79,9 @@ export class Transcript {
       case "history_summarised":
         this.note(event.summary ? `Older turns summarised (first ${event.covers} turns).` : `Summary failed: ${event.error}`, "info");
         break;
+      case "turns_embedded": // vectors for the stopping rules: only a failed call is worth a line
+        if (event.error) this.note(`Embedding round ${event.round}'s turns failed (${event.error}): repetition and convergence measure words this round.`, "info");
+        break;
       case "debate_stopping":
         this.note(`No more rounds after round ${event.after_round}: ${event.reason.detail}`, "info");
         break;
