@@ -19,7 +19,7 @@ from rich.console import Console
 
 from moot.cli.render import DebateRenderer
 from moot.domain.config import DebateConfig, ModelOptions
-from moot.domain.events import DebateStarted, Event, TurnsEmbedded
+from moot.domain.events import CallRetried, DebateStarted, Event, TurnsEmbedded
 from moot.domain.ledger import ledger
 from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
@@ -195,13 +195,26 @@ class Broken(FakeEmbeddingModel):
         raise RuntimeError("embedding service unavailable")
 
 
-async def test_a_failed_embedding_call_is_recorded_and_words_decide() -> None:
-    config = make_config(2, rounds=3, judge=None, stopping={"repetition": 0.9, "embeddings": MODEL})
+async def test_a_failed_embedding_call_is_retried_recorded_and_words_decide() -> None:
+    retry = {"retries": {"server_error": 1}, "base_delay_s": 0.001, "jitter_s": 0}
+    config = make_config(
+        2,
+        rounds=3,
+        judge=None,
+        stopping={"repetition": 0.9, "embeddings": MODEL},
+        limits={"retry": retry},
+    )
     parrot = "Cars must go because streets are for people."
     with embedder_for(MODEL).override(model=Broken()):
         events = await events_of(config, rewording({"ada": [parrot], "bo": [parrot]}))
+    # Like every model call: tried again under the debate's retry policy, each retry on record.
+    retried = [e for e in events if isinstance(e, CallRetried)]
+    assert [(e.speaker, e.purpose, e.round) for e in retried] == [
+        ("embedder", "embeddings", r) for r in (1, 2)
+    ]
     failed = [e for e in events if isinstance(e, TurnsEmbedded)]
-    assert failed and all(e.vectors == {} and e.error == "embedding service unavailable" for e in failed)
+    assert [e.round for e in failed] == [1, 2]
+    assert all(e.vectors == {} and e.error and "embedding service unavailable" in e.error for e in failed)
     state = fold(events)
     assert state.stop_reason is not None and state.stop_reason.kind == "repetition"
     assert "(words: no fake:paraphrase vectors for these turns)" in state.stop_reason.detail
@@ -254,8 +267,9 @@ def test_run_takes_an_embedding_model_and_its_stop_says_so() -> None:
 
     from moot.cli.app import app
 
-    args = ["run", "Ban cars?", "-p", "fake:a,name=Ada", "-p", "fake:b,name=Bo", "--no-judge", "--rounds", "4"]
-    result = CliRunner().invoke(app, [*args, "--stop-on-repetition", "0.9", "--embeddings", "fake:embed"])
+    debaters = ["-p", "fake:a,name=Ada", "-p", "fake:b,name=Bo", "--no-judge", "--rounds", "4"]
+    rules = ["--stop-on-repetition", "0.9", "--embeddings", "fake:embed"]
+    result = CliRunner().invoke(app, ["run", "Ban cars?", *debaters, *rules])
     assert result.exit_code == 0, result.stdout + result.stderr
     # The fakes' canned turns differ only in their round number: alike in meaning from round 2.
     assert "Stopped after round 2: every participant's latest turn was >= 9" in result.stdout

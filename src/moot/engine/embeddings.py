@@ -11,6 +11,7 @@ Cohere, Voyage AI, Bedrock); `fake:NAME` is moot's own (moot.models.fake_embeddi
 
 from __future__ import annotations
 
+import asyncio
 import time
 from functools import cache
 from typing import TYPE_CHECKING
@@ -19,11 +20,14 @@ from pydantic_ai.embeddings import Embedder, EmbeddingResult, infer_embedding_mo
 
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import TurnsEmbedded
+from moot.domain.faults import Fault
 from moot.domain.models import ModelRef
 from moot.domain.state import turn_key
 from moot.domain.usage import Usage
-from moot.errors import ConfigError, MootError, UserError
+from moot.engine.retry import CallSite
+from moot.errors import ConfigError, ModelCallError, MootError, UserError
 from moot.models.fake_embeddings import FakeEmbeddingModel
+from moot.models.faults import classify
 from moot.models.pricing import FREE_SYSTEMS
 from moot.models.providers import check_available, redact
 
@@ -70,6 +74,26 @@ def check_embeddings(config: DebateConfig) -> None:
         ) from None
 
 
+async def _embed(ctx: RunContext, ref: ModelRef, texts: list[str], round_number: int) -> EmbeddingResult:
+    """One embedding call under the debate's retry policy and its provider's limits, like every model call
+    (a retry is a `call_retried` event); its time limit is `limits.judge_timeout_s`."""
+    timeout_s = ctx.config.limits.judge_timeout_s
+    label = str(ref)
+
+    async def attempt() -> EmbeddingResult:
+        try:
+            return await asyncio.wait_for(embedder_for(label).embed_documents(texts), timeout_s)
+        except TimeoutError:
+            fault = Fault("timeout", f"no reply within {timeout_s:g} s (limits.judge_timeout_s)")
+            raise ModelCallError(fault.message, model=label, fault=fault) from None
+        except Exception as exc:  # whatever the provider's SDK raises is that model's failure
+            fault = classify(exc, provider=ref.provider, model=label)
+            raise ModelCallError(fault.message, model=label, fault=fault) from exc
+
+    call = ctx.guard.bind(ModelOptions(model=ref), CallSite("embedder", "embeddings", round_number))
+    return await call.run(attempt)
+
+
 def result_usage(result: EmbeddingResult) -> Usage:
     """One embedding call's tokens, priced by genai-prices when it knows the model (free for fakes)."""
     cost: float | None
@@ -98,14 +122,16 @@ async def embed_round(ctx: RunContext, round_number: int) -> None:
         return
     started = time.monotonic()
     try:
-        result = await embedder_for(str(ref)).embed_documents([t.text for t in turns])
-    except Exception as exc:  # any failure of the call: recorded, and the rules fall back to words
+        result = await _embed(ctx, ref, [t.text for t in turns], round_number)
+    except (
+        ModelCallError
+    ) as exc:  # given up under the retry policy: recorded, and the rules fall back to words
         await ctx.emit(
             TurnsEmbedded(
                 round=round_number,
                 model=str(ref),
                 vectors={},
-                error=" ".join(redact(str(exc)).split()) or type(exc).__name__,
+                error=" ".join(redact(exc.fault.message if exc.fault else str(exc)).split()),
                 usage=Usage(requests=1),
                 latency_s=time.monotonic() - started,
             )
