@@ -67,6 +67,7 @@ from moot.cli.app import app
 from moot.config_files import SPEC_KEYS, build_config, load_config
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.models import PROVIDERS
+from moot.domain.state import fold
 from moot.engine import run_debate
 from moot.engine.control import RunControl
 from moot.errors import ProviderNotInstalledError
@@ -343,6 +344,18 @@ def check_resume(words: list[str], result: Result, debates: Debates, before: set
     assert status_of(debates.paused) == "completed", result.stdout
 
 
+def check_judge(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
+    judges = [w for i, w in enumerate(words) if i and words[i - 1] in ("-j", "--judge")]
+
+    async def verdicts() -> list[str]:
+        async with await EventStore.open(db_url_from(None)) as store:
+            return [v.model for v in fold(await store.events(debates.completed)).verdicts]
+
+    assert "Verdict 2" in result.stdout and "Winner" in result.stdout, result.stdout
+    given = asyncio.run(verdicts())
+    assert len(given) == 2 and given[-1] == (judges[0] if len(judges) == 1 else given[0]), given
+
+
 def check_eval(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
     (results,) = re.findall(r"^results: (.+)$", result.stdout, re.M)
     data = json.loads(Path(results).read_text(encoding="utf-8"))
@@ -358,6 +371,7 @@ CHECKS: dict[str, Check] = {
     "show": check_show,
     "export": check_export,
     "resume": check_resume,
+    "judge": check_judge,
     "eval": check_eval,
 }
 IN_PROCESS = [c for c in readme_commands() if in_process(c)]

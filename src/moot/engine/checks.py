@@ -114,15 +114,11 @@ def model_fields(config: DebateConfig) -> list[tuple[str, ModelOptions]]:
     return fields
 
 
-def preflight(config: DebateConfig) -> ModelResolver:
-    """Check and build every model now, before anything is written; return a resolver over them.
-
-    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
-    or a participant's tool cannot be imported or is not offered by its model.
-    """
-    resolve_tools(config)
+def build_models(fields: list[tuple[str, ModelOptions]]) -> dict[tuple[str, str | None], Model]:
+    """Check and build each model (package installed, key set, name accepted), once per `model_key`; a UserError
+    naming the field (or flag) beside it when one cannot be called."""
     built: dict[tuple[str, str | None], Model] = {}
-    for field, options in model_fields(config):
+    for field, options in fields:
         check_available(options, field=field)
         if model_key(options) not in built:
             try:
@@ -134,6 +130,17 @@ def preflight(config: DebateConfig) -> ModelResolver:
             except Exception as exc:  # the provider's own check of the name or settings
                 reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{options.model}: {reason}", field=field) from None
+    return built
+
+
+def preflight(config: DebateConfig) -> ModelResolver:
+    """Check and build every model now, before anything is written; return a resolver over them.
+
+    Raises a UserError naming the field when a package or key is missing, a provider rejects the name,
+    or a participant's tool cannot be imported or is not offered by its model.
+    """
+    resolve_tools(config)
+    built = build_models(model_fields(config))
     check_tool_models(config, lambda options: built[model_key(options)])
     check_embeddings(config)
     return lambda options: built[model_key(options)]

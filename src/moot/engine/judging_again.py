@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_ai.models import Model
 
 from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions, panel_judge_name
 from moot.domain.events import Event, JudgingRequested
 from moot.domain.state import DebateState, fold
-from moot.engine.checks import ModelResolver, check_windows, model_key
-from moot.errors import ConfigError, MootError, StateError, UserError, one_line
-from moot.models.providers import build_model, check_available, redact
+from moot.engine.checks import ModelResolver, build_models, check_windows, model_key
+from moot.errors import ConfigError, StateError, one_line
 from moot.protocols import get_protocol
 
 # What a judge chosen now keeps of the debate's own judge unless it says otherwise: the user's guidance and scale.
@@ -164,24 +162,9 @@ def check_judges(config: DebateConfig, resolve: ModelResolver | None, fields: Fi
     to_build: list[tuple[str, ModelOptions]] = []
     judges = config.verdict_judges()
     for i, judge in enumerate(judges):
-        if config.recusal(judge) is not None:
-            continue
-        where = fields.judge(i, len(judges))
-        to_build += [(where, options) for options in judge.candidates()]
-    built: dict[tuple[str, str | None], Model] = {}
-    for where, options in to_build:
-        check_available(options, field=where)
-        if model_key(options) in built:
-            continue
-        try:
-            built[model_key(options)] = build_model(options)
-        except UserError as exc:
-            raise (exc if exc.field else ConfigError(str(exc), field=where)) from None
-        except MootError:
-            raise
-        except Exception as exc:  # the provider's own check of the name or settings
-            why = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"{options.model}: {why}", field=where) from None
+        if config.recusal(judge) is None:  # a recused judge is never called
+            to_build += [(fields.judge(i, len(judges)), options) for options in judge.candidates()]
+    built = build_models(to_build)
     return lambda options: built[model_key(options)]
 
 
