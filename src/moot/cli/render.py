@@ -44,7 +44,6 @@ from moot.domain.events import (
 from moot.domain.ledger import VOICE_IDS, Ledger
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
-from moot.domain.verdict import CRITERIA
 from moot.export.backfill import backfill
 from moot.export.formatting import cost_text
 from moot.export.palette import colour_of
@@ -452,7 +451,7 @@ class DebateRenderer:
         if verdict is None:
             self.console.print(Panel(Text(f"No verdict: {event.error}"), border_style="red", title="judge"))
             return
-        criteria = [c for c in CRITERIA if any(c in s.criteria for s in verdict.scores)]
+        criteria = verdict.scored_criteria()
         medians = {s.participant_id: s.median for s in panel.scores} if panel else {}
         table = Table(title="Scores" if panel is None else "Scores (panel mean)", show_lines=False)
         table.add_column("Participant")
@@ -460,15 +459,19 @@ class DebateRenderer:
         if medians:
             table.add_column("Median", justify="right")
         for c in criteria:
-            table.add_column(c, justify="right")
+            table.add_column(c.name, justify="right")
         table.add_column("Reasoning")
         for s in sorted(verdict.scores, key=lambda s: -s.score):
             p = self._participant(s.participant_id)
             row: list[Text | str] = [Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10"]
             row += [f"{medians[p.id]:g}"] if medians else []
-            row += [f"{s.criteria[c]:g}" if c in s.criteria else "" for c in criteria]
+            row += [f"{s.criteria[c.name]:g}" if c.name in s.criteria else "" for c in criteria]
             table.add_row(*row, Text(s.reasoning))
         self.console.print(table)
+        # The six defaults are the README's; a criterion of the judge's own says what it scored.
+        for c in criteria:
+            if not c.is_default and c.description:
+                self.console.print(Text(f"{c.name}: {c.description}", style="dim"))
         names = [self._participant(w).name for w in verdict.winner_ids]
         if not verdict.names_winner:
             self.console.print(Text("No winner: this format seeks a shared answer", style="bold"))

@@ -187,6 +187,8 @@ def _verdict(v: DebateView) -> list[str]:
         medians = (s.median,) if verdict.panel else ()
         out.append(_row(name, s.score_text, *medians, *s.criteria, cell(s.reasoning), args))
     out.append("")
+    if verdict.criteria_notes:
+        out += [f"- **{inline(title)}**: {inline(text)}" for title, text in verdict.criteria_notes] + [""]
     if verdict.panel:
         out += _panel(verdict.panel)
     out += ["### Summary", "", quote(verdict.summary), ""]

@@ -165,6 +165,9 @@ def _verdict(v: DebateView) -> list[str]:
             out += wrap(" · ".join(scored), "      ")
         out += wrap(s.reasoning, "      ")
         out += [line for a in s.key_arguments for line in wrap(f"- {a}", "      ")]
+    if verdict.criteria_notes:
+        out += ["", "  Criteria:"]
+        out += [line for title, text in verdict.criteria_notes for line in wrap(f"{title}: {text}", "    ")]
     if verdict.panel:
         out += _panel(verdict.panel)
     out += ["", "  Summary:", *wrap(verdict.summary, "    ")]

@@ -16,7 +16,7 @@ from moot.domain.events import DebateFailed, VerdictGiven
 from moot.domain.ledger import ROLE_LABELS, Ledger, ledger
 from moot.domain.state import AssessedRound, DebateState
 from moot.domain.usage import Usage
-from moot.domain.verdict import CRITERIA, FailedTry, Verdict
+from moot.domain.verdict import FailedTry, Verdict
 from moot.export.formatting import clean, cost_text, duration, join_names, one_line, score_text, when
 from moot.export.palette import VOICE_COLOUR, colour_of
 from moot.export.record import DebateRecord
@@ -177,6 +177,8 @@ class VerdictView:
     agreement: tuple[str, ...]
     disagreement: tuple[str, ...]
     criteria: tuple[str, ...] = ()  # titles of the rubric criteria scored, one column each
+    # (title, description) of each criterion a reader does not know from the README: the judge's own
+    criteria_notes: tuple[tuple[str, str], ...] = ()
     quality: str = ""  # "72/100"
     insights: tuple[str, ...] = ()
     fallback: str = ""  # which fallback model judged, after which failures
@@ -424,7 +426,7 @@ def _verdict_view(
     state = record.state
     panel = state.panel
     medians = {p.participant_id: score_text(p.median) for p in panel.scores} if panel else {}
-    criteria = [c for c in CRITERIA if any(c in s.criteria for s in verdict.scores)]
+    criteria = [c.name for c in verdict.scored_criteria()]
     scores = tuple(
         ScoreView(
             participant_id=s.participant_id,
@@ -448,7 +450,12 @@ def _verdict_view(
         summary=clean(verdict.summary).strip(),
         agreement=tuple(one_line(a) for a in verdict.areas_of_agreement),
         disagreement=tuple(one_line(a) for a in verdict.areas_of_disagreement),
-        criteria=tuple(CRITERIA[c].title for c in criteria),
+        criteria=tuple(c.title for c in verdict.scored_criteria()),
+        criteria_notes=tuple(
+            (c.title, one_line(c.description))
+            for c in verdict.scored_criteria()
+            if not c.is_default and c.description
+        ),
         quality=f"{verdict.quality:g}/100" if verdict.quality is not None else "",
         insights=tuple(one_line(i) for i in verdict.insights),
         fallback=_fallback_text(_judge_model(record), failed[-1]) if failed and failed[-1] else "",

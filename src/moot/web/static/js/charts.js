@@ -11,7 +11,10 @@ const clamp = (v, max) => Math.max(0, Math.min(max, v));
 // Long names would run into the bars; the full one stays in the bar's tooltip and the aria-label.
 const short = (s, n = 16) => (String(s).length > n ? `${String(s).slice(0, n - 1)}…` : String(s));
 
-/** Horizontal bars, one per item (scores 0..max), each with its value written after it. */
+/**
+ * Horizontal bars, one per item (scores 0..max), each with its value written after it; an item's `detail`
+ * (the criterion scores behind a verdict's score) joins its tooltip.
+ */
 export function barChart({ items = [], max = 10, title = "Scores" }) {
   const row = 28;
   const [labelW, valueW, pad] = [170, 44, 8];
@@ -32,7 +35,7 @@ export function barChart({ items = [], max = 10, title = "Scores" }) {
     const y = pad + i * row;
     const w = isNumber(item.value) ? (clamp(item.value, max) / max) * plotW : 0;
     node.append(svg("g", {},
-      svg("title", {}, `${item.label}: ${fmt(item.value)} of ${max}`),
+      svg("title", {}, `${item.label}: ${fmt(item.value)} of ${max}${item.detail ? ` (${item.detail})` : ""}`),
       svg("text", { x: labelW - 8, y: y + row / 2, "text-anchor": "end", "dominant-baseline": "middle" }, short(item.label)),
       svg("rect", { x: labelW, y: y + 5, width: w, height: row - 10, rx: 3, fill: item.colour ?? DEFAULT_COLOUR }),
       svg("text", { x: labelW + w + 6, y: y + row / 2, "dominant-baseline": "middle" }, fmt(item.value)),

@@ -33,14 +33,21 @@ export async function renderResult(section, debateId, transcript, onJudge) {
   section.append(verdictCard(state, name));
   const verdict = state.verdict;
   if (verdict) {
+    const criteria = scoredCriteria(verdict);
     section.append(
       h("h3", {}, "Scores"),
       barChart({
         title: "Final scores (0 to 10)",
         max: 10,
-        items: verdict.scores.map((s) => ({ label: name(s.participant_id), value: s.score, colour: colour(s.participant_id) })),
+        items: verdict.scores.map((s) => ({
+          label: name(s.participant_id),
+          value: s.score,
+          colour: colour(s.participant_id),
+          detail: criteria.filter((c) => c.name in s.criteria).map((c) => `${c.title} ${s.criteria[c.name]}`).join(" · "),
+        })),
       }),
-      reasons(verdict, name),
+      reasons(verdict, name, criteria),
+      criteriaNotes(criteria),
     );
   }
   const rounds = roundSeries(state, name, colour);
@@ -95,22 +102,67 @@ function verdictNote(state) {
   return "Not judged yet.";
 }
 
-function reasons(verdict, name) {
+/**
+ * The criteria some participant was scored on, one column each, as the verdict's rubric describes them
+ * (its order first); a verdict recorded before rubrics were kept with it names its criteria only.
+ */
+function scoredCriteria(verdict) {
+  const scored = new Set(verdict.scores.flatMap((s) => Object.keys(s.criteria ?? {})));
+  const listed = (verdict.rubric ?? []).filter((c) => scored.has(c.name));
+  const named = new Set(listed.map((c) => c.name));
+  const rest = [...scored].filter((n) => !named.has(n)).map((n) => ({ name: n, title: n, description: "", weight: null }));
+  return [...listed, ...rest];
+}
+
+function reasons(verdict, name, criteria) {
+  const score = (s, c) => (c.name in s.criteria ? String(s.criteria[c.name]) : "");
   return h(
     "div",
     { class: "table-wrap" },
     h(
       "table",
       { class: "data", dataset: { testid: "scores" } },
-      h("thead", {}, h("tr", {}, h("th", {}, "Participant"), h("th", { class: "num" }, "Score"), h("th", {}, "Why"))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", {}, "Participant"),
+          h("th", { class: "num" }, "Score"),
+          criteria.map((c) => h("th", { class: "num", title: c.description || null, dataset: { criterion: c.name } }, c.title)),
+          h("th", {}, "Why"),
+        ),
+      ),
       h(
         "tbody",
         {},
         verdict.scores.map((s) =>
-          h("tr", {}, h("td", {}, name(s.participant_id)), h("td", { class: "num" }, String(s.score)), h("td", {}, s.reasoning)),
+          h(
+            "tr",
+            {},
+            h("td", {}, name(s.participant_id)),
+            h("td", { class: "num" }, String(s.score)),
+            criteria.map((c) => h("td", { class: "num" }, score(s, c))),
+            h("td", {}, s.reasoning),
+          ),
         ),
       ),
     ),
+  );
+}
+
+/** What each criterion scored, and its share of the overall score: collapsed, one line each. */
+function criteriaNotes(criteria) {
+  const described = criteria.filter((c) => c.description);
+  if (!described.length) return null;
+  const total = criteria.every((c) => c.weight != null) ? criteria.reduce((sum, c) => sum + c.weight, 0) : 0;
+  const share = (c) => (total > 0 ? ` (${Math.round((1000 * c.weight) / total) / 10}%)` : "");
+  return h(
+    "details",
+    { class: "small", dataset: { testid: "criteria" } },
+    h("summary", {}, "What the criteria mean"),
+    h("ul", {}, described.map((c) => h("li", {}, h("strong", {}, c.title), `${share(c)}: ${c.description}`))),
   );
 }
 
