@@ -558,24 +558,13 @@ def history_summarised_text(event: HistorySummarised) -> str:
     )
 
 
-def context_trimmed_text(config: DebateConfig, event: ContextTrimmed) -> str:
-    """One line saying whose prompt lost what to fit its model's window."""
-    who = "the judge" if event.speaker == "judge" else config.speaker_name(event.speaker)
-    when = f" in round {event.round}" if event.round is not None else ""
-    if event.strategy is not None:
-        parts = [f"{event.turns_dropped} earlier turn{'s' * (event.turns_dropped != 1)} left out"] * bool(
-            event.turns_dropped
-        ) + [f"{event.turns_summarised} summarised"] * bool(event.turns_summarised)
-        return (
-            f"context ({event.strategy}): {who}'s {event.purpose} prompt{when}: {', '.join(parts)}, "
-            f"{event.tokens_before:,} -> {event.tokens_after:,} prompt tokens of {event.model}'s "
-            f"{event.window:,}-token window"
 def context_warning_text(config: DebateConfig, event: ContextWarning) -> str:
-    """One line: whose prompt passed 80 % of which window, by how much, and what happens from here."""
+    """One line: whose turn passed 80 % of which window, by how much, and what happens from here."""
     who = config.speaker_name(event.speaker)
     return (
-        f"context: {who}'s turn prompt in round {event.round} takes {event.tokens:,} of {event.model}'s "
-        f"{event.window:,}-token window ({event.share * 100:.0f} %); {event.detail}"
+        f"context: {who}'s turn in round {event.round} takes {event.tokens:,} prompt tokens + "
+        f"{event.reply_tokens:,} for the reply, {event.share * 100:.0f} % of {event.model}'s "
+        f"{event.window:,}-token window; {event.detail}"
     )
 
 
@@ -588,6 +577,18 @@ def cost_acknowledged_text(event: CostAcknowledged) -> str:
     )
 
 
+def context_trimmed_text(config: DebateConfig, event: ContextTrimmed) -> str:
+    """One line saying whose prompt lost what to fit its model's window."""
+    who = "the judge" if event.speaker == "judge" else config.speaker_name(event.speaker)
+    when = f" in round {event.round}" if event.round is not None else ""
+    if event.strategy is not None:
+        parts = [f"{event.turns_dropped} earlier turn{'s' * (event.turns_dropped != 1)} left out"] * bool(
+            event.turns_dropped
+        ) + [f"{event.turns_summarised} summarised"] * bool(event.turns_summarised)
+        return (
+            f"context ({event.strategy}): {who}'s {event.purpose} prompt{when}: {', '.join(parts)}, "
+            f"{event.tokens_before:,} -> {event.tokens_after:,} prompt tokens of {event.model}'s "
+            f"{event.window:,}-token window"
         )
     omitted = f"{event.turns_omitted} earlier turn{'s' * (event.turns_omitted != 1)} left out, "
     return (

@@ -160,9 +160,9 @@ class ContextTrimmed(_ProgressMarker):
 
 
 class ContextWarning(BaseEvent):
-    """A speaker's turn prompt passed 80 % of its model's context window for the first time in this
-    debate (recorded once per speaker, before the call). `detail` says what its history strategy and
-    `history.on_overflow` do from here, in the words every reader shows."""
+    """A speaker's turn (its prompt and the room kept for its reply) passed 80 % of its model's context window
+    for the first time in this debate (recorded once per speaker, before the call). `detail` says what its
+    history strategy and `history.on_overflow` do from here, in the words every reader shows."""
 
     type: Literal["context_warning"] = "context_warning"
     round: int
@@ -176,7 +176,8 @@ class ContextWarning(BaseEvent):
 
     @property
     def share(self) -> float:
-        return self.tokens / self.window if self.window else 1.0
+        """How much of the window the call takes: prompt and reply."""
+        return (self.tokens + self.reply_tokens) / self.window if self.window else 1.0
 
 
 class CallRetried(BaseEvent):
@@ -397,17 +398,6 @@ class DebateInterrupted(BaseEvent):
     reason: str = "interrupted by the user"
 
 
-class DebatePaused(BaseEvent):
-    """The debate stopped between two steps on request; `resume` carries on from here."""
-
-    type: Literal["debate_paused"] = "debate_paused"
-    reason: str = "paused by the user"
-    before_start: bool = Field(
-        default=False, description="Created without starting: it waits for a start, its first step not taken"
-    )
-
-
-class DebateResumed(BaseEvent):
 class CostPause(BaseModel):
     """The figures of a pause at `limits.pause_at_cost`."""
 
@@ -423,14 +413,14 @@ class CostPause(BaseModel):
     rounds_left: int | None = Field(default=None, description="Rounds the estimate counts")
 
 
-    """A paused, interrupted or failed debate carries on from its log. A turn that was under way when it
-    stopped was never completed, so it is run again; completed ones are kept, never repeated."""
+class DebatePaused(BaseEvent):
+    """The debate stopped between two steps on request; `resume` carries on from here."""
 
-    type: Literal["debate_resumed"] = "debate_resumed"
-    reason: str = "resumed by the user"
-    after_status: str = Field(description="The status it resumed from: paused, interrupted or failed")
-    after_seq: int | None = Field(
-        default=None,
+    type: Literal["debate_paused"] = "debate_paused"
+    reason: str = "paused by the user"
+    before_start: bool = Field(
+        default=False, description="Created without starting: it waits for a start, its first step not taken"
+    )
     cost: CostPause | None = Field(
         default=None,
         description="Paused at limits.pause_at_cost: it waits for someone to acknowledge the cost (resume or stop)",
@@ -446,6 +436,17 @@ class CostAcknowledged(BaseEvent):
     cost_usd: float = Field(description="What the debate had cost when it paused")
     choice: Literal["continue", "stop"]
     by: str = Field(description="How: the resume's reason (the CLI's prompt, `moot resume`, the API)")
+
+
+class DebateResumed(BaseEvent):
+    """A paused, interrupted or failed debate carries on from its log. A turn that was under way when it
+    stopped was never completed, so it is run again; completed ones are kept, never repeated."""
+
+    type: Literal["debate_resumed"] = "debate_resumed"
+    reason: str = "resumed by the user"
+    after_status: str = Field(description="The status it resumed from: paused, interrupted or failed")
+    after_seq: int | None = Field(
+        default=None,
         description="The seq of the last event of the log this run was planned from: the store refuses the event "
         "if another process has written since, so two runs never carry one debate on",
     )
@@ -459,6 +460,7 @@ Event = Annotated[
     | ToolCalled
     | TurnCompleted
     | ContextTrimmed
+    | ContextWarning
     | RoundCompleted
     | CallRetried
     | ParticipantDropped
@@ -471,7 +473,6 @@ Event = Annotated[
     | DebateStopping
     | OutcomeGiven
     | JudgingRequested
-    | ContextWarning
     | JudgingStarted
     | JudgeVerdictGiven
     | VerdictGiven
@@ -479,6 +480,7 @@ Event = Annotated[
     | DebateFailed
     | DebateInterrupted
     | DebatePaused
+    | CostAcknowledged
     | DebateResumed,
     Field(discriminator="type"),
 ]
@@ -491,5 +493,4 @@ TERMINAL_TYPES = frozenset({"debate_completed", "debate_failed", "debate_interru
 def require_debate_id(event: Event) -> None:
     """A log's check before it stores `event`: one without its debate's id would belong to no debate."""
     if not event.debate_id:
-    | CostAcknowledged
         raise ValueError(f"a {event.type} event without its debate_id; events made in a run go through emit")

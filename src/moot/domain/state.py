@@ -192,11 +192,6 @@ class DebateState(BaseModel):
     context_trims: list[ContextTrimmed] = Field(
         default_factory=list, description="Prompts whose history was cut to fit a context window"
     )
-    summary: HistorySummarised | None = Field(
-        default=None, description="The latest summary of older turns (history strategies summarize, hybrid)"
-    )
-    summary_tried: int = Field(
-        default=0, description="Turns covered by the latest summary asked for, made or failed"
     context_warned: list[str] = Field(
         default_factory=list, description="Speakers warned that their prompt passed 80 % of their window"
     )
@@ -206,6 +201,11 @@ class DebateState(BaseModel):
     cost_acknowledged: CostAcknowledged | None = Field(
         default=None, description="The answer to the pause at limits.pause_at_cost, once given"
     )
+    summary: HistorySummarised | None = Field(
+        default=None, description="The latest summary of older turns (history strategies summarize, hybrid)"
+    )
+    summary_tried: int = Field(
+        default=0, description="Turns covered by the latest summary asked for, made or failed"
     )
     summary_usage: Usage = Field(default_factory=Usage, description="The summaries' calls")
     outcome: Outcome | None = None
@@ -286,17 +286,17 @@ class DebateState(BaseModel):
                 self.started_at = event.at
             case ContextTrimmed():
                 self.context_trims.append(event)
-            case HistorySummarised():
-                if event.summary is not None:
-                    self.summary = event
-                self.summary_tried = event.covers
-                self.summary_usage = self.summary_usage + event.usage
             case ContextWarning():
                 if event.speaker not in self.context_warned:
                     self.context_warned.append(event.speaker)
             case CostAcknowledged():
                 self.cost_acknowledged = event
                 self.cost_pause = None
+            case HistorySummarised():
+                if event.summary is not None:
+                    self.summary = event
+                self.summary_tried = event.covers
+                self.summary_usage = self.summary_usage + event.usage
             case Notice():
                 self.notices.append(f"{event.source}: {event.message}")
             case PersonasAssigned():
@@ -414,6 +414,8 @@ class DebateState(BaseModel):
                 self._drop_unfinished()
             case DebatePaused():
                 self.status = "created" if event.before_start else "paused"
+                if event.cost is not None:
+                    self.cost_pause = event.cost
                 self._drop_unfinished()
             case DebateResumed():
                 if event.after_status == "failed":
@@ -422,8 +424,6 @@ class DebateState(BaseModel):
                 self.error = None
                 self.ended_at = None
                 self._drop_unfinished()
-                if event.cost is not None:
-                    self.cost_pause = event.cost
         return self
 
     def _given(self, event: VerdictGiven) -> GivenVerdict:
