@@ -17,6 +17,7 @@ from moot.domain.events import EVENT_ADAPTER, Notice
 from moot.domain.state import fold
 from moot.engine import run_debate
 from moot.errors import ConfigError
+from moot.export import export
 from moot.judging.assessment import assessment_model, drift_warnings, to_round_assessment
 from moot.protocols import Stop, get_protocol
 from moot.protocols.stopping import diminishing_returns, stop_reason
@@ -109,6 +110,16 @@ async def test_a_drifting_participant_is_warned_about_and_the_debate_goes_on_by_
     state = fold([e for e in events if e.durable])
     assert state.stop_reason is not None and state.stop_reason.kind == "max_rounds"
     assert len(state.rounds) == 3
+
+
+async def test_the_exports_show_the_scores_and_the_drift_warning() -> None:
+    config = make_config(2, rounds=1, stopping={"assess_rounds": True})
+    judge, _ = assessing_judge(config, [graded(config, {"ada": 2})])
+    events = [e async for e in run_debate(config, resolve=resolver(Recorder(), judge))]
+    for fmt in ("md", "text"):
+        out = export(events, fmt)
+        assert "relevance 2, novelty 6, engagement 7" in out and "relevance 8, novelty 6, engagement 7" in out
+        assert "drift: Ada drifted off the topic in round 1 (relevance 2/10, below 5)" in out
 
 
 async def test_drift_stop_ends_the_rounds_naming_who_and_the_figure() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from moot.domain.assessment import ParticipantAssessment
 from moot.domain.events import DebateFailed, VerdictGiven
 from moot.domain.ledger import ROLE_LABELS, Ledger, ledger
 from moot.domain.state import AssessedRound, DebateState
@@ -386,6 +387,14 @@ def build_view(record: DebateRecord) -> DebateView:
     )
 
 
+def _signals(p: ParticipantAssessment) -> str:
+    """' (relevance 8, novelty 6, engagement 7)': the judge's other scores of a participant's round, as the CLI
+    and the page show them; nothing for a log from before they were scored."""
+    scored = (("relevance", p.relevance), ("novelty", p.novelty), ("engagement", p.engagement))
+    shown = ", ".join(f"{k} {v:g}" for k, v in scored if v is not None)
+    return f" ({shown})" if shown else ""
+
+
 def _assessment_view(
     record: AssessedRound | None, name_of: Callable[[str], str], colour_by_id: Callable[[str], str]
 ) -> AssessmentView | None:
@@ -406,7 +415,7 @@ def _assessment_view(
         reviews=tuple(
             ReviewView(
                 name=name_of(p.participant_id),
-                score_text=score_text(p.score),
+                score_text=score_text(p.score) + _signals(p),
                 strengths=tuple(one_line(x) for x in p.strengths),
                 weaknesses=tuple(one_line(x) for x in p.weaknesses),
                 colour=colour_by_id(p.participant_id),
