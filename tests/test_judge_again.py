@@ -549,3 +549,23 @@ async def test_a_debate_judged_once_shows_no_list_of_verdicts() -> None:
     assert "Every verdict" not in export(events, "markdown")
     assert "Every verdict" not in export(events, "text")
     assert "every-verdict" not in export(events, "html")
+
+
+async def test_a_debate_without_a_judge_needs_one_named_and_a_format_with_its_own_result_takes_none() -> None:
+    config = make_config(2, rounds=1, judge=None)
+    log = InMemoryLog()
+    async for _ in run_debate(config, log=log, resolve=resolve_with(Recorder(), {}), debate_id="d1"):
+        pass
+    with pytest.raises(ConfigError, match=r"^-j/--judge: the debate has no judge of its own; name one"):
+        plan_judging(list(log.events), reason="r", fields=JudgeFields(judges="-j/--judge", dotted=False))
+    judge, _ = judge_model([judge_answer(config)])
+    await judged(log, {"judge": judge}, judges=[{"model": "fake:judge"}])
+    assert fold(log.events).verdict is not None  # judged for the first time, by the judge named
+
+    council = make_config(3, rounds=1, format="council")
+    log = InMemoryLog()
+    rec = Recorder(answer=lambda name, messages, info: {})
+    async for _ in run_debate(council, log=log, resolve=resolve_with(rec, {"judge": judge}), debate_id="d2"):
+        pass
+    with pytest.raises(StateError, match="the council format's result is its own judgement"):
+        plan_judging(list(log.events), reason="r")

@@ -146,7 +146,7 @@ class DebateView {
   }
 
   resumeAction() {
-    if (this.status === "completed") return "retry"; // a verdict that failed (the button is off otherwise)
+    if (this.status === "completed" && this.verdictFailed) return "retry"; // the verdict, asked for again
     return { created: "start", failed: "retry" }[this.status] ?? "resume";
   }
 
