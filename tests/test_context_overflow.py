@@ -44,7 +44,7 @@ async def test_every_strategy_warns_once_per_speaker_past_80_percent(strategy: s
     warnings = [e for e in log.events if isinstance(e, ContextWarning)]
     assert sorted(w.speaker for w in warnings) == ["ada", "bo"]  # once each, not once a turn
     for w in warnings:
-        assert w.window == WINDOW and w.tokens > 0.8 * WINDOW and w.strategy == strategy
+        assert w.window == WINDOW and w.tokens + w.reply_tokens > 0.8 * WINDOW and w.strategy == strategy
         assert w.model == f"fake:{w.speaker}" and w.share > 0.8
         # Recorded before the call it concerns: that speaker's first prompt past the line.
         after = log.events[log.events.index(w) + 1 :]
@@ -63,15 +63,15 @@ def test_the_warning_line_has_the_figures_and_what_follows() -> None:
         round=3,
         speaker="ada",
         model="fake:ada",
-        tokens=760,
+        tokens=560,
         window=900,
         reply_tokens=200,
         strategy="full",
         detail="once it does not fit, the oldest turns are cut to fit (history.on_overflow: truncate)",
     )
     assert context_warning_text(config, event) == (
-        "context: Ada's turn prompt in round 3 takes 760 of fake:ada's 900-token window (84 %); once it "
-        "does not fit, the oldest turns are cut to fit (history.on_overflow: truncate)"
+        "context: Ada's turn in round 3 takes 560 prompt tokens + 200 for the reply, 84 % of fake:ada's "
+        "900-token window; once it does not fit, the oldest turns are cut to fit (history.on_overflow: truncate)"
     )
 
 
@@ -85,6 +85,18 @@ async def test_truncate_cuts_the_oldest_turns_as_before() -> None:
     assert not [e for e in log.events if isinstance(e, HistorySummarised)]
     warning = next(e for e in log.events if isinstance(e, ContextWarning))
     assert "history.on_overflow: truncate" in warning.detail
+    # The warning comes before the speaker's prompts stop fitting, not with the first cut.
+    for speaker in ("ada", "bo"):
+        warned = next(
+            i for i, e in enumerate(log.events) if isinstance(e, ContextWarning) and e.speaker == speaker
+        )
+        cut = next(
+            i for i, e in enumerate(log.events) if isinstance(e, ContextTrimmed) and e.speaker == speaker
+        )
+        # At least one of its turns still fitted after the warning: it warned ahead, not too late.
+        assert any(
+            isinstance(e, TurnCompleted) and e.participant_id == speaker for e in log.events[warned:cut]
+        )
 
 
 async def test_summarize_makes_a_summary_and_quotes_it_instead_of_cutting() -> None:

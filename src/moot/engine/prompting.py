@@ -186,12 +186,13 @@ class PromptBuilder:
     async def warn_context(
         self, round_number: int, speaker: str, fit: Fitted[Any], sel: Selection | None
     ) -> None:
-        """The warning, once per speaker and debate, when its turn prompt with all the history its strategy
-        would quote first passes 80 % of its window (whatever the strategy: seed 000 section 3.3)."""
+        """The warning, once per speaker and debate, when its turn (the prompt with all the history its strategy
+        would quote, and the room kept for the reply) first passes 80 % of its window, whatever the strategy
+        (seed 000 section 3.3): before the prompt stops fitting, not after."""
         if speaker in self.ctx.state.context_warned:
             return
         tokens = max(sel.full_tokens, fit.tokens_before) if sel is not None else fit.tokens_before
-        if tokens <= WARN_AT * fit.window:
+        if tokens + fit.reply_tokens <= WARN_AT * fit.window:
             return
         options = self.ctx.config.speaker_options(speaker)
         strategy = self.ctx.config.strategy_of(speaker)

@@ -68,7 +68,18 @@ export class Transcript {
         this.decision(event);
         break;
       case "context_trimmed":
-        break; // a detail for the exports; too noisy to show live
+        this.trimmed(event);
+        break;
+      case "context_warning":
+        this.note(contextWarningLine(event, this), "warning");
+        break;
+      case "cost_acknowledged":
+        this.note(
+          `The cost of $${event.cost_usd.toFixed(4)} (past the pause at $${event.threshold_usd}) was acknowledged ` +
+            `(${event.by}): the debate ${event.choice === "continue" ? "goes on" : "stops; the judge rules on what exists"}.`,
+          "info",
+        );
+        break;
       case "call_retried":
         this.retried(event);
         break;
@@ -77,7 +88,7 @@ export class Transcript {
         this.note(`${this.person(event.participant_id).name} failed and leaves the debate: ${event.error}`, "warning");
         break;
       case "history_summarised":
-        this.note(event.summary ? `Older turns summarised (first ${event.covers} turns).` : `Summary failed: ${event.error}`, "info");
+        this.summarised(event);
         break;
       case "turns_embedded": // vectors for the stopping rules: only a failed call is worth a line
         if (event.error) this.note(`Embedding round ${event.round}'s turns failed (${event.error}): repetition and convergence measure words this round.`, "info");
@@ -107,7 +118,7 @@ export class Transcript {
         break;
       case "debate_paused":
         this.discardUnfinished();
-        if (!event.before_start) this.note(`Paused: ${event.reason}`, "info");
+        if (!event.before_start) this.note(`Paused: ${event.reason}`, event.cost ? "warning" : "info");
         break;
       case "debate_resumed":
         this.note(`Resumed (${event.reason}).`, "info");
@@ -252,6 +263,49 @@ export class Transcript {
     this.node.append(h("div", { class: `notice ${level} decision`, dataset: { kind: event.kind } }, decisionLine(event, this)));
   }
 
+  /** A prompt's history cut to fit its window (or chosen by its strategy): one line, the figures folded. */
+  trimmed(event) {
+    const who = event.speaker === "judge" ? "the judge" : this.person(event.speaker).name;
+    const when = event.round != null ? ` in round ${event.round}` : "";
+    const left = event.strategy ? event.turns_dropped : event.turns_omitted;
+    const what = [
+      left ? `${left} earlier turn${left === 1 ? "" : "s"} left out` : "",
+      event.turns_summarised ? `${event.turns_summarised} summarised` : "",
+    ].filter(Boolean).join(", ") || `${count(event.chars_cut)} characters cut`;
+    this.folded(
+      "context_trimmed",
+      `Context: ${who}'s ${event.purpose} prompt${when}: ${what}`,
+      [
+        ["Prompt tokens", `${count(event.tokens_before)} → ${count(event.tokens_after)}`],
+        ["Window", `${count(event.window)} tokens of ${event.model}, ${count(event.reply_tokens)} kept for the reply`],
+        ["Cut by", event.strategy ? `the ${event.strategy} strategy` : "the window fit"],
+        ["Characters cut", count(event.chars_cut)],
+      ],
+    );
+  }
+
+  /** A summary of older turns (or why none was made): one line, the summary itself folded. */
+  summarised(event) {
+    const line = event.summary
+      ? `Context: turns 1–${event.covers} summarised (to round ${event.last_round})`
+      : `Context: no summary of turns 1–${event.covers}: ${event.error ?? "failed"}`;
+    const rows = [["Model", event.model]];
+    if (event.summary) rows.push(["Words", String(event.summary.split(/\s+/).filter(Boolean).length)]);
+    this.folded("history_summarised", line, rows, event.summary ? h("p", { class: "summary" }, event.summary) : null);
+  }
+
+  folded(kind, line, rows, extra = null) {
+    this.node.append(
+      h(
+        "details",
+        { class: "notice info folded", dataset: { kind } },
+        h("summary", {}, line),
+        h("dl", { class: "figures" }, rows.map(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
+        extra,
+      ),
+    );
+  }
+
   note(text, level = "info") {
     this.node.append(h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text));
   }
@@ -276,4 +330,19 @@ function decisionLine(event, transcript) {
 function storedAnswer(event) {
   if (!event.answer) return `no valid answer: ${event.error ?? "unknown error"}`;
   return JSON.stringify(event.answer);
+}
+
+/** `Ada's turn in round 3 takes 560 prompt tokens + 200 for the reply, 84 % of fake:ada's 900-token window; …`:
+ * the CLI's words. */
+function contextWarningLine(event, transcript) {
+  const share = Math.round((100 * (event.tokens + event.reply_tokens)) / event.window);
+  return (
+    `Context: ${transcript.person(event.speaker).name}'s turn in round ${event.round} takes ${count(event.tokens)} ` +
+    `prompt tokens + ${count(event.reply_tokens)} for the reply, ${share} % of ${event.model}'s ` +
+    `${count(event.window)}-token window; ${event.detail}`
+  );
+}
+
+function count(n) {
+  return Number(n).toLocaleString("en-US");
 }
