@@ -42,7 +42,8 @@ from moot.errors import ConfigError, StateError, UserError
 from moot.export import export
 from moot.export.record import DebateRecord
 from moot.models.fake import fake_model
-from moot.server import create_app
+from moot.server import DebateManager, create_app
+from moot.server.manager import Action
 from moot.store import EventStore, db_url_from
 from tests.conftest import Recorder, judge_answer, judge_model, make_config
 from tests.test_judging_panel import PanelJudge
@@ -569,3 +570,40 @@ async def test_a_debate_without_a_judge_needs_one_named_and_a_format_with_its_ow
         pass
     with pytest.raises(StateError, match="the council format's result is its own judgement"):
         plan_judging(list(log.events), reason="r")
+
+
+class Queue:
+    """A dispatcher whose workers never take anything: what the manager queued, and whether a worker holds it."""
+
+    def __init__(self, busy: bool = False) -> None:
+        self.busy = busy
+        self.queued: list[tuple[str, str]] = []
+
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+        self.queued.append((debate_id, action))
+        return "queued"
+
+    async def active(self, debate_id: str) -> bool:
+        return self.busy
+
+
+async def test_with_workers_a_judging_and_a_failed_verdicts_retry_run_in_the_server(tmp_path: Path) -> None:
+    config = failing_config()
+    queue = Queue()
+    async with await EventStore.open(str(tmp_path / "q.db")) as store:
+        broken, _ = judge_model([BROKEN])
+        async for _ in run_debate(
+            config, log=store, resolve=resolve_with(Recorder(), {"judge": broken}), debate_id="w1"
+        ):
+            pass
+        good, _ = judge_model([judge_answer(config)])
+        manager = DebateManager(store, resolve=resolve_with(Recorder(), {"judge": good}), dispatcher=queue)
+        run = await manager.carry_on("w1", "retry")
+        assert run is not None and queue.queued == []  # a worker would take a completed debate as done
+        await manager.settled(run)
+        assert fold(await store.events("w1")).verdict is not None
+        await manager.settled(await manager.judge("w1"))
+        assert len(fold(await store.events("w1")).verdicts) == 3 and queue.queued == []
+        queue.busy = True
+        with pytest.raises(StateError, match="queued or running on a worker"):
+            await manager.judge("w1")

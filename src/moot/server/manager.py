@@ -40,6 +40,7 @@ from moot.engine import (
     resumable,
     resume_debate,
     run_debate,
+    verdict_failed,
 )
 from moot.errors import NotFoundError, StateError
 from moot.store import EventStore
@@ -190,7 +191,8 @@ class DebateManager:
             raise StateError(
                 f"debate {debate_id!r} is {state.status}; {action} needs a debate that is {fits}"
             )
-        if self.dispatcher is not None:
+        # A verdict asked for again is one judging, run here as `judge` runs (a worker takes a completed debate as done).
+        if self.dispatcher is not None and not verdict_failed(state):
             self._held.pop(debate_id, None)  # the worker that takes it checks it in its own process
             await self.dispatcher.dispatch(debate_id, events[-1].seq or 0, action)
             return None
