@@ -48,6 +48,7 @@ class DebateView {
       stop: h("button", { type: "button", class: "danger", onclick: () => this.act("stop") }, "Stop"),
     };
     this.result = h("section", { id: "result", "aria-live": "polite" });
+    this.costDialog = new CostDialog({ onContinue: () => this.act("resume"), onStop: () => this.act("stop") });
     main.append(
       this.title,
       h("p", { class: "actions" }, this.statusPill, this.roundLine, this.connection),
@@ -62,6 +63,7 @@ class DebateView {
           this.meter.node,
         ),
       ),
+      this.costDialog.node,
     );
     this.refreshButtons();
   }
@@ -97,6 +99,8 @@ class DebateView {
 
   close() {
     this.closed = true;
+    clearTimeout(this.costTimer);
+    this.costDialog.close();
     this.stream?.close();
     clearTimeout(this.meterTimer);
   }
@@ -118,6 +122,11 @@ class DebateView {
         break;
       case "debate_paused":
         this.setStatus(event.before_start ? "created" : "paused");
+        this.costPause = event.cost ?? null; // limits.pause_at_cost: it waits for Continue or Stop
+        break;
+      case "debate_resumed":
+      case "cost_acknowledged":
+        this.costPause = null;
         break;
       default:
         break;
@@ -125,6 +134,17 @@ class DebateView {
     if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type]);
     if (SPENDS.has(event.type)) this.refreshMeter();
     if (event.type === "debate_completed" || (OVER.has(this.status) && event.type !== "token_delta")) this.showResult();
+    if (event.type !== "token_delta") this.askAboutCost();
+  }
+
+  /** Once the events replayed or streamed have settled: the dialog while a pause at the cost waits. */
+  askAboutCost() {
+    clearTimeout(this.costTimer);
+    this.costTimer = setTimeout(() => {
+      if (this.closed) return;
+      if (this.costPause && this.status === "paused") this.costDialog.open(this.costPause);
+      else this.costDialog.close();
+    }, 50);
   }
 
   connected(state, detail) {
@@ -206,5 +226,56 @@ class DebateView {
         showError(err, { retry: () => this.showResult() });
       }
     }, 100);
+  }
+}
+
+/** The question a pause at `limits.pause_at_cost` asks: a modal dialog (focus kept inside, Escape leaves it
+ * paused with the page's own Resume and Stop still there), with the figures the engine recorded. */
+class CostDialog {
+  constructor({ onContinue, onStop }) {
+    this.text = h("p", { id: "cost-dialog-text" });
+    this.left = h("p", { class: "muted small", id: "cost-dialog-left" });
+    const answer = (then) => () => {
+      this.close();
+      then();
+    };
+    this.continueButton = h("button", { type: "button", class: "primary", onclick: answer(onContinue) }, "Continue");
+    this.node = h(
+      "dialog",
+      {
+        class: "cost-dialog",
+        "aria-labelledby": "cost-dialog-title",
+        "aria-describedby": "cost-dialog-text cost-dialog-left",
+        dataset: { testid: "cost-dialog" },
+      },
+      h("h2", { id: "cost-dialog-title" }, "The debate has passed its cost pause"),
+      this.text,
+      this.left,
+      h(
+        "div",
+        { class: "actions" },
+        this.continueButton,
+        h("button", { type: "button", class: "danger", onclick: answer(onStop) }, "Stop"),
+      ),
+    );
+  }
+
+  open(cost) {
+    this.text.textContent =
+      `It has cost $${cost.cost_usd.toFixed(4)}, past the pause you set at $${cost.threshold_usd} ` +
+      "(limits.pause_at_cost). Continue the debate, or stop it here and have the judge rule on what exists?";
+    this.left.textContent =
+      cost.left_usd != null && cost.rounds_left
+        ? `About $${cost.left_usd.toFixed(4)} more for the ${cost.rounds_left} round${cost.rounds_left === 1 ? "" : "s"} left, at the mean cost of those held.`
+        : "";
+    this.left.hidden = !this.left.textContent;
+    if (!this.node.open) {
+      this.node.showModal();
+      this.continueButton.focus();
+    }
+  }
+
+  close() {
+    if (this.node.open) this.node.close();
   }
 }
