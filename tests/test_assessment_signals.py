@@ -116,8 +116,7 @@ async def test_the_exports_show_the_scores_and_the_drift_warning() -> None:
     config = make_config(2, rounds=1, stopping={"assess_rounds": True})
     judge, _ = assessing_judge(config, [graded(config, {"ada": 2})])
     events = [e async for e in run_debate(config, resolve=resolver(Recorder(), judge))]
-    for fmt in ("md", "text"):
-        out = export(events, fmt)
+    for out in (export(events, "markdown"), export(events, "text")):
         assert "relevance 2, novelty 6, engagement 7" in out and "relevance 8, novelty 6, engagement 7" in out
         assert "drift: Ada drifted off the topic in round 1 (relevance 2/10, below 5)" in out
 
