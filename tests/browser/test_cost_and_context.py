@@ -12,6 +12,8 @@ from playwright.sync_api import Page, expect
 
 from moot.domain.config import validate_config
 from tests.browser.conftest import Serve, Served, Tab, assert_no_placeholders, config
+from tests.browser.test_form_errors import INVALID, fake_models, field_of
+from tests.browser.test_form_files import saved
 from tests.browser.test_layout import NARROW, is_focused, sideways_scroll
 from tests.test_budgets import priced_resolver
 
@@ -165,3 +167,21 @@ def test_trims_summaries_and_warnings_are_one_line_each(
     page.locator('details.folded[data-kind="context_trimmed"]').first.scroll_into_view_if_needed()
     assert not sideways_scroll(page, "the context lines")
     narrow.shot("context-lines")
+
+
+def test_the_form_sets_the_pause_and_the_server_checks_it(server: Served, tab: Tab) -> None:
+    page = tab.open(server, "#/")
+    page.get_by_label("Topic", exact=True).fill("Should cities ban cars?")
+    fake_models(page)
+    pause = page.get_by_label("Pause at cost (USD)", exact=True)
+    expect(pause).to_have_value("")
+    pause.fill("0.5")
+    _, text = saved(page, "Save as JSON")
+    assert json.loads(text)["limits"] == {"pause_at_cost": 0.5}
+    with page.expect_response(lambda r: r.url.endswith("/api/configs/check")) as answered:
+        pause.fill("-1")
+        pause.blur()
+    assert answered.value.status == 422
+    assert [e["field"] for e in answered.value.json()["detail"]] == ["limits.pause_at_cost"]
+    expect(field_of(pause)).to_have_class(INVALID)
+    expect(field_of(pause).locator(".error")).to_contain_text("greater than 0")

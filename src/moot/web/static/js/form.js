@@ -32,7 +32,7 @@ const OWN = {
   participant: ["id", "name", "model", "persona", "stance", "temperature"],
   judge: ["model"],
   panelJudge: ["name", "model"],
-  limits: ["warn_at_cost", "cost_limit", "token_limit"],
+  limits: ["warn_at_cost", "pause_at_cost", "cost_limit", "token_limit"],
   stopping: ["diminishing_returns", "drift"],
 };
 // stopping.diminishing_returns is true, false or left out (the format decides): the page's words for each.
@@ -300,6 +300,7 @@ function budgetSection(ctx, config) {
   const money = (key) => h("input", { type: "number", min: 0, step: 0.01, value: limits[key] ?? "", placeholder: "none" });
   ctx.refs.limits = {
     warn_at_cost: money("warn_at_cost"),
+    pause_at_cost: money("pause_at_cost"),
     cost_limit: money("cost_limit"),
     token_limit: h("input", { type: "number", min: 1, step: 1, value: limits.token_limit ?? "", placeholder: "none" }),
   };
@@ -312,6 +313,7 @@ function budgetSection(ctx, config) {
     h(
       "div", { class: "grid" },
       field(ctx, "limits.warn_at_cost", "Warn at cost (USD)", l.warn_at_cost),
+      field(ctx, "limits.pause_at_cost", "Pause at cost (USD)", l.pause_at_cost, "Waits for you to continue or stop"),
       field(ctx, "limits.cost_limit", "Cost limit (USD)", l.cost_limit),
       field(ctx, "limits.token_limit", "Token limit", l.token_limit, "Input and output tokens together"),
     ),
