@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import select
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,3 +123,53 @@ def test_json_lines_never_ask(config_file: Path, monkeypatch: pytest.MonkeyPatch
     last = json.loads(result.stdout.splitlines()[-1])
     assert last["type"] == "debate_paused" and last["cost"]["threshold_usd"] == 0.0001
     assert "continue?" not in result.stderr and "moot resume" in result.stderr
+
+
+def _read_until(fd: int, wanted: bytes | None, limit_s: float = 60) -> bytes:
+    """What the terminal shows until `wanted` appears (None: until the program closes it)."""
+    seen = b""
+    while wanted is None or wanted not in seen:
+        ready, _, _ = select.select([fd], [], [], limit_s)
+        if not ready:
+            raise AssertionError(f"the terminal went quiet; it showed: {seen.decode(errors='replace')}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the program ended and closed the terminal
+            chunk = b""
+        if not chunk:
+            if wanted is None:
+                return seen
+            raise AssertionError(
+                f"{wanted!r} never came; the terminal showed: {seen.decode(errors='replace')}"
+            )
+        seen += chunk
+    return seen
+
+
+@pytest.mark.subprocess
+def test_a_real_terminal_is_asked_and_yes_carries_the_debate_on(config_file: Path) -> None:
+    leader, follower = os.openpty()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moot", "run", "-c", str(config_file)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        close_fds=True,
+    )
+    os.close(follower)
+    try:
+        shown = _read_until(leader, b"continue? [y/N]")
+        assert b"Paused: cost passed $0.0001 (limits.pause_at_cost)" in shown
+        os.write(leader, b"y\n")
+        shown += _read_until(leader, None)
+        assert proc.wait(timeout=60) == 0, shown.decode(errors="replace")
+    finally:
+        os.close(leader)
+        if proc.poll() is None:
+            proc.kill()
+    assert b"continued at the cost prompt of moot run" in shown
+    state = fold(stored())
+    assert state.status == "completed" and len(state.turns) == 4
+    assert state.cost_acknowledged is not None and state.cost_acknowledged.by == CONTINUED
