@@ -15,7 +15,14 @@ from moot.context import counter_for, prompt_tokens
 from moot.context.strategies import TURN_OVERHEAD_TOKENS, SummaryRef, select
 from moot.context.tokens import EstimateCounter
 from moot.domain.config import DebateConfig, ModelOptions, validate_config
-from moot.domain.events import ContextTrimmed, DebateStarted, HistorySummarised, Notice, TurnCompleted
+from moot.domain.events import (
+    ContextTrimmed,
+    ContextWarning,
+    DebateStarted,
+    HistorySummarised,
+    Notice,
+    TurnCompleted,
+)
 from moot.domain.ledger import ledger
 from moot.domain.state import fold
 from moot.domain.usage import Usage
@@ -261,6 +268,13 @@ async def test_a_long_hybrid_debate_fits_every_window_and_warns_once() -> None:
         assert tokens + 200 <= 1500, (name, tokens)
     warnings = [e for e in log.events if isinstance(e, Notice) and e.source == "context"]
     assert len(warnings) <= 1
+    # The 80 % warning is a context_warning now, once per speaker (hybrid's own notice is gone).
+    warned = [e.speaker for e in log.events if isinstance(e, ContextWarning)]
+    assert (
+        warned
+        and len(warned) == len(set(warned))
+        and all("hybrid" in e.detail for e in log.events if isinstance(e, ContextWarning))
+    )
     made = [e for e in log.events if isinstance(e, HistorySummarised)]
     assert made and len(made) < len(state.turns) // 4 + 1  # about once a round, not once a turn
     assert any(
