@@ -18,7 +18,7 @@ from moot.domain.events import (
     VerdictGiven,
 )
 from moot.domain.state import fold
-from moot.engine import RunControl, resume_debate
+from moot.engine import RunControl, judge_again, plan_judging, resume_debate
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ConfigError
 from tests.conftest import Recorder, judge_answer, judge_model, resolver
@@ -103,6 +103,18 @@ async def test_a_stop_answers_the_pause_and_the_judge_rules_on_what_exists() -> 
     assert calls[asked:] == ["gpt-4o-mini"]  # the judge only: no debater was asked again
     assert state.stop_reason is not None and state.stop_reason.kind == "user"
     assert any(isinstance(e, VerdictGiven) and e.verdict is not None for e in log.events)
+
+
+async def test_judging_a_paused_debate_again_answers_the_pause_with_a_stop() -> None:
+    log, resolve, calls = await _paused({"pause_at_cost": 0.0001})
+    asked = len(calls)
+    planned = plan_judging(log.events, reason="judged while paused", resolve=resolve)
+    _ = [e async for e in judge_again(log.events, planned, log=log)]
+    state = fold(log.events)
+    assert state.status == "completed" and state.verdict is not None
+    ack = next(e for e in log.events if isinstance(e, CostAcknowledged))
+    assert (ack.choice, ack.by) == ("stop", "judged while paused")
+    assert calls[asked:] == ["gpt-4o-mini"]  # the judge only
 
 
 async def test_warn_at_cost_keeps_its_notice_beside_the_pause() -> None:

@@ -63,13 +63,13 @@ async def pause_at_cost(ctx: RunContext, handler: StepHandler[Any], step: Any) -
     return True
 
 
-async def acknowledge_cost(ctx: RunContext, by: str) -> None:
+async def acknowledge_cost(ctx: RunContext, by: str, *, ends_rounds: bool = False) -> None:
     """A run that carries on a debate paused at `limits.pause_at_cost` answers it: continue, or stop (a stop
-    asked for with the resume)."""
+    asked for with the resume, or a run that ends the rounds, as judging it again does)."""
     pause = ctx.state.cost_pause
     if pause is None:
         return
-    choice = "stop" if ctx.control.stop_requested else "continue"
+    choice = "stop" if ends_rounds or ctx.control.stop_requested else "continue"
     await ctx.emit(
         CostAcknowledged(threshold_usd=pause.threshold_usd, cost_usd=pause.cost_usd, choice=choice, by=by)
     )

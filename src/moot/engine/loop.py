@@ -93,7 +93,7 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: Judg
             await ctx.emit(
                 DebateResumed(reason=resumed, after_status=ctx.state.status, after_seq=ctx.state.last_seq)
             )
-            await acknowledge_cost(ctx, resumed)
+            await acknowledge_cost(ctx, resumed, ends_rounds=judging is not None)
             if judging is not None:
                 await ctx.emit(judging)
         if ctx.state.judging_again is not None:  # asked for now, or cut off before its end and resumed
