@@ -21,8 +21,8 @@ from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
 from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home was here
 from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
-from moot.domain.text import OneLineText, PlainText
 from moot.domain.rubric import Rubric, check_rubric, default_entries
+from moot.domain.text import OneLineText, PlainText
 from moot.errors import ConfigError
 
 # A format's name. The formats and their names are moot.protocols' registry (`moot formats` lists them), the one
