@@ -28,7 +28,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
 
 from moot.domain.assessment import ParticipantAssessment, RoundAssessment, StopReason
-from moot.domain.config import DebateConfig, Participant
+from moot.domain.config import DebateConfig, JudgeConfig, Participant
 from moot.domain.events import (
     CallRetried,
     ContextTrimmed,
@@ -46,6 +46,7 @@ from moot.domain.events import (
     Event,
     HistorySummarised,
     JudgeVerdictGiven,
+    JudgingRequested,
     JudgingStarted,
     Notice,
     OutcomeGiven,
@@ -61,6 +62,7 @@ from moot.domain.events import (
     TurnStarted,
     VerdictGiven,
 )
+from moot.domain.models import ModelRef
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
 from moot.domain.text import RECORDED
@@ -328,7 +330,16 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             reason="cost passed $1",
             cost=CostPause(cost_usd=1.2, threshold_usd=1.0, left_usd=0.6, rounds_left=1),
         ),
-        CostAcknowledged(debate_id="d2", threshold_usd=1.0, cost_usd=1.2, choice="continue", by="moot resume"),
+        CostAcknowledged(
+            debate_id="d2", threshold_usd=1.0, cost_usd=1.2, choice="continue", by="moot resume"
+        ),
+        JudgingRequested(
+            debate_id="d2",
+            number=1,
+            judge=JudgeConfig(model=ModelRef(provider="fake", name="judge2")),
+            own=False,
+            reason="moot judge",
+        ),
         started("d3"),
         DebateInterrupted(debate_id="d3"),
     ]
