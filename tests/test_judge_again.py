@@ -607,3 +607,46 @@ async def test_with_workers_a_judging_and_a_failed_verdicts_retry_run_in_the_ser
         queue.busy = True
         with pytest.raises(StateError, match="queued or running on a worker"):
             await manager.judge("w1")
+
+
+def _answer_for(config: DebateConfig, criteria: list[str]) -> dict[str, Any]:
+    """A verdict scoring exactly these criteria (a rubric with criteria of the judge's own)."""
+    answer = judge_answer(config)
+    for score in answer["scores"].values():
+        score["criteria"] = dict.fromkeys(criteria, 6.0)
+    return answer
+
+
+async def test_a_bare_weight_given_now_keeps_the_description_of_the_debates_own_criterion() -> None:
+    described = {"weight": 20.0, "description": "could it be built this year", "title": "Feasible"}
+    config = make_config(
+        2, rounds=1, judge={"model": "fake:judge", "rubric": {"logic": 10, "feasibility": described}}
+    )
+    first, _ = judge_model([_answer_for(config, ["logic", "feasibility"])])
+    log, _ = await stored_debate(config, first)
+    again, _ = judge_model([_answer_for(config, ["logic", "feasibility"])])
+    new = await judged(log, {"judge": again}, rubric={"feasibility": 3.0, "logic": 1.0})
+    request = next(e for e in new if isinstance(e, JudgingRequested))
+    assert request.judge is not None
+    kept = request.judge.rubric["feasibility"]
+    assert not isinstance(kept, float | int)
+    assert (kept.weight, kept.description, kept.title) == (3.0, "could it be built this year", "Feasible")
+    assert request.judge.rubric["logic"] == 1.0
+    verdict = fold(log.events).verdict
+    assert verdict is not None and {c.name: c.description for c in verdict.rubric}["feasibility"] == (
+        "could it be built this year"
+    )
+
+
+def test_the_api_takes_a_rubric_as_a_config_writes_it(tmp_path: Path) -> None:
+    with TestClient(create_app(str(tmp_path / "m.db"), resolve=api_resolver(failed_then_good()))) as client:
+        debate_id = api_debate(client)
+        bad = {"rubric": {"logic": -1}}
+        r = client.post(f"/api/debates/{debate_id}/judge", json=bad)
+        assert r.status_code == 422 and r.json()["detail"][0]["field"] == "rubric.logic", r.text
+        undescribed = client.post(f"/api/debates/{debate_id}/judge", json={"rubric": {"safety": 2}})
+        assert (
+            undescribed.status_code == 422
+            and "give a criterion of your own a description" in undescribed.text
+        )
+        assert len(client.get(f"/api/debates/{debate_id}").json()["verdicts"]) == 1  # nothing was stored

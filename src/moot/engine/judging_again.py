@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions, panel_judge_name
 from moot.domain.events import Event, JudgingRequested
@@ -54,7 +54,7 @@ def plan_judging(
     events: Sequence[Event],
     *,
     judges: Sequence[Mapping[str, Any]] = (),
-    rubric: Mapping[str, float] | None = None,
+    rubric: Mapping[str, Any] | None = None,
     reason: str,
     resolve: ModelResolver | None = None,
     fields: Fields = Fields(),
@@ -63,7 +63,8 @@ def plan_judging(
 
     `judges`: none for the debate's own judge (or panel); one for another single judge; several for a panel. Each
     is a judge's config (at least its `model`); what it leaves out of instructions, retries and rubric it takes
-    from the debate's judge. `rubric` replaces every judge's rubric. Raises a UserError naming the field (or
+    from the debate's judge. `rubric` (a rubric as a config writes it) replaces every judge's rubric; a bare weight for
+    a criterion the debate's rubric describes keeps that description. Raises a UserError naming the field (or
     flag in `fields`) when a judge or the rubric is invalid or its model cannot be called, and a StateError when
     the debate cannot be judged (no turns, under way, a format whose result is its own).
     """
@@ -99,7 +100,7 @@ def judgeable(state: DebateState) -> DebateConfig:
 def choose(
     config: DebateConfig,
     judges: Sequence[Mapping[str, Any]],
-    rubric: Mapping[str, float] | None,
+    rubric: Mapping[str, Any] | None,
     fields: Fields,
 ) -> tuple[JudgeConfig | None, list[JudgeConfig], bool]:
     """The single judge or the panel to ask, and whether they are the debate's own as configured."""
@@ -125,7 +126,7 @@ def choose(
         where = fields.judge(i, len(chosen))
         merged = {**inherited, **data}
         if rubric is not None:
-            merged["rubric"] = dict(rubric)
+            merged["rubric"] = reweighted(rubric, inherited.get("rubric") or {})
         if len(chosen) > 1 and "name" not in data:
             merged["name"] = panel_judge_name(i)
         try:
@@ -189,3 +190,20 @@ def retry_request(state: DebateState, reason: str) -> JudgingRequested:
     assert config is not None
     single, panel = (None, list(config.judges)) if config.judges else (config.judge, [])
     return JudgingRequested(number=number, judge=single, judges=panel, own=True, reason=reason)
+
+
+def reweighted(asked: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """The rubric asked for, as JSON data; a bare weight for a criterion that `own` (the debate judge's rubric)
+    describes keeps its description and title, so `--rubric feasibility=3` reweighs the debate's own criterion
+    instead of asking for an unknown one."""
+    out: dict[str, Any] = {}
+    for name, entry in asked.items():
+        if isinstance(entry, BaseModel):
+            entry = entry.model_dump(mode="json")
+        known = own.get(name)
+        out[name] = (
+            {**known, "weight": entry}
+            if isinstance(entry, int | float) and isinstance(known, Mapping)
+            else entry
+        )
+    return out

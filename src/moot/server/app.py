@@ -25,6 +25,7 @@ from moot.config_files import FilledConfig
 from moot.domain.config import MAX_JUDGES, FormatName
 from moot.domain.events import Event
 from moot.domain.ledger import LedgerRow, ledger
+from moot.domain.rubric import Rubric
 from moot.domain.state import DebateState, Status
 from moot.domain.usage import Usage
 from moot.engine import ModelResolver
@@ -84,8 +85,10 @@ class JudgeAgain(BaseModel):
         description="Empty: the debate's own judge or panel; one: another judge; several: a panel. Each a judge's "
         "config (at least `model`); instructions, retries and rubric left out are the debate judge's",
     )
-    rubric: dict[str, float] | None = Field(
-        default=None, description="Weight per criterion for every judge asked (left out: each judge's own)"
+    rubric: Rubric | None = Field(
+        default=None,
+        description="The rubric for every judge asked, as `judge.rubric` is written (left out: each judge's own); a "
+        "bare weight for a criterion the debate describes keeps its description",
     )
 
 

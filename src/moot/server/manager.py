@@ -222,7 +222,7 @@ class DebateManager:
         debate_id: str,
         *,
         judges: Sequence[Mapping[str, Any]] = (),
-        rubric: Mapping[str, float] | None = None,
+        rubric: Mapping[str, Any] | None = None,
         reason: str = "judged again from the API",
     ) -> Run:
         """A new verdict on a debate that is not running: by its own judge, another (one of `judges`) or a panel
