@@ -121,16 +121,21 @@ def build_models(fields: list[tuple[str, ModelOptions]]) -> dict[tuple[str, str 
     for field, options in fields:
         check_available(options, field=field)
         if model_key(options) not in built:
-            try:
-                built[model_key(options)] = build_model(options)
-            except UserError as exc:
-                raise (exc if exc.field else ConfigError(str(exc), field=field)) from None
-            except MootError:
-                raise
-            except Exception as exc:  # the provider's own check of the name or settings
-                reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
-                raise ConfigError(f"{options.model}: {reason}", field=field) from None
+            built[model_key(options)] = build_checked(options, field)
     return built
+
+
+def build_checked(options: ModelOptions, field: str) -> Model:
+    """The model built, or a UserError naming `field`: the provider's own refusal of a name or setting included."""
+    try:
+        return build_model(options)
+    except UserError as exc:
+        raise (exc if exc.field else ConfigError(str(exc), field=field)) from None
+    except MootError:
+        raise
+    except Exception as exc:  # the provider's own check of the name or settings
+        reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{options.model}: {reason}", field=field) from None
 
 
 def preflight(config: DebateConfig) -> ModelResolver:

@@ -32,11 +32,11 @@ from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.faults import Fault, FaultKind
 from moot.domain.models import ModelRef
 from moot.engine.calls import CallRequest, stream_reply
-from moot.engine.checks import ModelResolver, model_fields, model_key
-from moot.errors import ConfigError, MootError, UserError, one_line
+from moot.engine.checks import ModelResolver, build_checked, model_fields, model_key
+from moot.errors import ConfigError, UserError
 from moot.models.catalog import provider_statuses
 from moot.models.faults import classify
-from moot.models.providers import build_model, check_available, redact, spec_of
+from moot.models.providers import check_available, spec_of
 
 # The cap on a probe's reply. Not 1: OpenAI's Responses API refuses a cap under 16, and a reasoning model
 # given a cap of one may answer with an error rather than a cut reply.
@@ -144,15 +144,7 @@ def live_resolver(targets: Sequence[LiveTarget]) -> ModelResolver:
     def resolve(options: ModelOptions) -> Model:
         field = next((t.fields[0] for t in targets if model_key(t.options) == model_key(options)), "model")
         check_available(options, field=field)
-        try:
-            return build_model(options)
-        except UserError as exc:
-            raise (exc if exc.field else ConfigError(str(exc), field=field)) from None
-        except MootError:
-            raise
-        except Exception as exc:  # the provider's own check of the name or settings
-            reason = one_line(redact(str(exc))) if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"{options.model}: {reason}", field=field) from None
+        return build_checked(options, field)
 
     return resolve
 
