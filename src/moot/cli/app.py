@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +24,7 @@ from moot.cli.live_check import check_models, checked_live
 from moot.cli.personas import review_personas
 from moot.cli.render import DebateRenderer
 from moot.cli.resume import resume_command
+from moot.cli.run_output import OutputTarget, output_target, write_output
 from moot.cli.safe_text import SafeConsole, terminal_safe, write_document
 from moot.cli.serve import serve_command
 from moot.cli.templates import templates_command
@@ -35,6 +37,7 @@ from moot.config_files import (
     read_config_file,
     read_context,
 )
+from moot.config_files.context_flag import checked_context
 from moot.domain.config import DebateConfig
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError, UserError
@@ -142,7 +145,7 @@ def _assemble_config(
         ("rounds", rounds),
         ("turn_order", order),
         ("format", fmt),
-        ("context", context),
+        ("context", None if context is None else checked_context(context)),
         ("seed", seed),
         ("persona_diversity", diversity),
     ):
@@ -276,6 +279,16 @@ def run(
     queue_url: QueueUrlOption = None,
     json_lines: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the verdict.")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-O",
+            metavar="FILE",
+            help="When the debate ends (or stops, or fails after a turn), write its export here; the suffix picks "
+            "the format: .md, .json, .txt or .html.",
+        ),
+    ] = None,
     estimate_only: Annotated[
         bool,
         typer.Option("--estimate", help="Print the expected calls, tokens and cost range; call no model."),
@@ -294,6 +307,7 @@ def run(
     async def go() -> int:
         from moot.engine import run_debate  # only `run` needs the engine and its provider SDKs
 
+        target = _output_target(output, estimate=estimate_only, enqueue=enqueue)
         stopping = {
             "assess_rounds": assess,
             "repetition": stop_on_repetition,
@@ -337,19 +351,59 @@ def run(
             start = start if reviewed is cfg else reviewed
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
+        debate_id = uuid.uuid4().hex  # known before the run, so --output can find what it left behind
         async with await EventStore.open(db_url_from(db)) as store:
-            return await follow_pauses(
-                run_debate(start, log=store),
-                DebateRenderer(out, quiet=quiet),
-                store=store,
-                ask=confirm if _is_terminal() and not json_lines else None,  # at limits.pause_at_cost
-                db=db,
-                json_lines=json_lines,
-            )
+            try:
+                code = await follow_pauses(
+                    run_debate(start, log=store, debate_id=debate_id),
+                    DebateRenderer(out, quiet=quiet),
+                    store=store,
+                    ask=confirm if _is_terminal() and not json_lines else None,  # at limits.pause_at_cost
+                    db=db,
+                    json_lines=json_lines,
+                )
+            except BaseException:
+                if target is not None:  # interrupted or failed: the turns that exist are still worth the file
+                    await _save_output(target, store, debate_id, quiet_errors=True)
+                raise
+            if target is not None:
+                await _save_output(target, store, debate_id)
+            return code
 
     code = _run(go())
     if code:
         raise typer.Exit(code)
+
+
+def _output_target(output: Path | None, *, estimate: bool, enqueue: bool) -> OutputTarget | None:
+    """--output checked before anything runs: a wrong suffix must not cost a debate."""
+    if output is None:
+        return None
+    if estimate or enqueue:
+        flag = "--estimate" if estimate else "--enqueue"
+        raise UserError(
+            f"{flag} holds no debate here to write; when a debate is done: moot export ID -o FILE",
+            field="--output",
+        )
+    return output_target(output)
+
+
+async def _save_output(
+    target: OutputTarget, store: EventStore, debate_id: str, *, quiet_errors: bool = False
+) -> None:
+    """The export written and the file named on stderr; with `quiet_errors` (the run already failed), a failure
+    to write is one more line, never an error that hides the run's own."""
+    try:
+        wrote = await write_output(target, store, debate_id)
+    except (UserError, OSError) as exc:
+        if not quiet_errors:
+            raise
+        print_error(str(exc))
+        return
+    if wrote is None:
+        err.print(f"nothing written to {target.path}: the debate ended before its first turn", markup=False)
+    else:
+        err.print(f"wrote {wrote}", markup=False)
 
 
 async def _print_estimate(cfg: DebateConfig) -> None:
