@@ -248,10 +248,15 @@ async def test_the_cli_names_each_criterion_and_says_what_its_own_mean() -> None
     for event in record.events:
         renderer.handle(event)
     shown = out.getvalue()
+    # Each criterion under its title, as the exports show it; each participant's reasoning follows the table.
     header = next(line for line in shown.splitlines() if "Participant" in line)
-    assert re.search(r"Score .*logic .*feasibility .*Reasoning", header), header
-    assert f"feasibility: {FEASIBLE}" in shown
-    assert "logic: arguments follow" not in shown  # the six are the README's: no note
+    assert re.search(r"Score .*Logical consistency .*Feasibility", header), header
+    verdict = next(e.verdict for e in record.events if isinstance(e, VerdictGiven))
+    assert verdict is not None
+    for s in verdict.scores:
+        assert f"{renderer.config.speaker_name(s.participant_id)}: {' '.join(s.reasoning.split())}" in shown
+    assert f"Feasibility: {FEASIBLE}" in shown
+    assert "Logical consistency: arguments follow" not in shown  # the six are the README's: no note
 
 
 async def test_the_cli_adds_no_note_under_the_default_rubric() -> None:
@@ -260,7 +265,7 @@ async def test_the_cli_adds_no_note_under_the_default_rubric() -> None:
     renderer = DebateRenderer(Console(file=out, width=200, color_system=None), live=False)
     for event in events:
         renderer.handle(event)
-    assert "persuasiveness" in out.getvalue() and ": arguments follow" not in out.getvalue()
+    assert "Persuasiveness" in out.getvalue() and ": arguments follow" not in out.getvalue()
 
 
 async def test_the_exports_title_each_criterion_and_describe_the_judges_own() -> None:

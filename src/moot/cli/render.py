@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
+from moot.cli.word_wrap import WordWrap
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
     CallRetried,
@@ -44,6 +49,7 @@ from moot.domain.events import (
 from moot.domain.ledger import VOICE_IDS, Ledger
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
+from moot.domain.verdict import ParticipantScore, ScoredCriterion
 from moot.export.backfill import backfill
 from moot.export.formatting import cost_text
 from moot.export.palette import colour_of
@@ -60,6 +66,11 @@ def cache_text(usage: Usage) -> str:
     if not (usage.cache_read_tokens or usage.cache_write_tokens):
         return ""
     return f"{usage.cache_read_tokens:,} cached in / {usage.cache_write_tokens:,} written to cache · "
+
+
+# From this width the verdict's scores are a table; below it each participant's scores are stacked.
+WIDE = 100
+INDENT = "  "
 
 
 class DebateRenderer:
@@ -80,6 +91,7 @@ class DebateRenderer:
         self._streamed = False  # whether any of the inline speaker's tokens were printed
         self._after_tool = False  # a tool line was just printed: the blank lines opening the next text go
         self._streams: dict[str, TerminalSafeStream] = {}  # per turn under way: its deltas made safe
+        self._wrap = WordWrap(console.width)  # the inline speaker's text, broken between words
 
     # -- helpers -----------------------------------------------------------------------------
     @property
@@ -153,6 +165,7 @@ class DebateRenderer:
                     self.console.print(self._header(event.participant_id, event.target))
                     self._inline = turn_key(event.participant_id, event.target)
                     self._streamed = False
+                    self._wrap = WordWrap(self.console.width)
                 else:
                     self._refresh_live()
             case TokenDelta():
@@ -160,7 +173,7 @@ class DebateRenderer:
                     self._streamed = True
                     text = event.text.lstrip("\n") if self._after_tool else event.text
                     self._after_tool = self._after_tool and not text
-                    self.console.print(text, end="", highlight=False, markup=False)
+                    self._write(self._wrap.feed(text))
                 else:
                     self._refresh_live()
             case ToolCalled():
@@ -264,16 +277,23 @@ class DebateRenderer:
             Text(f"{c.format}, {c.turn_order}, {rounds} round{'s' if rounds != 1 else ''}", style="dim")
         )
 
+    def _write(self, text: str) -> None:
+        """Streamed text as it is: WordWrap broke its lines already, so rich must neither wrap nor crop it."""
+        if text:
+            self.console.print(text, end="", highlight=False, markup=False, soft_wrap=True)
+
     def _tool_called(self, event: ToolCalled) -> None:
         """One dim line per tool call, under the streaming text (or above the live panels, named)."""
         key = turn_key(event.participant_id, event.target)
         call = self.state.calling[key][-1]
         style = "dim red" if call.error is not None else "dim"
         if self._inline == key:
+            self._write(self._wrap.flush())
             streamed = self.state.speaking.get(key, "")
             if streamed and not streamed.endswith("\n"):
                 self.console.print()
             self.console.print(Text(f"  tool {call.line}", style=style))
+            self._wrap.restart()
             self._after_tool = True
             return
         line = Text.assemble((self._name(event.participant_id), f"bold {self._colour(event.participant_id)}"))
@@ -292,7 +312,7 @@ class DebateRenderer:
         if self._inline == turn_key(event.participant_id, event.target):
             self._inline = None
             if self._streamed and stream is not None:
-                self.console.print(stream.flush(), highlight=False, markup=False, end="")
+                self._write(self._wrap.feed(stream.flush()) + self._wrap.flush())
             if not self._streamed:  # a replay from the store, or a model that did not stream
                 self.console.print(event.text, highlight=False, markup=False, end="")
             self.console.print()
@@ -326,6 +346,7 @@ class DebateRenderer:
             self.console.print(Text(line, style="yellow"))
             self.console.print(self._header(event.speaker, event.target))
             self._streamed = False
+            self._wrap = WordWrap(self.console.width)
             return
         self._print_above_live(Text(line, style="yellow"))
 
@@ -453,25 +474,27 @@ class DebateRenderer:
             return
         criteria = verdict.scored_criteria()
         medians = {s.participant_id: s.median for s in panel.scores} if panel else {}
-        table = Table(title="Scores" if panel is None else "Scores (panel mean)", show_lines=False)
-        table.add_column("Participant")
-        table.add_column("Score", justify="right")
-        if medians:
-            table.add_column("Median", justify="right")
-        for c in criteria:
-            table.add_column(c.name, justify="right")
-        table.add_column("Reasoning")
-        for s in sorted(verdict.scores, key=lambda s: -s.score):
-            p = self._participant(s.participant_id)
-            row: list[Text | str] = [Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10"]
-            row += [f"{medians[p.id]:g}"] if medians else []
-            row += [f"{s.criteria[c.name]:g}" if c.name in s.criteria else "" for c in criteria]
-            table.add_row(*row, Text(s.reasoning))
-        self.console.print(table)
+        ranked = sorted(verdict.scores, key=lambda s: -s.score)
+        self.console.print(Text("Scores" if panel is None else "Scores (panel mean)", style="bold"))
+        table = self._score_table(ranked, criteria, medians)
+        if self.console.width >= WIDE and Measurement.get(
+            self.console, self.console.options, table
+        ).minimum <= (self.console.width):
+            self.console.print(table)
+            for s in ranked:
+                p = self._participant(s.participant_id)
+                reasoning = " ".join(s.reasoning.split())
+                if reasoning:
+                    self.console.print(
+                        Text.assemble((f"{p.name}: ", f"bold {self._colour(p.id)}"), reasoning)
+                    )
+        else:
+            for s in ranked:
+                self._score_block(s, criteria, medians)
         # The six defaults are the README's; a criterion of the judge's own says what it scored.
         for c in criteria:
             if not c.is_default and c.description:
-                self.console.print(Text(f"{c.name}: {c.description}", style="dim"))
+                self.console.print(Text(f"{c.title}: {c.description}", style="dim"))
         names = [self._participant(w).name for w in verdict.winner_ids]
         if not verdict.names_winner:
             self.console.print(Text("No winner: this format seeks a shared answer", style="bold"))
@@ -504,6 +527,43 @@ class DebateRenderer:
                 self.console.print(Text(f"{title}:", style="bold"))
                 for item in items:
                     self.console.print(f"  • {item}", highlight=False, markup=False)
+
+    def _score_table(
+        self, ranked: list[ParticipantScore], criteria: list[ScoredCriterion], medians: dict[str, float]
+    ) -> Table:
+        """The scores side by side, one column per criterion under its title; the reasoning follows it."""
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+        table.add_column("Participant", no_wrap=True)
+        table.add_column("Score", justify="right", no_wrap=True)
+        if medians:
+            table.add_column("Median", justify="right", no_wrap=True)
+        for c in criteria:
+            table.add_column(c.title, justify="right")  # a title wraps between its words, never inside one
+        for s in ranked:
+            p = self._participant(s.participant_id)
+            row: list[Text | str] = [Text(p.name, style=f"bold {self._colour(p.id)}"), f"{s.score:g}/10"]
+            row += [f"{medians[p.id]:g}"] if medians else []
+            row += [f"{s.criteria[c.name]:g}" if c.name in s.criteria else "" for c in criteria]
+            table.add_row(*row)
+        return table
+
+    def _score_block(
+        self, score: ParticipantScore, criteria: list[ScoredCriterion], medians: dict[str, float]
+    ) -> None:
+        """One participant's scores stacked for a narrow terminal: name and score, each criterion by its
+        title (a line holds as many as fit, none is split), then the reasoning as a paragraph."""
+        p = self._participant(score.participant_id)
+        head = Text.assemble((p.name, f"bold {self._colour(p.id)}"), f"  {score.score:g}/10")
+        if p.id in medians:
+            head.append(f"  (median {medians[p.id]:g})", style="dim")
+        self.console.print(head)
+        items = [f"{c.title} {score.criteria[c.name]:g}" for c in criteria if c.name in score.criteria]
+        for line in _packed(items, " · ", self.console.width - len(INDENT)):
+            self.console.print(Text(INDENT + line))
+        reasoning = " ".join(score.reasoning.split())
+        if reasoning:
+            self.console.print(Padding(Text(reasoning, style="dim"), (0, 0, 0, len(INDENT))))
+        self.console.print()
 
     def _ledger_table(self) -> None:
         """Who spent what and on which model, when more than one speaker or model made calls."""
@@ -546,6 +606,18 @@ class DebateRenderer:
         self.console.print(line)
         if s.status in ("failed", "interrupted") and s.error:
             self.console.print(Text(s.error, style=status_style))
+
+
+def _packed(items: list[str], separator: str, width: int) -> list[str]:
+    """`items` joined by `separator` into lines of at most `width` cells, each item whole on one line
+    (an item wider than a line gets a line of its own, which the console then wraps)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and cell_len(lines[-1] + separator + item) <= width:
+            lines[-1] += separator + item
+        else:
+            lines.append(item)
+    return lines
 
 
 def history_summarised_text(event: HistorySummarised) -> str:
