@@ -12,6 +12,7 @@ import yaml
 from pydantic import BeforeValidator
 
 # The filling lives beside its inverse; its names stay importable from here, where they were.
+from moot.config_files.aliases import with_moot_names
 from moot.config_files.defaults import DEFAULT_STANCES as DEFAULT_STANCES
 from moot.config_files.defaults import fill_config as fill_config
 from moot.config_files.defaults import fill_defaults as fill_defaults
@@ -67,7 +68,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         )
     if "context_file" in data:
         data["context"] = read_context(path.parent / str(data.pop("context_file")), field="context_file")
-    return data
+    # Renamed here too, so that flags given beside the file (-p, -j, -r) meet moot's names.
+    return with_moot_names(data)
 
 
 def read_context(path: Path, *, field: str = "--context-file") -> str:
