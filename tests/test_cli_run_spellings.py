@@ -72,6 +72,15 @@ def test_context_file_still_reads_the_file(tmp_path: Path) -> None:
     assert json.loads(out.splitlines()[0])["config"]["context"] == "Latency under 50 ms."
 
 
+def test_context_and_context_file_together_are_refused(tmp_path: Path) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text("From the file.")
+    args = ["--context", "From the flag.", "--context-file", str(source), "--db", str(tmp_path / "m.db")]
+    code, _, err = moot("run", "T", *FAKES, *args)
+    assert code == 2
+    assert "--context: give the background once: --context TEXT or --context-file FILE" in err
+
+
 # --output
 
 

@@ -139,6 +139,10 @@ def _assemble_config(
         # Several --judge flags make a panel; the first also assesses rounds and answers the format's votes.
         data["judges"] = [{"model": model} for model in judges]
         data.pop("judge", None)
+    if context_file is not None and context is not None:
+        raise ConfigError(
+            "give the background once: --context TEXT or --context-file FILE", field="--context"
+        )
     if context_file is not None:
         data["context"] = read_context(context_file)
     for key, value in (
@@ -207,7 +211,10 @@ def run(
     var: Annotated[
         list[str] | None, typer.Option("--var", help="A template variable NAME=VALUE; repeat it.")
     ] = None,
-    context: Annotated[str | None, typer.Option("--context", help="Background text for everyone.")] = None,
+    context: Annotated[
+        str | None,
+        typer.Option("--context", help="Background text for everyone (from a file: --context-file)."),
+    ] = None,
     context_file: Annotated[
         Path | None, typer.Option("--context-file", help="Read the background from a file.")
     ] = None,
