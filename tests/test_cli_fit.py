@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import random
 import re
+from pathlib import Path
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from moot.cli.app import app
+from moot.cli.formats import default_words, value_words
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
 from moot.cli.word_wrap import WordWrap
 from moot.domain.config import DebateConfig
 from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, TokenDelta, TurnStarted, VerdictGiven
+from moot.install import install_command
+from moot.models.catalog import provider_statuses
+from moot.models.providers import SPECS
+from moot.protocols import PROTOCOLS
 
 runner = CliRunner()
 WIDTHS = (80, 120)
@@ -147,3 +155,121 @@ def test_the_stop_line_says_words_not_kinds(events: list[Event]) -> None:
     shown = drawn(events, 80)
     assert "Stopped after round" in shown
     assert not re.search(r"\b[a-z]+_[a-z_]+\b", shown), re.findall(r"\b[a-z]+_[a-z_]+\b", shown)
+
+
+def command_output(monkeypatch: pytest.MonkeyPatch, width: int, *args: str) -> str:
+    """A command's stdout in a terminal `width` columns wide."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    for line in result.stdout.splitlines():
+        assert len(line.rstrip()) <= width, line
+    return result.stdout
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_models_shows_every_key_variable_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    shown = command_output(monkeypatch, width, "models")
+    assert "…" not in shown
+    for row in provider_statuses():
+        assert re.search(rf"\b{re.escape(row.name)}\b", shown), row.name
+        for variable in row.key_vars:
+            assert re.search(rf"\b{variable}\b", shown), variable  # never "OPENAI_API_K…"
+        for word in row.description.split():
+            assert word in shown.split(), word
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_list_gives_the_topic_the_room(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, width: int) -> None:
+    db = str(tmp_path / "list.db")
+    topic = "Should small towns invest in public transport rather than in widening their roads?"
+    result = runner.invoke(app, ["run", topic, *FAKES, "-r", "1", "--db", db])
+    assert result.exit_code == 0, result.stdout
+    shown = command_output(monkeypatch, width, "list", "--db", db)
+    assert "…" not in shown
+    assert all(word in shown.split() for word in topic.split())  # whole, every word unbroken
+    # The topic reads in lines of several words, not a word or two a line.
+    topic_lines = [line for line in shown.splitlines() if any(w in line for w in ("towns", "transport"))]
+    assert len(topic_lines) <= 3, shown
+    assert "Ada, Bo" in shown
+
+
+def test_a_long_topic_is_shortened_after_a_word(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    db = str(tmp_path / "long.db")
+    topic = " ".join(f"word{i}" for i in range(60))
+    assert runner.invoke(app, ["run", topic, *FAKES, "-r", "1", "--no-judge", "--db", db]).exit_code == 0
+    shown = " ".join(command_output(monkeypatch, 80, "list", "--db", db).split())
+    assert "word0 word1" in shown and "word59" not in shown
+    assert re.search(r"word\d+…", shown)  # cut after a whole word, and the cut is marked
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_run_help_shows_every_option_and_the_participant_syntax(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    shown = command_output(monkeypatch, width, "run", "--help")
+    assert "…" not in shown
+    words = shown.split()
+    for param in typer.main.get_command(app).commands["run"].params:  # type: ignore[attr-defined]
+        for name in param.opts + param.secondary_opts:
+            if name.startswith("-"):
+                assert name in words or f"{name}," in words, name
+    flat = " ".join(words)
+    assert "MODEL[,KEY=VALUE]..." in flat
+    for key in ("name=", "stance=", "persona=", "role=", "temperature=", "max_tokens=", "base_url="):
+        assert key in flat, key
+    assert "openai:gpt-4o,name=Ada,stance=for" in flat
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_formats_is_a_short_list_and_names_show_phases_and_options(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    listed = command_output(monkeypatch, width, "formats")
+    assert len(listed.splitlines()) <= 3 * len(PROTOCOLS) + 4  # was 340 lines
+    assert "moot formats NAME" in listed
+    for name, protocol in PROTOCOLS.items():
+        assert re.search(rf"^{name} ", listed, re.MULTILINE), name
+        shown = command_output(monkeypatch, width, "formats", name)
+        flat = " ".join(shown.split())
+        assert " ".join(protocol.description.split()) in flat
+        for phase in protocol.phases(3):
+            assert phase.name in shown
+        for option, field in protocol.options_type.model_fields.items():
+            assert re.search(rf"^  {option} = ", shown, re.MULTILINE), option
+            assert " ".join((field.description or "").split()) in flat
+        if not protocol.options_type.model_fields:
+            assert "No options." in shown
+
+
+def test_an_unknown_format_name_is_one_line_naming_the_formats() -> None:
+    result = runner.invoke(app, ["formats", "oxfrd"])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "unknown format 'oxfrd'" in result.stderr
+    assert all(name in result.stderr for name in PROTOCOLS)
+
+
+def test_option_values_and_defaults_read_as_words() -> None:
+    from moot.protocols.critical_review import CriticalReviewOptions
+
+    fields = CriticalReviewOptions.model_fields
+    assert value_words(fields["mode"].annotation) == "strong or weak"
+    assert value_words(fields["tool_phases"].annotation) == "any of initial, rebuttal, revised"
+    assert value_words(fields["use_native_web_search"].annotation) == "true or false"
+    assert value_words(fields["timeout_s"].annotation) == "a number (optional)"
+    assert default_words(fields["use_native_web_search"]) == "false"
+    assert default_words(fields["skills_dir"]) == "none"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_models_shows_the_install_command_of_a_missing_provider_whole(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    monkeypatch.setitem(
+        SPECS, "anthropic", dataclasses.replace(SPECS["anthropic"], module="moot_test_no_such_module")
+    )
+    shown = command_output(monkeypatch, width, "models")
+    hint = install_command("anthropic")
+    assert "…" not in shown
+    assert all(word in shown.split() for word in hint.split()), shown

@@ -249,15 +249,13 @@ def moot(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def phase_rows(out: str) -> dict[tuple[str, str], str]:
-    """(format, phase) -> rounds, read from the table `moot formats` prints."""
+def phase_rows(out: str, fmt: str) -> dict[tuple[str, str], str]:
+    """(format, phase) -> rounds, read from the table `moot formats NAME` prints."""
     rows: dict[tuple[str, str], str] = {}
-    fmt = ""
     for line in out.splitlines():
         cells = [c.strip() for c in line.split("│")[1:-1]]
-        if len(cells) == 5 and cells[2] and cells[2] != "phase":
-            fmt = cells[0] or fmt
-            rows[fmt, cells[2]] = cells[3]
+        if len(cells) == 3 and cells[0] and cells[0] != "phase":
+            rows[fmt, cells[0]] = cells[1]
     return rows
 
 
@@ -271,13 +269,17 @@ def spans(schedule: list[str]) -> dict[str, str]:
 
 @pytest.mark.parametrize("rounds", [None, 1, 2, 5])
 def test_formats_lists_every_format_with_its_phases(rounds: int | None) -> None:
-    code, out, _ = moot("formats", *(["--rounds", str(rounds)] if rounds else []))
+    code, out, _ = moot("formats")
     assert code == 0
     for protocol in PROTOCOLS.values():
-        assert " ".join(protocol.description.split()[:4]) in out  # long descriptions wrap in the table
+        assert " ".join(protocol.description.split()[:4]) in out  # long descriptions wrap in the list
     shown = rounds or 3  # the default length of a debate
-    assert f"{shown}-round debate" in out
-    rows = phase_rows(out)
+    rows: dict[tuple[str, str], str] = {}
+    for fmt in PROTOCOLS:  # each format's phases: `moot formats NAME`
+        code, out, _ = moot("formats", fmt, *(["--rounds", str(rounds)] if rounds else []))
+        assert code == 0
+        assert f"{shown}-round debate" in out
+        rows |= phase_rows(out, fmt)
     assert {fmt for fmt, _ in rows} == set(PROTOCOLS)
     assert {key: span for key, span in rows.items() if key[0] in SCHEDULES} == {
         (fmt, phase): span

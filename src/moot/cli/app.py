@@ -11,18 +11,21 @@ from typing import Annotated, Any
 
 import typer
 from dotenv import find_dotenv, load_dotenv
+from rich import box
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
 from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
+from moot.cli.help_layout import PlainHelpCommand
 from moot.cli.judge import judge_command
 from moot.cli.live import DbOption, confirm, err, follow_pauses, print_error
 from moot.cli.live import run_command as _run
 from moot.cli.live_check import check_models, checked_live
 from moot.cli.personas import review_personas
-from moot.cli.render import DebateRenderer
+from moot.cli.render import DebateRenderer, fits
 from moot.cli.resume import resume_command
 from moot.cli.run_output import OutputTarget, output_target, write_output
 from moot.cli.safe_text import SafeConsole, terminal_safe, write_document
@@ -42,11 +45,11 @@ from moot.domain.config import DebateConfig
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError, UserError
 from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
-from moot.models.catalog import broken_plugins, other_prefixes, provider_statuses
+from moot.models.catalog import ProviderStatus, broken_plugins, other_prefixes, provider_statuses
 from moot.problem_templates import with_cli_template
 from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
 from moot.protocols import config_schema
-from moot.store import EventStore, db_url_from
+from moot.store import DebateSummary, EventStore, db_url_from
 
 app = typer.Typer(
     name="moot",
@@ -185,7 +188,10 @@ def run(
         typer.Option(
             "--participant",
             "-p",
-            help="MODEL[,name=..][,stance=..][,persona=..][,role=..][,temperature=..][,max_tokens=..][,base_url=..]; repeat it.",
+            metavar="MODEL[,KEY=VALUE]...",
+            # Words a help layout can wrap: the syntax as one 100-character word was cut at 80 columns.
+            help="A debater: a model, then any of name=, stance=, persona=, role=, temperature=, max_tokens=, "
+            "base_url= after commas, e.g. -p openai:gpt-4o,name=Ada,stance=for; repeat it.",
         ),
     ] = None,
     judge: Annotated[
@@ -193,6 +199,7 @@ def run(
         typer.Option(
             "--judge",
             "-j",
+            metavar="MODEL",
             help="Judge model (default: first participant's); repeat it for a panel of judges.",
         ),
     ] = None,
@@ -209,7 +216,7 @@ def run(
         typer.Option("--template", "-t", help="A problem template for the topic (see `moot templates`)."),
     ] = None,
     var: Annotated[
-        list[str] | None, typer.Option("--var", help="A template variable NAME=VALUE; repeat it.")
+        list[str] | None, typer.Option("--var", metavar="NAME=VALUE", help="A template variable; repeat it.")
     ] = None,
     context: Annotated[
         str | None,
@@ -266,7 +273,12 @@ def run(
     ] = None,
     option: Annotated[
         list[str] | None,
-        typer.Option("--option", "-o", help="A format setting KEY=VALUE (see `moot formats`); repeat it."),
+        typer.Option(
+            "--option",
+            "-o",
+            metavar="KEY=VALUE",
+            help="A format setting (see `moot formats NAME`); repeat it.",
+        ),
     ] = None,
     auto_personas: Annotated[
         bool,
@@ -436,6 +448,11 @@ async def _print_estimate(cfg: DebateConfig) -> None:
     )
 
 
+# A topic in `moot list` shows whole up to this many characters; its column is never narrower than TOPIC_ROOM.
+TOPIC_CHARS = 200
+TOPIC_ROOM = 30
+
+
 def _parse_date(value: str | None, field: str) -> datetime | None:
     if value is None:
         return None
@@ -480,24 +497,7 @@ def list_(
         if not rows:
             out.print('No debates yet. Start one with: moot run "Your question"')
             return
-        table = Table()
-        # Eight characters of an id are enough to name a debate in show/export; never wrap them.
-        for col in ("id", "when", "status"):
-            table.add_column(col, no_wrap=True)
-        for col in ("topic", "participants", "winner"):
-            table.add_column(col)
-        for r in rows:
-            # Stored text, made safe before it is cut and laid out: sixty characters the terminal shows.
-            topic = " ".join(terminal_safe(r.topic).split())
-            table.add_row(
-                r.id[:8],
-                r.created_at.strftime("%Y-%m-%d %H:%M"),
-                r.status,
-                Text(topic[:60]),
-                Text(terminal_safe(", ".join(p.name for p in r.participants))),
-                Text(terminal_safe(r.winner or "")),
-            )
-        out.print(table)
+        out.print(_debates_table(rows, out))
 
     _run(go())
 
@@ -562,7 +562,10 @@ def models(
     model: Annotated[
         list[str] | None,
         typer.Option(
-            "--participant", "-p", help="With --check: MODEL[,base_url=..] to ask about; repeat it."
+            "--participant",
+            "-p",
+            metavar="MODEL[,base_url=URL]",
+            help="With --check: a model to ask about; repeat it.",
         ),
     ] = None,
     config: Annotated[
@@ -580,15 +583,13 @@ def models(
     if model or config:
         print_error("-p and -c go with --check: moot models --check -p MODEL")
         raise typer.Exit(2)
-    table = Table()
-    for col in ("provider", "what", "key variable", "key", "installed"):
-        table.add_column(col)
-    for row in provider_statuses():
-        what = row.description + (f" (plugin: {row.plugin})" if row.plugin else "")
-        table.add_row(
-            row.name, what, " or ".join(row.key_vars) or "-", row.key_state, Text(row.install or "yes")
-        )
+    statuses = provider_statuses()
+    table = _providers_table(statuses, out)
     out.print(table)
+    if "installed" not in [c.header for c in table.columns]:
+        for row in statuses:
+            if row.install:  # a command to copy: on a line of its own, not in a narrow cell
+                out.print(f"To install {row.name}: {row.install}")
     out.print(
         "Any other provider pydantic-ai builds: prefix:model with one of "
         + ", ".join(other_prefixes())
@@ -599,6 +600,70 @@ def models(
             f"Plugin {problem.name!r} ({problem.distribution or 'unknown package'}) ignored: {problem.reason}"
         )
     out.print(f"Default model: {DEFAULT_MODEL} (embedded, no key, no network)")
+
+
+def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
+    """`moot list`'s rows: the topic gets the room. Side by side where every column fits; in a narrower
+    terminal who took part and who won go under the topic."""
+    # Stored text, made safe before it is measured and laid out.
+    topics = [_shortened(" ".join(terminal_safe(r.topic).split()), TOPIC_CHARS) for r in rows]
+    names = [terminal_safe(", ".join(p.name for p in r.participants)) for r in rows]
+    winners = [terminal_safe(r.winner or "") for r in rows]
+    wide = Table()
+    # Eight characters of an id are enough to name a debate in show/export; never wrap them.
+    for col in ("id", "when", "status"):
+        wide.add_column(col, no_wrap=True)
+    wide.add_column("topic", min_width=TOPIC_ROOM, ratio=3)
+    wide.add_column("participants", ratio=1)
+    wide.add_column("winner", ratio=1)
+    for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
+        when = r.created_at.strftime("%Y-%m-%d %H:%M")
+        wide.add_row(r.id[:8], when, r.status, Text(topic), Text(who), Text(winner))
+    if fits(wide, console):
+        return wide
+    narrow = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
+    for col in ("id", "when", "status"):
+        narrow.add_column(col, no_wrap=True)
+    narrow.add_column("topic")
+    for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
+        under = who + (f" · winner: {winner}" if winner else "")
+        when = r.created_at.strftime("%Y-%m-%d %H:%M")
+        narrow.add_row(r.id[:8], when, r.status, Text.assemble(topic, "\n", (under, "dim")))
+    return narrow
+
+
+def _shortened(text: str, most: int) -> str:
+    """`text` whole when it has at most `most` characters, else cut after a word with an ellipsis (the whole
+    topic is in `moot show`)."""
+    if len(text) <= most:
+        return text
+    return text[: text.rfind(" ", 0, most) if " " in text[:most] else most].rstrip(" ,;:") + "…"
+
+
+def _providers_table(statuses: list[ProviderStatus], console: Console) -> Table:
+    """One row a provider, its columns side by side where they fit; in a narrower terminal the description
+    goes under the provider's prefix. What a user types or copies (the prefix, the variable to export) is never
+    cut: the prose wraps between words."""
+    wide = Table()
+    for col in ("provider", "what", "key variable", "key", "installed"):
+        wide.add_column(col)
+    for row in statuses:
+        what = row.description + (f" (plugin: {row.plugin})" if row.plugin else "")
+        wide.add_row(
+            row.name, what, "\nor ".join(row.key_vars) or "-", row.key_state, Text(row.install or "yes")
+        )
+    if fits(wide, console):
+        return wide
+    narrow = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    narrow.add_column("provider")
+    narrow.add_column("key variable", no_wrap=True)
+    narrow.add_column("key")
+    for row in statuses:
+        what = row.description + (f" (plugin: {row.plugin})" if row.plugin else "")
+        what += "; not installed" if row.install else ""
+        cells: list[Text | str] = [Text.assemble((row.name, "bold"), "\n", (what, "dim"))]
+        narrow.add_row(*cells, "\nor ".join(row.key_vars) or "-", row.key_state)
+    return narrow
 
 
 app.command("formats")(formats_command)
@@ -630,6 +695,11 @@ def prompts(
         print_error(f"name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}")
         raise typer.Exit(2)
     write_document(template_source(name))
+
+
+# Registered last: every command's --help in the layout that never cuts an option's name or help.
+for _command in app.registered_commands:
+    _command.cls = PlainHelpCommand
 
 
 def main() -> None:

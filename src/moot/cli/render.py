@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -71,6 +73,18 @@ def cache_text(usage: Usage) -> str:
 # From this width the verdict's scores are a table; below it each participant's scores are stacked.
 WIDE = 100
 INDENT = "  "
+
+
+def fits(table: Table, console: Console) -> bool:
+    """Whether `table` is drawn at the console's width with no cell cut short. Drawn to find out: rich narrows
+    the widest wrapping columns first, whatever their longest word, and marks each cut with an ellipsis."""
+    # Its columns' least widths (a measurement is capped at the width it is given: measured unbounded).
+    if Measurement.get(console, console.options.update_width(10_000), table).minimum > console.width:
+        return False
+    file = io.StringIO()
+    Console(file=file, width=console.width, color_system=None, legacy_windows=False).print(table)
+    texts = [str(c.header) for c in table.columns] + [str(cell) for c in table.columns for cell in c.cells]
+    return file.getvalue().count("…") <= sum(text.count("…") for text in texts)
 
 
 class DebateRenderer:
@@ -477,9 +491,7 @@ class DebateRenderer:
         ranked = sorted(verdict.scores, key=lambda s: -s.score)
         self.console.print(Text("Scores" if panel is None else "Scores (panel mean)", style="bold"))
         table = self._score_table(ranked, criteria, medians)
-        if self.console.width >= WIDE and Measurement.get(
-            self.console, self.console.options, table
-        ).minimum <= (self.console.width):
+        if self.console.width >= WIDE and fits(table, self.console):
             self.console.print(table)
             for s in ranked:
                 p = self._participant(s.participant_id)
