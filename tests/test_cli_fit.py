@@ -273,3 +273,16 @@ def test_models_shows_the_install_command_of_a_missing_provider_whole(
     hint = install_command("anthropic")
     assert "…" not in shown
     assert all(word in shown.split() for word in hint.split()), shown
+
+
+@pytest.mark.parametrize("fmt", ["tournament", "oxford", "council", "design-review", "convergence-seeking"])
+def test_a_format_s_decisions_and_stop_read_as_words(fmt: str) -> None:
+    people = FAKES[:4] + ["-p", "fake:cy,name=Cy"] * (fmt != "oxford") + FAKES[4:]
+    result = runner.invoke(app, ["run", "Should cities ban cars?", *people, "-f", fmt, "--json"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    events = [EVENT_ADAPTER.validate_json(line) for line in result.stdout.splitlines() if line.strip()]
+    shown = drawn(events, 80)
+    assert "Stopped after round" in shown
+    # No identifier of the engine's: a stop kind (max_rounds), a match's key (r2m1:ada:bo), a vote's subject.
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b|\br\d+m\d+\b|vote of (before|after)", shown), shown
+    assert all(len(line.rstrip()) <= 80 for line in shown.splitlines())

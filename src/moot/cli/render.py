@@ -442,10 +442,14 @@ class DebateRenderer:
 
     def decision(self, event: DecisionGiven) -> None:
         text = event.text or ""
-        about = f" of {self._name(event.subject)}" if event.subject else ""
+        # A subject that is no participant (a match's key "r2m1:a:b", a vote's "before") is an identifier: the
+        # answer's text says what it was about.
+        ids = {p.id for p in self.config.participants}
+        about = f" of {self._name(event.subject)}" if event.subject in ids else ""
+        kind = event.kind.replace("_", " ")
         self.console.print(
             Text.assemble(
-                (f"{self._name(event.by)}, {event.kind}{about}: ", f"bold {self._colour(event.by)}"),
+                (f"{self._name(event.by)}, {kind}{about}: ", f"bold {self._colour(event.by)}"),
                 (" ".join(text.split()), "red" if event.answer is None else ""),
             )
         )
