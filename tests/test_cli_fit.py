@@ -18,7 +18,15 @@ from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
 from moot.cli.word_wrap import WordWrap
 from moot.domain.config import DebateConfig
-from moot.domain.events import EVENT_ADAPTER, DebateStarted, Event, TokenDelta, TurnStarted, VerdictGiven
+from moot.domain.events import (
+    EVENT_ADAPTER,
+    DebateStarted,
+    Event,
+    RoundAssessed,
+    TokenDelta,
+    TurnStarted,
+    VerdictGiven,
+)
 from moot.install import install_command
 from moot.models.catalog import provider_statuses
 from moot.models.providers import SPECS
@@ -286,3 +294,17 @@ def test_a_format_s_decisions_and_stop_read_as_words(fmt: str) -> None:
     # No identifier of the engine's: a stop kind (max_rounds), a match's key (r2m1:ada:bo), a vote's subject.
     assert not re.search(r"\b[a-z]+_[a-z_]+\b|\br\d+m\d+\b|vote of (before|after)", shown), shown
     assert all(len(line.rstrip()) <= 80 for line in shown.splitlines())
+
+
+def test_each_participant_s_round_scores_stay_on_one_line(events: list[Event]) -> None:
+    config = config_of(events)
+    lines = drawn(events, 80).splitlines()
+    assessed = [e for e in events if isinstance(e, RoundAssessed) and e.assessment is not None]
+    assert assessed
+    for event in assessed:
+        assert event.assessment is not None
+        for p in event.assessment.participants:
+            head = f"{config.speaker_name(p.participant_id)} {p.score:g}, relevance {p.relevance:g}"
+            assert any(
+                head in line and line.rstrip().endswith(f"engagement {p.engagement:g}") for line in lines
+            )

@@ -433,8 +433,8 @@ class DebateRenderer:
             )
             for p in a.participants
         ]
-        if scored:
-            self.console.print(Text(" · ".join(scored), style="dim"))
+        for scores in _packed(scored, " · ", self.console.width):  # a participant's scores kept on one line
+            self.console.print(Text(scores, style="dim"))
         reasoning = " ".join(a.reasoning.split())
         if reasoning:
             self.console.print(Text(reasoning, style="dim"))
