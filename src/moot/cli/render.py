@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
+from moot.cli.waiting import Waiting
 from moot.cli.word_wrap import WordWrap
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
@@ -40,6 +41,7 @@ from moot.domain.events import (
     OutcomeGiven,
     ParticipantDropped,
     RoundAssessed,
+    RoundCompleted,
     RoundStarted,
     TokenDelta,
     ToolCalled,
@@ -106,6 +108,8 @@ class DebateRenderer:
         self._after_tool = False  # a tool line was just printed: the blank lines opening the next text go
         self._streams: dict[str, TerminalSafeStream] = {}  # per turn under way: its deltas made safe
         self._wrap = WordWrap(console.width)  # the inline speaker's text, broken between words
+        self._waiting: Live | None = None  # a spinner while nothing else moves (moot.cli.waiting)
+        self._awaited: Waiting | None = None  # what it shows
 
     # -- helpers -----------------------------------------------------------------------------
     @property
@@ -166,6 +170,18 @@ class DebateRenderer:
             elif isinstance(event, OutcomeGiven):
                 self.outcome(event)
             return
+        self._stop_waiting()  # whatever comes next is drawn in its place
+        self._draw(event)
+        match event:
+            case TurnStarted() if event.together == 1:
+                self._wait_for(f"waiting for {self._name(event.participant_id)}'s first words")
+            case TurnCompleted() | RoundCompleted():
+                # The next turn follows at once, or the judge assesses the round, or the format asks it.
+                self._wait_for("waiting for what comes next")
+            case JudgingStarted():
+                self._wait_for("waiting for the verdict")
+
+    def _draw(self, event: Event) -> None:
         match event:
             case DebateStarted():
                 self._started(event)
@@ -400,7 +416,27 @@ class DebateRenderer:
             self._live = None
 
     def close(self) -> None:
+        self._stop_waiting()
         self._stop_live()
+
+    # -- a long wait: a spinner with what is awaited and the seconds so far ---------------------
+    def _wait_for(self, what: str) -> None:
+        """Show a spinner until the next event; only in a terminal, never beside the live panels."""
+        if not (self.live_enabled and self.console.is_terminal) or self._live is not None:
+            return
+        self._awaited = Waiting(what)
+        self._waiting = Live(self._awaited, console=self.console, refresh_per_second=8, transient=True)
+        self._waiting.start()
+
+    @property
+    def awaiting(self) -> str | None:
+        """What the spinner under way says is awaited; None when none is."""
+        return self._awaited.what if self._awaited is not None else None
+
+    def _stop_waiting(self) -> None:
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = self._awaited = None
 
     # -- assessments, verdict and totals -----------------------------------------------------
     def assessment(self, event: RoundAssessed) -> None:
