@@ -28,7 +28,7 @@ from moot.engine.retry import CallSite
 from moot.errors import ConfigError, ModelCallError, MootError, UserError
 from moot.models.fake_embeddings import FakeEmbeddingModel
 from moot.models.faults import classify
-from moot.models.pricing import FREE_SYSTEMS
+from moot.models.pricing import embedding_usage
 from moot.models.providers import check_available, redact
 
 if TYPE_CHECKING:
@@ -94,22 +94,6 @@ async def _embed(ctx: RunContext, ref: ModelRef, texts: list[str], round_number:
     return await call.run(attempt)
 
 
-def result_usage(result: EmbeddingResult) -> Usage:
-    """One embedding call's tokens, priced by genai-prices when it knows the model (free for fakes)."""
-    cost: float | None
-    unpriced = 0
-    if result.provider_name in FREE_SYSTEMS:
-        cost = 0.0
-    else:
-        try:
-            cost = float(result.cost().total_price)
-        except Exception:  # genai-prices raises several types for unknown models; all mean "no price"
-            cost, unpriced = None, 1
-    return Usage(
-        requests=1, input_tokens=result.usage.input_tokens, cost_usd=cost, unpriced_requests=unpriced
-    )
-
-
 async def embed_round(ctx: RunContext, round_number: int) -> None:
     """Embed this round's turns and record them, when `stopping.embeddings` names a model."""
     ref = ctx.config.stopping.embeddings
@@ -146,7 +130,7 @@ async def embed_round(ctx: RunContext, round_number: int) -> None:
             round=round_number,
             model=str(ref),
             vectors=vectors,
-            usage=result_usage(result),
+            usage=embedding_usage(result),
             latency_s=time.monotonic() - started,
         )
     )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from pydantic_ai.embeddings import EmbeddingResult
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from moot.domain.providers import BUILT_IN
@@ -18,15 +20,7 @@ FREE_SYSTEMS = frozenset(
 
 def response_usage(response: ModelResponse, *, free: bool = False) -> Usage:
     u = response.usage
-    cost: float | None
-    unpriced = 0
-    if free or (response.provider_name or "") in FREE_SYSTEMS:
-        cost = 0.0
-    else:
-        try:
-            cost = float(response.cost().total_price)
-        except Exception:  # genai-prices raises several types for unknown models; all mean "no price"
-            cost, unpriced = None, 1
+    cost, unpriced = _priced(response.provider_name, response.cost, free=free)
     return Usage(
         requests=1,
         input_tokens=u.input_tokens,
@@ -36,6 +30,26 @@ def response_usage(response: ModelResponse, *, free: bool = False) -> Usage:
         cost_usd=cost,
         unpriced_requests=unpriced,
     )
+
+
+def embedding_usage(result: EmbeddingResult) -> Usage:
+    """One embedding call's tokens, priced as a reply is (free for models that run here)."""
+    cost, unpriced = _priced(result.provider_name, result.cost)
+    return Usage(
+        requests=1, input_tokens=result.usage.input_tokens, cost_usd=cost, unpriced_requests=unpriced
+    )
+
+
+def _priced(
+    provider: str | None, price: Callable[[], Any], *, free: bool = False
+) -> tuple[float | None, int]:
+    """A call's cost and whether it went unpriced: 0 for models that run here, genai-prices' figure, else None."""
+    if free or (provider or "") in FREE_SYSTEMS:
+        return 0.0, 0
+    try:
+        return float(price().total_price), 0
+    except Exception:  # genai-prices raises several types for unknown models; all mean "no price"
+        return None, 1
 
 
 def messages_usage(messages: Iterable[ModelMessage], *, free: bool = False) -> Usage:
