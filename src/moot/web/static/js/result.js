@@ -6,6 +6,7 @@ import { showError } from "./banner.js";
 import { barChart, lineChart } from "./charts.js";
 import { count, h, money, saveFile, when } from "./dom.js";
 import { markdown } from "./markdown.js";
+import { outcomeCard } from "./outcome.js";
 
 const EXPORTS = [
   ["Markdown", "markdown", "md", "text/markdown"],
@@ -27,9 +28,8 @@ export async function renderResult(section, debateId, transcript, onJudge) {
   const colour = (id) => transcript.person(id).colour;
   section.replaceChildren(h("h2", {}, "Result"));
   // The format's own result first, as in the exports: for a format without a verdict it is the judgement.
-  if (state.outcome) {
-    section.append(h("h3", {}, "The format's result"), h("p", { dataset: { testid: "outcome" } }, state.outcome.summary));
-  }
+  const outcome = outcomeCard(state);
+  if (outcome) section.append(outcome);
   section.append(verdictCard(state, name));
   const verdict = state.verdict;
   if (verdict) {
