@@ -6,7 +6,7 @@ import { showError } from "./banner.js";
 import { barChart, lineChart } from "./charts.js";
 import { count, h, money, saveFile, when } from "./dom.js";
 import { markdown } from "./markdown.js";
-import { outcomeCard } from "./outcome.js";
+import { outcomeCard, resultHeadline } from "./outcome.js";
 
 const EXPORTS = [
   ["Markdown", "markdown", "md", "text/markdown"],
@@ -75,14 +75,10 @@ function verdictCard(state, name) {
   const v = state.verdict;
   const card = h("div", { class: "card verdict", dataset: { testid: "verdict" } });
   if (!v) {
-    card.append(h("p", {}, verdictNote(state)));
+    card.append(h("p", {}, resultHeadline(state, name)));
     return card;
   }
-  let headline;
-  if (!v.names_winner) headline = "No winner is named: the scores weigh each contribution.";
-  else if (v.winner_ids.length === 1) headline = `Winner: ${name(v.winner_ids[0])}`;
-  else headline = `A tie between ${v.winner_ids.map(name).join(" and ")}`;
-  card.append(h("p", { class: "winner" }, h("strong", {}, headline)), markdown(v.summary));
+  card.append(h("p", { class: "winner" }, h("strong", {}, resultHeadline(state, name))), markdown(v.summary));
   if (v.quality != null) card.append(h("p", { class: "muted small" }, `Quality of the debate: ${v.quality}/100`));
   if (state.panel) {
     const p = state.panel;
@@ -91,15 +87,6 @@ function verdictCard(state, name) {
     );
   }
   return card;
-}
-
-/** Why there is no verdict, in the exports' words. */
-function verdictNote(state) {
-  if (state.gives_verdict === false) return "No verdict: this format's result (above) is its judgement.";
-  if (state.judged) return `No verdict: ${state.verdict_error ?? "the judge gave no valid verdict"}`;
-  if (state.config && !state.config.judge) return "Not judged: no judge was configured.";
-  if (["completed", "failed", "interrupted"].includes(state.status)) return "Not judged: the debate ended before judging.";
-  return "Not judged yet.";
 }
 
 /**
