@@ -7,6 +7,7 @@ Faults are classified from the caller's typed provider (`ModelRef.provider`), ne
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -30,6 +31,7 @@ from moot.engine.calls import (
 from moot.engine.checks import model_key
 from moot.engine.retry import BoundCall, CallSite, Guard
 from moot.engine.settings import model_settings, takes_temperature
+from moot.engine.telemetry import RunTelemetry
 from moot.engine.tools import Toolkit
 from moot.errors import MootError, RunError
 
@@ -72,6 +74,7 @@ class Caller:
     limits: Limits
     guard: Guard | None = None  # the debate's retry policy; None: a single call outside a debate
     temperatures: Temperatures = field(default_factory=Temperatures)  # the debate's, by role
+    telemetry: RunTelemetry | None = None  # the run's, when MOOT_OTEL is on
 
     @property
     def ref(self) -> ModelRef:
@@ -122,6 +125,7 @@ class Caller:
             else self.limits.turn_timeout_s,
             toolsets=tuple(kit.toolsets()) if kit is not None else (),
             native_tools=tuple(kit.native_tools()) if kit is not None else (),
+            instrument=self.telemetry.instrumentation if self.telemetry is not None else None,
         )
 
     async def stream(
@@ -156,14 +160,17 @@ class Caller:
         purpose: Literal["judge", "personas"] = "judge",
     ) -> JudgeResult[AnswerT]:
         """A structured answer (moot.engine.calls.ask_judge), its failed calls retried by the guard at `site`."""
-        return await ask_judge(
-            self.request(prompt, purpose=purpose, seed=seed),
-            answer_type,
-            retries=retries,
-            what=what,
-            who=who,
-            guard=self.bind(site, tokens) if site is not None else None,
-        )
+        round_number = site.round if site is not None else None
+        span = self.telemetry.judge_call(what, self.label, round_number) if self.telemetry else nullcontext()
+        with span:
+            return await ask_judge(
+                self.request(prompt, purpose=purpose, seed=seed),
+                answer_type,
+                retries=retries,
+                what=what,
+                who=who,
+                guard=self.bind(site, tokens) if site is not None else None,
+            )
 
 
 class Callers:
@@ -176,8 +183,10 @@ class Callers:
         limits: Limits,
         guard: Guard,
         temperatures: Temperatures | None = None,
+        telemetry: RunTelemetry | None = None,
     ) -> None:
         self.resolve = resolve
+        self.telemetry = telemetry
         self.limits = limits
         self.guard = guard
         self.temperatures = temperatures if temperatures is not None else Temperatures()
@@ -195,7 +204,9 @@ class Callers:
                 raise
             except Exception as exc:
                 raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
-            built = self._built[key] = Caller(options, model, self.limits, self.guard, self.temperatures)
+            built = self._built[key] = Caller(
+                options, model, self.limits, self.guard, self.temperatures, self.telemetry
+            )
         if built.options != options:
-            return Caller(options, built.model, self.limits, self.guard, self.temperatures)
+            return Caller(options, built.model, self.limits, self.guard, self.temperatures, self.telemetry)
         return built

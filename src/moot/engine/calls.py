@@ -33,6 +33,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
+from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
@@ -69,6 +70,8 @@ class CallRequest:
     timeout_s: float
     toolsets: tuple[AbstractToolset[Any], ...] = ()
     native_tools: tuple[AbstractNativeTool, ...] = ()
+    # pydantic-ai's GenAI spans for the call, when the run's telemetry is on (moot.engine.telemetry).
+    instrument: InstrumentationSettings | None = None
 
     @property
     def uses_tools(self) -> bool:
@@ -96,7 +99,9 @@ async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitab
     chunks: list[str] = []
     with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
         async with asyncio.timeout(timeout_s):
-            async with model_request_stream(model, messages, model_settings=request.settings) as stream:
+            async with model_request_stream(
+                model, messages, model_settings=request.settings, instrument=request.instrument
+            ) as stream:
                 async for event in stream:
                     delta = _text_of(event)
                     if delta:
@@ -154,6 +159,7 @@ async def stream_tool_reply(
         capabilities=[NativeTool(tool) for tool in request.native_tools],
         retries={"tools": TOOL_ARG_RETRIES},
     )
+    agent.instrument = request.instrument
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
@@ -263,6 +269,7 @@ async def ask_judge(
     """
     ref, user, settings, timeout_s = request.ref, request.user, request.settings, request.timeout_s
     agent = Agent(request.model, output_type=answer_type, system_prompt=request.system, retries={"output": 0})
+    agent.instrument = request.instrument
     started = time.perf_counter()
     usage = Usage()
     error: str | None = None

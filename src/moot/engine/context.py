@@ -23,6 +23,7 @@ from moot.engine.control import RunControl
 from moot.engine.log import EventLog
 from moot.engine.prompting import PromptBuilder
 from moot.engine.retry import Guard, Retry
+from moot.engine.telemetry import for_run
 from moot.engine.tools import Toolkit
 from moot.models.providers import redact
 from moot.protocols import DebateProtocol, get_protocol
@@ -51,7 +52,8 @@ class RunContext:
         self.control = control or RunControl()
         self.tools = tools or {}
         self.guard = Guard(config.limits.retry, self._record_retry)
-        self.callers = Callers(resolve, config.limits, self.guard, config.temperatures)
+        self.telemetry = for_run(debate_id)  # None unless MOOT_OTEL is on
+        self.callers = Callers(resolve, config.limits, self.guard, config.temperatures, self.telemetry)
         self.prompts = PromptBuilder(self)
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
         self.started = time.monotonic() - ran_before
@@ -101,6 +103,8 @@ class RunContext:
                 self.state.apply(event)
         else:
             self.state.apply(event)
+        if self.telemetry is not None:
+            self.telemetry.on_event(event)
         self.events.put_nowait(event)
         if hasattr(event, "usage"):  # only calls change the cost; token deltas are many and do not
             await warn_cost(self)
