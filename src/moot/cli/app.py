@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
+from moot.cli.configure import configure_command
 from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
 from moot.cli.help_layout import PlainHelpCommand
@@ -24,7 +25,9 @@ from moot.cli.judge import judge_command
 from moot.cli.live import DbOption, confirm, err, follow_pauses, print_error
 from moot.cli.live import run_command as _run
 from moot.cli.live_check import check_models, checked_live
+from moot.cli.mcp import mcp_command
 from moot.cli.personas import review_personas
+from moot.cli.presets import presets_app, save_run_preset, start_from_preset, with_configured
 from moot.cli.render import DebateRenderer, fits
 from moot.cli.resume import resume_command
 from moot.cli.run_output import OutputTarget, output_target, write_output
@@ -118,8 +121,10 @@ def _assemble_config(
     auto_personas: bool = False,
     template: str | None = None,
     variables: list[str] | None = None,
+    preset: str | None = None,
 ) -> DebateConfig:
     data: dict[str, Any] = read_config_file(config_file) if config_file else {}
+    data = start_from_preset(data, preset)
     if topic is not None:
         data["topic"] = topic
     data = with_cli_template(data, template, variables or [])
@@ -130,9 +135,8 @@ def _assemble_config(
         )
     if participants:
         data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
-    elif "participants" not in data:
-        data["participants"] = [{"model": DEFAULT_MODEL}, {"model": DEFAULT_MODEL}]
     judges = [judge] if isinstance(judge, str) else list(judge or [])
+    data = with_configured(data, judge_flags=bool(judges) or no_judge)  # `moot configure`'s models
     if no_judge:
         data["judge"] = None
         data.pop("judges", None)
@@ -161,6 +165,7 @@ def _assemble_config(
     if (
         config_file is None
         and rounds is None
+        and "rounds" not in data  # a preset's own
         and not _fixed_structure(data.get("format"))
         and all(str(p.get("model", DEFAULT_MODEL)).startswith("local:") for p in data["participants"])
     ):
@@ -182,6 +187,14 @@ def run(
     topic: Annotated[str | None, typer.Argument(help="The question to debate.")] = None,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help="A debate file: .yaml, .toml or .json.")
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", "-P", help="Start from a named setup (see `moot presets`); flags override it."),
+    ] = None,
+    save_preset: Annotated[
+        str | None,
+        typer.Option("--save-preset", metavar="NAME", help="Also save this run's setup as a preset NAME."),
     ] = None,
     participant: Annotated[
         list[str] | None,
@@ -355,7 +368,10 @@ def run(
             auto_personas=auto_personas,
             template=template,
             variables=var,
+            preset=preset,
         )
+        if save_preset is not None:
+            save_run_preset(save_preset, cfg)
         if estimate_only and live_check:
             raise UserError("--estimate calls no model; run --check without it", field="--check")
         if estimate_only:
@@ -448,6 +464,9 @@ async def _print_estimate(cfg: DebateConfig) -> None:
     )
 
 
+NO_DEBATES = 'No debates yet. Start one with: moot run "Your question"'
+NO_MATCH = "No debates match these filters."
+EVAL_HIDDEN = "They are hidden by default: add --include-eval to list them."
 # A topic in `moot list` shows whole up to this many characters; its column is never narrower than TOPIC_ROOM.
 TOPIC_CHARS = 200
 TOPIC_ROOM = 30
@@ -477,25 +496,50 @@ def list_(
     ] = None,
     until: Annotated[str | None, typer.Option("--until", help="Only debates before this date.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000)] = 20,
+    include_eval: Annotated[
+        bool, typer.Option("--include-eval", help="Also the debates `moot eval` held (hidden by default).")
+    ] = False,
+    eval_run: Annotated[
+        str | None, typer.Option("--eval", help="Only the debates of this `moot eval` run (its tag).")
+    ] = None,
     db: DbOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Recent debates, newest first."""
+    """Recent debates, newest first. Debates held by `moot eval` are hidden unless asked for."""
 
     async def go() -> None:
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
+        filters: dict[str, Any] = {
+            "text": search,
+            "status": status,
+            "format": format_name,
+            "since": after,
+            "until": before,
+        }
         async with await EventStore.open(db_url_from(db)) as store:
             rows = await store.list_debates(
-                text=search, status=status, format=format_name, since=after, until=before, limit=limit
+                **filters, limit=limit, include_eval=include_eval, eval_run=eval_run
+            )
+            # A list empty only because evaluations are hidden says so (one more row read, only then).
+            hidden = (
+                not rows
+                and not include_eval
+                and eval_run is None
+                and bool(await store.list_debates(**filters, limit=1, include_eval=True))
             )
         if json_out:
             out.print_json(json.dumps([r.model_dump(mode="json") for r in rows]))
             return
+        if not rows and eval_run is not None:
+            out.print(f"No debates of the eval run {terminal_safe(eval_run)!r} match these filters.")
+            return
         if not rows and any(v is not None for v in (search, status, format_name, since, until)):
-            out.print("No debates match these filters.")
+            out.print(
+                f"Only debates `moot eval` held match these filters. {EVAL_HIDDEN}" if hidden else NO_MATCH
+            )
             return
         if not rows:
-            out.print('No debates yet. Start one with: moot run "Your question"')
+            out.print(f"Only debates `moot eval` held are stored. {EVAL_HIDDEN}" if hidden else NO_DEBATES)
             return
         out.print(_debates_table(rows, out))
 
@@ -606,7 +650,7 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
     """`moot list`'s rows: the topic gets the room. Side by side where every column fits; in a narrower
     terminal who took part and who won go under the topic."""
     # Stored text, made safe before it is measured and laid out.
-    topics = [_shortened(" ".join(terminal_safe(r.topic).split()), TOPIC_CHARS) for r in rows]
+    topics = [_listed_topic(r) for r in rows]
     names = [terminal_safe(", ".join(p.name for p in r.participants)) for r in rows]
     winners = [terminal_safe(r.winner or "") for r in rows]
     wide = Table()
@@ -618,7 +662,7 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
     wide.add_column("winner", ratio=1)
     for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        wide.add_row(r.id[:8], when, r.status, Text(topic), Text(who), Text(winner))
+        wide.add_row(r.id[:8], when, r.status, topic, Text(who), Text(winner))
     if fits(wide, console):
         return wide
     narrow = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
@@ -630,6 +674,14 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
         narrow.add_row(r.id[:8], when, r.status, Text.assemble(topic, "\n", (under, "dim")))
     return narrow
+
+
+def _listed_topic(row: DebateSummary) -> Text:
+    """The topic as listed; a debate `moot eval` held says so first, with its run's tag (`--eval` takes it)."""
+    topic = _shortened(" ".join(terminal_safe(row.topic).split()), TOPIC_CHARS)
+    if row.eval_run is None:
+        return Text(topic)
+    return Text.assemble((f"[eval {terminal_safe(row.eval_run)}] ", "magenta"), topic)
 
 
 def _shortened(text: str, most: int) -> str:
@@ -673,6 +725,9 @@ app.command("resume")(resume_command)
 app.command("judge")(judge_command)
 app.command("worker")(worker_command)
 app.command("eval")(eval_command)
+app.command("mcp")(mcp_command)
+app.command("configure")(configure_command)
+app.add_typer(presets_app, name="presets")
 
 
 @app.command()

@@ -1,0 +1,97 @@
+"""`moot configure`: the models a run gets when its flags name none, saved in $MOOT_HOME/config.yaml."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+import yaml
+from pydantic import ValidationError
+from rich.text import Text
+
+from moot.cli.live import err, print_error
+from moot.cli.safe_text import SafeConsole
+from moot.config_files import parse_participant_spec
+from moot.config_files.user_defaults import (
+    UserDefaults,
+    config_path,
+    load_user_defaults,
+    reset_user_defaults,
+    save_user_defaults,
+)
+from moot.domain.config import ModelOptions, config_error
+from moot.errors import ConfigError, UserError
+
+# What a default model may carry from a -p spec: how to call it, not who speaks (names, stances are the run's).
+_MODEL_KEYS = ("model", "base_url", "temperature", "max_tokens")
+
+
+def configure_command(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="MODEL[,base_url=URL]",
+            help="A default participant model; repeat it (participant N gets the Nth, cycling). Replaces the "
+            "saved list.",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", "-j", metavar="MODEL[,base_url=URL]", help="The default judge.")
+    ] = None,
+    show: Annotated[bool, typer.Option("--show", help="Print the saved defaults.")] = False,
+    reset: Annotated[bool, typer.Option("--reset", help="Forget the saved defaults.")] = False,
+) -> None:
+    """Set the models `moot run` and the presets use when none is named (default: the embedded model)."""
+    try:
+        if reset:
+            if model or judge:
+                raise UserError(
+                    "--reset forgets every default; give --model/--judge after it", field="--reset"
+                )
+            had = reset_user_defaults()
+            err.print(f"{'removed' if had else 'nothing saved at'} {config_path()}", markup=False)
+            return
+        if model or judge:
+            current = load_user_defaults()
+            updated = UserDefaults(
+                participants=[_options(s, f"--model {i + 1}") for i, s in enumerate(model)]
+                if model
+                else current.participants,
+                judge=_options(judge, "--judge") if judge else current.judge,
+            )
+            err.print(f"saved {save_user_defaults(updated)}", markup=False)
+            _print(updated)
+            return
+        _print(load_user_defaults())
+        if not show:
+            err.print(
+                "Set them with: moot configure --model MODEL [--model MODEL ...] --judge MODEL", markup=False
+            )
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+
+
+def _options(spec: str, field: str) -> ModelOptions:
+    parsed = parse_participant_spec(spec, index=0)
+    extra = sorted(set(parsed) - set(_MODEL_KEYS))
+    if extra:
+        raise ConfigError(
+            f"{extra[0]} belongs to a run, not a default model; give only the model and "
+            f"{', '.join(_MODEL_KEYS[1:])}",
+            field=field,
+        )
+    try:
+        return ModelOptions.model_validate(parsed)
+    except ValidationError as exc:
+        raise config_error(exc, within=field) from None
+
+
+def _print(defaults: UserDefaults) -> None:
+    data: dict[str, Any] = {
+        "participants": [d for d in defaults.participant_models(len(defaults.participants) or 1)],
+        "judge": defaults.judge_data() or "the first participant's model",
+    }
+    SafeConsole().print(Text(yaml.safe_dump(data, sort_keys=False).rstrip()))

@@ -1,0 +1,126 @@
+"""`moot presets`: the named setups `moot run --preset NAME` starts from, shown, listed and saved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from moot.cli.live import err, print_error
+from moot.cli.render import fits
+from moot.cli.safe_text import SafeConsole, terminal_safe
+from moot.config_files import read_config_file
+from moot.config_files.defaults import without_defaults
+from moot.config_files.presets import Preset, list_presets, load_preset, save_preset, with_preset
+from moot.config_files.user_defaults import load_user_defaults
+from moot.domain.config import DebateConfig
+from moot.errors import UserError
+
+presets_app = typer.Typer(
+    help="Named debate setups without a topic: moot run --preset NAME TOPIC.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+@presets_app.callback()
+def _presets(ctx: typer.Context) -> None:
+    """List the presets (a person's own shadow shipped ones of the same name)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    out = SafeConsole()
+    try:
+        presets = list_presets()
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+    out.print(presets_table(presets, out))
+    out.print("Use one with: moot run --preset NAME TOPIC (moot presets show NAME shows one)")
+
+
+@presets_app.command("show")
+def show(name: Annotated[str, typer.Argument(help="The preset to show.")]) -> None:
+    """A preset's description and config, with the configured models filled in."""
+    try:
+        preset = load_preset(name, field="name")
+        filled = preset.filled()
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+    out = SafeConsole()
+    out.print(Text(f"{preset.name} ({preset.source}): {preset.description}", style="bold"))
+    out.print(Text(f"from {preset.path}", style="dim"))
+    out.print(Text(yaml.safe_dump(filled, sort_keys=False, allow_unicode=True).rstrip()))
+
+
+@presets_app.command("save")
+def save(
+    name: Annotated[str, typer.Argument(help="The preset's name: lowercase letters, digits and '-'.")],
+    config: Annotated[
+        Path,
+        typer.Option("--config", "-c", help="A debate file (.yaml, .toml, .json); its topic is dropped."),
+    ],
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="One line saying what the preset is for.")
+    ] = None,
+) -> None:
+    """Save a debate file as your own preset (in $MOOT_HOME/presets)."""
+    try:
+        data = with_preset(read_config_file(config))
+        saved = save_preset(name, data, description=description)
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+    err.print(f"saved preset {saved.name} to {saved.path}", markup=False)
+
+
+def start_from_preset(data: dict[str, Any], name: str | None) -> dict[str, Any]:
+    """`data` (a config file's, maybe empty) started from `--preset NAME` or its own `preset:`; the flags
+    applied after this replace what the preset gives."""
+    if name is not None:
+        data = {**data, "preset": name}
+    return with_preset(data)
+
+
+def with_configured(data: dict[str, Any], *, judge_flags: bool) -> dict[str, Any]:
+    """A run's config given the defaults of `moot configure` where it names no participants or judge."""
+    defaults = load_user_defaults()
+    out = dict(data)
+    if "participants" not in out:
+        out["participants"] = defaults.participant_models()
+    judge = defaults.judge_data()
+    if judge is not None and not judge_flags and "judge" not in out and "judges" not in out:
+        out["judge"] = judge
+    return out
+
+
+def save_run_preset(name: str, cfg: DebateConfig) -> Preset:
+    """`moot run ... --save-preset NAME`: the run's config, without its topic, as a preset."""
+    saved = save_preset(name, without_defaults(cfg))
+    err.print(f"saved preset {saved.name} to {saved.path}", markup=False)
+    return saved
+
+
+def presets_table(presets: list[Preset], console: Any) -> Table:
+    """One row a preset; the description goes under the name where the columns do not fit side by side."""
+    wide = Table()
+    for col in ("preset", "format", "speakers", "source"):
+        wide.add_column(col, no_wrap=True)
+    wide.add_column("description")
+    for p in presets:
+        wide.add_row(p.name, p.format, str(p.participant_count), p.source, Text(terminal_safe(p.description)))
+    if fits(wide, console):
+        return wide
+    narrow = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    narrow.add_column("preset")
+    narrow.add_column("format", no_wrap=True)
+    narrow.add_column("source", no_wrap=True)
+    for p in presets:
+        cell = Text.assemble((p.name, "bold"), "\n", (terminal_safe(p.description), "dim"))
+        narrow.add_row(cell, f"{p.format} ({p.participant_count})", p.source)
+    return narrow

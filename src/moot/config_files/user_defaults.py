@@ -1,0 +1,97 @@
+"""The defaults `moot configure` saves: the models a debate gets where nothing names one.
+
+Stored in `$MOOT_HOME/config.yaml` as
+
+    participants: [{model: openai:gpt-4o}, {model: anthropic:claude-sonnet-4-5}]
+    judge: {model: openai:gpt-4o}
+
+A run without `-p` gets these participants, and a preset participant that names no model gets the one at its
+place (cycling). A config that names no judge gets this judge. With nothing configured, everything is the
+embedded model, so a shipped preset runs with no key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.domain.config import ModelOptions, config_error
+from moot.domain.models import DEFAULT_MODEL
+from moot.errors import ConfigError
+from moot.store.location import moot_home
+
+CONFIG_FILENAME = "config.yaml"
+
+
+class UserDefaults(BaseModel):
+    """What `moot configure` sets. Empty: the embedded model everywhere, the judge derived as usual."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    participants: list[ModelOptions] = Field(default_factory=list)
+    judge: ModelOptions | None = None
+
+    def participant(self, index: int) -> dict[str, Any]:
+        """The model options of the participant at `index` (0-based) that names no model."""
+        if not self.participants:
+            return {"model": DEFAULT_MODEL}
+        return _as_data(self.participants[index % len(self.participants)])
+
+    def participant_models(self, count: int = 2) -> list[dict[str, Any]]:
+        """The participants of a run that names none: every configured one, at least `count`."""
+        return [self.participant(i) for i in range(max(count, len(self.participants)))]
+
+    def judge_data(self) -> dict[str, Any] | None:
+        return None if self.judge is None else _as_data(self.judge)
+
+
+def config_path() -> Path:
+    return moot_home() / CONFIG_FILENAME
+
+
+def load_user_defaults() -> UserDefaults:
+    """The saved defaults; none saved (no file): the embedded model's."""
+    path = config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return UserDefaults()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; fix or delete it (moot configure --reset)") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        raise ConfigError(f"{path} is not valid YAML; fix it or run moot configure --reset") from None
+    try:
+        return UserDefaults.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{config_error(exc, within=str(path))}; fix it or run moot configure --reset"
+        ) from None
+
+
+def save_user_defaults(defaults: UserDefaults) -> Path:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = defaults.model_dump(mode="json", exclude_defaults=True)
+    for item in [*data.get("participants", []), data.get("judge") or {}]:
+        item.setdefault("model", DEFAULT_MODEL)  # the default is what was chosen: keep it in the file
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def reset_user_defaults() -> bool:
+    """Forget the saved defaults; whether there were any."""
+    try:
+        config_path().unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _as_data(options: ModelOptions) -> dict[str, Any]:
+    data: dict[str, Any] = options.model_dump(mode="json", exclude_none=True)
+    return data
