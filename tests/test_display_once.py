@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
 from moot.domain.config import DebateConfig
-from moot.domain.events import EVENT_LIST_ADAPTER, DebateStarted, DecisionGiven, Event
+from moot.domain.events import EVENT_LIST_ADAPTER, DebateStarted, DecisionGiven, Event, OutcomeGiven
 from moot.domain.state import Decision, fold
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.export import FORMATS, DebateRecord, export
@@ -57,6 +57,9 @@ def as_older_moot_wrote_it(events: list[Event]) -> list[Event]:
             data.pop("gives_verdict")
         elif data["type"] == "decision":
             data.pop("text")
+        elif data["type"] == "outcome":
+            data["outcome"].pop("headline")
+            data["outcome"].pop("sections")
         dumped.append(data)
     return EVENT_LIST_ADAPTER.validate_python(dumped)
 
@@ -110,6 +113,7 @@ async def test_the_cli_and_every_export_show_the_recorded_text(debate: list[Even
 async def test_a_log_from_an_older_moot_reads_as_before(debate: list[Event]) -> None:
     older = as_older_moot_wrote_it(debate)
     assert all(e.text is None for e in older if isinstance(e, DecisionGiven))
+    assert all(not e.outcome.described for e in older if isinstance(e, OutcomeGiven))
     # The one fallback works out what the engine now records.
     assert fold_backfilled(older).model_dump() == fold(debate).model_dump()
     for fmt in FORMATS:

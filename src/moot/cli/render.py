@@ -56,6 +56,7 @@ from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, ScoredCriterion
 from moot.export.backfill import backfill
 from moot.export.formatting import cost_text
+from moot.export.outcome_view import SCORES_NAME_NO_WINNER, outcome_view
 from moot.export.palette import colour_of
 from moot.export.view import ledger_views
 
@@ -491,14 +492,23 @@ class DebateRenderer:
         )
 
     def outcome(self, event: OutcomeGiven) -> None:
-        o = event.outcome
-        lines = [Text(o.summary)]
-        if o.winner_ids:
-            lines.append(
-                Text(f"Winner: {', '.join(self._name(w) for w in o.winner_ids)}", style="bold green")
-            )
-        if o.ranking:
-            lines.append(Text(f"Ranking: {' > '.join(self._name(r) for r in o.ranking)}"))
+        """The format's result in the words it recorded, as the exports and the page show them."""
+        o = outcome_view(event.outcome)
+        lines: list[Text | Padding] = [Text(o.headline, style="bold green" if o.winner else "bold")]
+        if o.summary:
+            lines.append(Text(o.summary))
+        for section in o.sections:
+            lines.append(Text(f"{section.title}:", style="bold"))
+            if section.text:
+                lines.append(Padding(Text(section.text), (0, 0, 0, 2)))
+            if section.lines:
+                # A grid, so that an item's continuation lines hang under its text, not under its bullet.
+                items = Table.grid(padding=(0, 1))
+                items.add_column(no_wrap=True)
+                items.add_column()
+                for line in section.lines:
+                    items.add_row("•", Text(line))
+                lines.append(Padding(items, (0, 0, 0, 2)))
         self.console.print(Panel(Group(*lines), title="Result", title_align="left"))
 
     # -- verdict and totals ------------------------------------------------------------------
@@ -549,7 +559,7 @@ class DebateRenderer:
                 self.console.print(Text(f"{c.title}: {c.description}", style="dim"))
         names = [self._participant(w).name for w in verdict.winner_ids]
         if not verdict.names_winner:
-            self.console.print(Text("No winner: this format seeks a shared answer", style="bold"))
+            self.console.print(Text(SCORES_NAME_NO_WINNER, style="bold"))
         elif verdict.is_tie:
             self.console.print(Text(f"Tie between {', '.join(names)}", style="bold yellow"))
         else:

@@ -1,7 +1,8 @@
 """What an older moot did not record, filled in from the format the way every reader once worked it out.
 
 A debate's log is read as it was written (a resume replays it, an export folds it), so an event recorded
-before a field was added lacks it: a decision's text, the planned rounds, whether the format gives a verdict.
+before a field was added lacks it: a decision's text, the planned rounds, whether the format gives a verdict,
+a result's headline and sections.
 This is the one place that computes them from the format; the CLI, the exports and the state they fold
 then read the events alone. A format this moot lacks (a log from a newer one) leaves them unset.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from moot.domain.events import DebateStarted, DecisionGiven, Event
+from moot.domain.events import DebateStarted, DecisionGiven, Event, OutcomeGiven
 from moot.domain.state import DebateState, Decision
 from moot.protocols import PROTOCOLS
 
@@ -35,6 +36,20 @@ def backfill(event: Event, state: DebateState) -> Event:
             if protocol is None:
                 return event
             return event.model_copy(update={"text": protocol.decision_text(state.config, Decision.of(event))})
+        case OutcomeGiven() if not event.outcome.described and state.config is not None:
+            protocol = PROTOCOLS.get(state.config.format)
+            if protocol is None:
+                return event
+            # The format's words for the result as the engine would have recorded them (the engine asks with
+            # the participants still in the debate); the recorded figures stay as they were.
+            active = [p for p in state.config.participants if p.id not in state.dropped]
+            worded = protocol.outcome(state.config.model_copy(update={"participants": active}), state)
+            if worded is None:
+                return event
+            filled = event.outcome.model_copy(
+                update={"headline": worded.headline, "sections": worded.sections}
+            )
+            return event.model_copy(update={"outcome": filled})
     return event
 
 
@@ -45,6 +60,8 @@ def lacks_display(event: Event) -> bool:
             return event.planned_rounds is None or event.gives_verdict is None
         case DecisionGiven():
             return event.text is None
+        case OutcomeGiven():
+            return not event.outcome.described
     return False
 
 
@@ -68,6 +85,7 @@ def state_lacks_display(state: DebateState) -> bool:
         state.planned_rounds is None
         or state.gives_verdict is None
         or any(d.text is None for d in state.decisions)
+        or (state.outcome is not None and not state.outcome.described)
     )
 
 

@@ -133,18 +133,15 @@ def _outcome(v: DebateView) -> list[str]:
     o = v.outcome
     if o is None:
         return []
-    out = ["## Result", "", quote(o.summary), ""]
-    if o.winners:
-        out += [f"**Winner:** {inline(', '.join(o.winners))}", ""]
-    if o.ranking:
-        out += [f"**Ranking:** {inline(' > '.join(o.ranking))}", ""]
-    if o.details:
-        out += [
-            _row("Figure", "Value"),
-            _row("---", "---"),
-            *(_row(cell(k), cell(x)) for k, x in o.details),
-            "",
-        ]
+    out = ["## Result", "", f"**{inline(o.headline)}**", ""]
+    if o.summary:
+        out += [quote(o.summary), ""]
+    for section in o.sections:
+        out += [f"### {inline(section.title)}", ""]
+        if section.text:
+            out += [quote(section.text), ""]
+        if section.lines:
+            out += [*(f"- {inline(line)}" for line in section.lines), ""]
     return out
 
 

@@ -102,13 +102,14 @@ def _outcome(v: DebateView) -> list[str]:
     o = v.outcome
     if o is None:
         return []
-    out = [*_title("Result"), "", *wrap(o.summary, "  ")]
-    if o.winners:
-        out += _field("Winner", ", ".join(o.winners), "  ")
-    if o.ranking:
-        out += _field("Ranking", " > ".join(o.ranking), "  ")
-    for key, value in o.details:
-        out += _field(key, value, "  ")
+    out = [*_title("Result"), "", *wrap(o.headline, "  ")]
+    if o.summary:
+        out += ["", *wrap(o.summary, "  ")]
+    for section in o.sections:
+        out += ["", *wrap(f"{section.title}:", "  ")]
+        if section.text:
+            out += wrap(section.text, "    ")
+        out += [line for item in section.lines for line in wrap(f"- {item}", "    ")]
     return out
 
 

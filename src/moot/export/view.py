@@ -7,7 +7,6 @@ decision's text, the planned rounds, whether it gives a verdict) comes from the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -19,6 +18,7 @@ from moot.domain.state import AssessedRound, DebateState
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
 from moot.export.formatting import clean, cost_text, duration, join_names, one_line, score_text, when
+from moot.export.outcome_view import SCORES_NAME_NO_WINNER, OutcomeView, outcome_view
 from moot.export.palette import VOICE_COLOUR, colour_of
 from moot.export.record import DebateRecord
 
@@ -98,14 +98,6 @@ class DecisionView:
         """`Judge, vote` or `Ada, ranking of Bob`."""
         about = f" of {self.subject}" if self.subject else ""
         return f"{self.by}, {self.kind}{about}"
-
-
-@dataclass(frozen=True, slots=True)
-class OutcomeView:
-    summary: str
-    winners: tuple[str, ...]
-    ranking: tuple[str, ...]
-    details: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,22 +360,7 @@ def build_view(record: DebateRecord) -> DebateView:
                 else ()
             ),
         ),
-        outcome=(
-            OutcomeView(
-                summary=clean(state.outcome.summary).strip(),
-                winners=tuple(name_of(w) for w in state.outcome.winner_ids),
-                ranking=tuple(name_of(r) for r in state.outcome.ranking),
-                details=tuple(
-                    (
-                        one_line(str(k)),
-                        one_line(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)),
-                    )
-                    for k, v in state.outcome.details.items()
-                ),
-            )
-            if state.outcome
-            else None
-        ),
+        outcome=outcome_view(state.outcome) if state.outcome else None,
     )
 
 
@@ -522,7 +499,7 @@ def _outcome_text(verdict: Verdict, name_of: Callable[[str], str]) -> str:
     winners = [name_of(pid) for pid in verdict.winner_ids]
     best = score_text(max(s.score for s in verdict.scores))
     if not verdict.names_winner:
-        return "No winner: this format seeks a shared answer"
+        return SCORES_NAME_NO_WINNER
     if verdict.is_tie:
         return f"Tie between {join_names(winners)} ({best} each)"
     return f"Winner: {winners[0]} ({best})"

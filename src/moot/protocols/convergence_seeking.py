@@ -29,7 +29,7 @@ from pydantic import Field
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection
 from moot.domain.state import DebateState, Round
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
@@ -73,6 +73,13 @@ _STATUS_LINE = re.compile(
 )
 _GROUND_LINE = re.compile(r"^[\s*_#>`-]*common ground[\s*_`]*:[\s*_`]*(.+?)[\s*_`]*$", re.I | re.M)
 
+# A participant's STATUS line in words.
+_DECLARATIONS = {
+    "agree": "agrees with the common ground",
+    "continue": "wants to continue",
+    "impasse": "declares the remaining differences irreconcilable",
+    "none": "declares nothing",
+}
 _SUMMARIES: dict[Result, str] = {
     "converged": "Converged after round {n}",
     "impasse": "Impasse after round {n}",
@@ -226,7 +233,9 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
         reason = state.stop_reason.detail if state.stop_reason else "the rounds ended"
         summary = f"{_SUMMARIES[result].format(n=n)}: {reason}."
         summary += (
-            f" Common ground ({source}): {'; '.join(ground)}." if ground else " No common ground was stated."
+            f" Common ground ({source}): {'; '.join(g.rstrip('.') for g in ground)}."
+            if ground
+            else " No common ground was stated."
         )
         details: dict[str, object] = {
             "result": result,
@@ -240,7 +249,52 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
         score = likeness(state)
         if score is not None:
             details["similarity"] = round(score, 3)
-        return Outcome(summary=summary, details=details)
+        differences = list(verdict.areas_of_disagreement) if verdict is not None else []
+        sections = [
+            OutcomeSection(title=f"Common ground, as {source} stated it", lines=ground or ["None stated."]),
+            *(
+                [OutcomeSection(title="Open differences (the judge)", lines=differences)]
+                if differences
+                else []
+            ),
+            *(
+                [
+                    OutcomeSection(
+                        title=f"Each participant's declaration in round {n}",
+                        lines=[
+                            f"{who}: {_DECLARATIONS.get(status, status)}"
+                            for who, status in declarations.items()
+                        ],
+                    )
+                ]
+                if declarations
+                else []
+            ),
+            *(
+                [
+                    OutcomeSection(
+                        title=f"Common ground each participant proposed in round {n}",
+                        lines=[f"{who}: {proposal}" for who, proposal in proposals.items()],
+                    )
+                ]
+                if proposals
+                else []
+            ),
+        ]
+        threshold = f"threshold {round(self.threshold(config) * 100)}%"
+        sections.append(
+            OutcomeSection(
+                title="How alike the latest turns were",
+                lines=[
+                    f"{round(score * 100)}% alike at the least ({threshold})"
+                    if score is not None
+                    else f"Not measured: fewer than two turns in the latest round ({threshold})"
+                ],
+            )
+        )
+        return Outcome(
+            summary=summary, details=details, headline=_SUMMARIES[result].format(n=n), sections=sections
+        )
 
 
 def _general_rules(config: DebateConfig) -> DebateConfig:

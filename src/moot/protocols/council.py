@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection, count_text, names_text
 from moot.domain.state import DebateState, Decision
 from moot.judging.schema import bounded_text
 from moot.prompts.prompt_context import PromptContext
@@ -247,18 +247,20 @@ class Council(DebateProtocol[NoOptions]):
         invalid = [d.by for d in asked if self.ranked_ids(config, d) is None]
         name = config.speaker_name
         ranked = [pid for pid in aggregate.order if aggregate.mean_rank[pid] is not None]
-        synthesised = any(t.participant_id == CHAIR for t in state.turns)
+        chair = [t for t in state.turns if t.participant_id == CHAIR]
+        shown = {
+            d.by: dict(zip(labels_for(len(o)), o, strict=True))
+            for d in asked
+            if (o := shown_order(config, d.by))
+        }
         if ranked:
             order = " > ".join(f"{name(pid)} ({aggregate.mean_rank[pid]:.2f})" for pid in ranked)
-            summary = (
-                f"Peer ranking by mean rank: {order}, from {aggregate.rankings} "
-                f"ranking{'s' if aggregate.rankings != 1 else ''}."
-            )
+            summary = f"Peer ranking by mean rank: {order}, from {count_text(aggregate.rankings, 'ranking')}."
         else:
             summary = "No valid peer ranking was given."
         summary += (
             " The chair's synthesis is the council's answer."
-            if synthesised
+            if chair
             else " The council stopped before the chair's synthesis."
         )
         return Outcome(
@@ -269,13 +271,74 @@ class Council(DebateProtocol[NoOptions]):
                 "positions": aggregate.positions,
                 "rankings": aggregate.rankings,
                 "invalid_rankings": invalid,
-                "shown": {
-                    d.by: dict(zip(labels_for(len(o)), o, strict=True))
-                    for d in asked
-                    if (o := shown_order(config, d.by))
-                },
+                "shown": shown,
             },
+            headline=_headline(config, aggregate, ranked, bool(chair)),
+            sections=_sections(config, aggregate, ranked, invalid, shown, chair[-1].text if chair else None),
         )
+
+
+def _headline(config: DebateConfig, aggregate: RankAggregate, ranked: list[str], synthesised: bool) -> str:
+    """'The chair's synthesis is the council's answer; Ada leads the peer ranking (mean rank 1.50)'."""
+    answer = (
+        "The chair's synthesis is the council's answer"
+        if synthesised
+        else "No answer: the council stopped before the chair's synthesis"
+    )
+    if not ranked:
+        return f"{answer}; no valid peer ranking was given"
+    best = aggregate.mean_rank[ranked[0]]
+    leaders = [config.speaker_name(pid) for pid in ranked if aggregate.mean_rank[pid] == best]
+    lead = "leads" if len(leaders) == 1 else "share the lead of"
+    return f"{answer}; {names_text(leaders)} {lead} the peer ranking (mean rank {best:.2f})"
+
+
+def _sections(
+    config: DebateConfig,
+    aggregate: RankAggregate,
+    ranked: list[str],
+    invalid: list[str],
+    shown: dict[str, dict[str, str]],
+    answer: str | None,
+) -> list[OutcomeSection]:
+    name = config.speaker_name
+    sections: list[OutcomeSection] = []
+    if answer is not None:
+        sections.append(OutcomeSection(title="The chair's answer", text=answer))
+    if ranked:
+        lines = []
+        for place, pid in enumerate(ranked, 1):
+            placed = ", ".join(
+                f"{_ordinal(k + 1)} {'once' if c == 1 else f'{c} times'}"
+                for k, c in enumerate(aggregate.positions[pid])
+                if c
+            )
+            lines.append(f"{place}. {name(pid)}: mean rank {aggregate.mean_rank[pid]:.2f} (placed {placed})")
+        lines += [f"Not ranked by anyone: {name(pid)}" for pid in aggregate.order if pid not in ranked]
+        title = (
+            f"Peer ranking by mean rank, lower is better (from {count_text(aggregate.rankings, 'ranking')})"
+        )
+        sections.append(OutcomeSection(title=title, lines=lines))
+    if invalid:
+        sections.append(
+            OutcomeSection(title="Rankings that could not be read", lines=[name(pid) for pid in invalid])
+        )
+    if shown:
+        sections.append(
+            OutcomeSection(
+                title="The anonymous labels each ranker saw",
+                lines=[
+                    f"{name(by)}: " + ", ".join(f"{label} = {name(pid)}" for label, pid in labels.items())
+                    for by, labels in shown.items()
+                ],
+            )
+        )
+    return sections
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _answers(state: DebateState) -> dict[str, str]:

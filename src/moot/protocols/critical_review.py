@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection, count_text, names_text
 from moot.domain.state import DebateState
 from moot.errors import ConfigError
 from moot.prompts.prompt_context import PromptContext
@@ -257,10 +257,49 @@ class CriticalReview(DebateProtocol[CriticalReviewOptions]):
             (t for t in (consensus.turns if consensus else []) if t.participant_id == ORCHESTRATOR), None
         )
         disagreements = extract_disagreements(summary_turn.text) if summary_turn is not None else []
+        summary = _summary(config, state, changed, disagreements, summary_turn is not None)
+        held = {r.phase for r in state.rounds if r.completed}
+        kept = [config.speaker_name(pid) for pid in ids if pid not in changed]
+        sections: list[OutcomeSection] = []
+        if "revised" in held:
+            sections.append(
+                OutcomeSection(
+                    title="Position changes in the revised phase",
+                    lines=[f"{config.speaker_name(pid)} changed position" for pid in changed]
+                    + (
+                        [
+                            f"{names_text(kept)} kept {'their positions' if len(kept) > 1 else 'their position'}"
+                        ]
+                        if kept
+                        else []
+                    ),
+                )
+            )
+        if summary_turn is not None:
+            sections.append(
+                OutcomeSection(
+                    title="Unresolved disagreements in the consensus",
+                    lines=[" ".join(d.split()) for d in disagreements] or ["None."],
+                )
+            )
         return Outcome(
-            summary=_summary(config, state, changed, disagreements, summary_turn is not None),
+            summary=summary,
             details={"position_changes": changed, "disagreements": disagreements},
+            headline=_headline(len(changed), len(ids), disagreements)
+            if summary_turn
+            else summary.removesuffix("."),
+            sections=sections,
         )
+
+
+def _headline(changed: int, experts: int, disagreements: list[str]) -> str:
+    """'1 of 3 experts changed position; 2 disagreements remain unresolved', for a review that reached its consensus."""
+    left = (
+        "no disagreement remains unresolved"
+        if not disagreements
+        else f"{count_text(len(disagreements), 'disagreement')} remain{'s' if len(disagreements) == 1 else ''} unresolved"
+    )
+    return f"{changed} of {count_text(experts, 'expert')} changed position; {left}"
 
 
 def _summary(

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.domain.config import DebateConfig, Participant
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection
 from moot.domain.state import DebateState, Decision, Turn
 from moot.errors import ConfigError
 from moot.judging.schema import bounded_items, bounded_text
@@ -246,11 +246,31 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         a = synthesis.answer
         if a is None:
             # The proposals still stand in the record; say plainly that no synthesis came.
+            error = synthesis.error or "unknown error"
             return Outcome(
-                summary=f"The judge gave no valid synthesis: {synthesis.error or 'unknown error'}",
-                details={"error": synthesis.error or "unknown error"},
+                summary=f"The judge gave no valid synthesis: {error}",
+                details={"error": error},
+                headline="No synthesis: the judge gave no valid answer",
+                sections=[OutcomeSection(title="Why", lines=[" ".join(error.split())])],
             )
         kept = a.get("kept_ideas") or {}
+        # Answers are stored under the schema's field names (p0, p1, ...): give the ids back.
+        kept_ideas = {
+            p.id: list(kept.get(f"p{i}", kept.get(p.id, []))) for i, p in enumerate(config.participants)
+        }
+        lists = {
+            title: [str(x) for x in a.get(key, [])]
+            for key, title in (
+                ("key_components", "Key components"),
+                ("trade_offs", "Trade-offs"),
+                ("recommendations", "Recommendations"),
+            )
+        }
+        ideas = [
+            f"{config.speaker_name(pid)}: {'; '.join(str(x) for x in items)}"
+            for pid, items in kept_ideas.items()
+            if items
+        ]
         return Outcome(
             summary=str(a.get("description", "")),
             details={
@@ -258,12 +278,16 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
                 "trade_offs": list(a.get("trade_offs", [])),
                 "recommendations": list(a.get("recommendations", [])),
                 "key_components": list(a.get("key_components", [])),
-                # Answers are stored under the schema's field names (p0, p1, ...): give the ids back.
-                "kept_ideas": {
-                    p.id: list(kept.get(f"p{i}", kept.get(p.id, [])))
-                    for i, p in enumerate(config.participants)
-                },
+                "kept_ideas": kept_ideas,
             },
+            headline=f"The judge's synthesised design, confidence {a.get('confidence')}/100",
+            sections=[
+                *(
+                    OutcomeSection(title=title, lines=items or ["None given."])
+                    for title, items in lists.items()
+                ),
+                OutcomeSection(title="Ideas kept from each proposal", lines=ideas or ["None named."]),
+            ],
         )
 
 

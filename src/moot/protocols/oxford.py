@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from moot.domain.config import DebateConfig
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection, names_text
 from moot.domain.state import DebateState, Decision
 from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
@@ -42,6 +42,7 @@ from moot.protocols.steps import (
 Side = Literal["for", "against"]
 When = Literal["before", "after"]
 SIDES: tuple[Side, Side] = ("for", "against")
+_SIDE_TITLES: dict[Side, str] = {"for": "For the motion", "against": "Against the motion"}
 VOTE = "vote"
 
 _OPENING = ("opening", "The judge votes on the motion; then opening speeches, for and against in turn")
@@ -253,11 +254,17 @@ class Oxford(DebateProtocol[OxfordOptions]):
         sides = self.sides(config)
         before, after = _vote(state, "before"), _vote(state, "after")
         speakers = {s: [config.speaker_name(pid) for pid, side in sides.items() if side == s] for s in SIDES}
+        teams = OutcomeSection(
+            title="Sides", lines=[f"{_SIDE_TITLES[s]}: {names_text(speakers[s]) or 'nobody'}" for s in SIDES]
+        )
         if before is None or after is None:
             missing = " and ".join(w for w, v in (("before", before), ("after", after)) if v is None)
+            why = f"No result: the judge gave no valid vote {missing} the debate"
             return Outcome(
-                summary=f"No result: the judge gave no valid vote {missing} the debate.",
+                summary=f"{why}.",
                 details={s: {"speakers": speakers[s]} for s in SIDES},
+                headline=why,
+                sections=[teams],
             )
         swing = {s: round(after.share(s) - before.share(s), 1) for s in SIDES}
         details: dict[str, object] = {
@@ -269,24 +276,48 @@ class Oxford(DebateProtocol[OxfordOptions]):
             }
             for s in SIDES
         }
+        undecided = round(after.share("undecided") - before.share("undecided"), 1)
         details["undecided"] = {
             "before": before.share("undecided"),
             "after": after.share("undecided"),
-            "swing": round(after.share("undecided") - before.share("undecided"), 1),
+            "swing": undecided,
         }
         moves = "; ".join(f"{s} {before.share(s):g}% → {after.share(s):g}% ({swing[s]:+g})" for s in SIDES)
+        vote = OutcomeSection(
+            title="The vote (share before → after the debate, swing in points)",
+            lines=[
+                *(
+                    f"{_SIDE_TITLES[s]} ({names_text(speakers[s]) or 'nobody'}): {before.share(s):g}% → "
+                    f"{after.share(s):g}%, {swing[s]:+g}"
+                    for s in SIDES
+                ),
+                f"Undecided: {before.share('undecided'):g}% → {after.share('undecided'):g}%, {undecided:+g}",
+            ],
+        )
         if swing["for"] == swing["against"]:
             return Outcome(
-                summary=f"A tie: both sides swung {swing['for']:+g} points ({moves}).", details=details
+                summary=f"A tie: both sides swung {swing['for']:+g} points ({moves}).",
+                details=details,
+                headline=f"A tie: both sides swung {swing['for']:+g} points",
+                sections=[vote],
             )
         won: Side = "for" if swing["for"] > swing["against"] else "against"
         return Outcome(
             summary=f"The {won} side wins on the swing ({moves}).",
             winner_ids=[pid for pid, side in sides.items() if side == won],
             details=details,
+            headline=(
+                f"Winner: the {won} side ({names_text(speakers[won])}), {swing[won]:+g} points on the swing "
+                f"against {swing[_other(won)]:+g}"
+            ),
+            sections=[vote],
         )
 
 
 def _vote(state: DebateState, when: When) -> Vote | None:
     votes = [d for d in state.decided(VOTE, "judge", when) if d.answer is not None]
     return Vote.model_validate(votes[-1].answer) if votes else None
+
+
+def _other(side: Side) -> Side:
+    return "against" if side == "for" else "for"

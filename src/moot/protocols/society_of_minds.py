@@ -24,7 +24,7 @@ from pydantic import Field, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection
 from moot.domain.state import DebateState, Round
 from moot.errors import ConfigError
 from moot.prompts.prompt_context import PromptContext
@@ -181,6 +181,7 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
         held = [r for r in state.rounds if r.completed and r.turns]
         per_round: list[dict[str, Any]] = []
+        round_lines: list[str] = []
         final: Majority | None = None
         votes: dict[str, str | None] = {}
         for r in held:
@@ -194,12 +195,15 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
                     "tally": final.tally,
                 }
             )
+            round_lines.append(f"Round {r.number}: {_majority_line(final)}")
         unparsed = [pid for pid, vote in votes.items() if vote is None]
         options = self.options(config)
         if final is None or final.answer is None:
             summary = "No agent gave a final answer that could be read: there is no majority answer."
+            headline = "No majority answer: no agent's final answer could be read"
         else:
             summary = f"Majority answer: {final.answer} ({final.votes} of {final.voters} agents)."
+            headline = f"Majority answer: {final.answer} ({final.votes} of {final.voters} agents)"
             if len(final.tied) > 1:
                 first = next(pid for pid, vote in votes.items() if vote == final.answer)
                 summary += (
@@ -208,6 +212,7 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
                 )
         if unparsed:
             summary += f" Unparsed: {', '.join(config.speaker_name(pid) for pid in unparsed)}."
+        last = f" (round {held[-1].number})" if held else ""
         return Outcome(
             summary=summary,
             details={
@@ -218,4 +223,26 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
                 "tied": list(final.tied) if final and len(final.tied) > 1 else [],
                 "rounds": per_round,
             },
+            headline=headline,
+            sections=[
+                OutcomeSection(
+                    title="The majority answer, round by round", lines=round_lines or ["No round was held."]
+                ),
+                OutcomeSection(
+                    title=f"Each agent's final answer{last}",
+                    lines=[
+                        f"{config.speaker_name(pid)}: {vote if vote is not None else 'no answer that could be read'}"
+                        for pid, vote in votes.items()
+                    ],
+                ),
+            ],
         )
+
+
+def _majority_line(result: Majority) -> str:
+    """'42, from 2 of 3 agents (67%); also 41 (1)' or why there is no answer."""
+    if result.answer is None:
+        return "no answer that could be read"
+    others = [f"{answer} ({n})" for answer, n in result.tally.items() if answer != result.answer]
+    line = f"{result.answer}, from {result.votes} of {result.voters} agents ({result.share:.0%})"
+    return line + (f"; also {', '.join(others)}" if others else "")

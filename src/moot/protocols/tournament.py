@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.outcome import Outcome
+from moot.domain.outcome import Outcome, OutcomeSection, count_text
 from moot.domain.state import DebateState, Decision, Round, Turn
 from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
@@ -364,13 +364,16 @@ class Tournament(DebateProtocol[TournamentOptions]):
         reached = dict.fromkeys(seeds, 1)
         wins = dict.fromkeys(seeds, 0)
         rounds: list[dict[str, Any]] = []
+        bracket: list[str] = []
         champion: str | None = None
         held = {r.number for r in state.rounds}
         total = tournament_rounds(len(seeds))
+        name = config.speaker_name
         for bracket_round in self.bracket(config, state):
             if bracket_round.number not in held:
                 break
             matches: list[dict[str, Any]] = []
+            stage = stage_name(total - bracket_round.number)
             for m in bracket_round.matches:
                 for side in m.sides:
                     reached[side] = m.round
@@ -387,6 +390,7 @@ class Tournament(DebateProtocol[TournamentOptions]):
                         ],
                     }
                 )
+                bracket.append(f"{stage.capitalize()}: {_match_line(config, m.sides, result)}")
                 if result is not None:
                     wins[result.winner] += 1
                     if m.round == total:
@@ -394,24 +398,30 @@ class Tournament(DebateProtocol[TournamentOptions]):
                         reached[result.winner] = total + 1
             if bracket_round.bye:
                 reached[bracket_round.bye] = bracket_round.number
+                bracket.append(f"{stage.capitalize()}: {name(bracket_round.bye)} had a bye")
             rounds.append(
                 {
                     "round": bracket_round.number,
-                    "stage": stage_name(total - bracket_round.number),
+                    "stage": stage,
                     "bye": bracket_round.bye,
                     "matches": matches,
                 }
             )
         ranking = sorted(seeds, key=lambda p: (-reached[p], -wins[p], seeds[p]))
-        name = config.speaker_name
         if champion is not None:
             runner_up = ranking[1]
             summary = (
-                f"{name(champion)} won the tournament with {wins[champion]} match "
-                f"win{'s' if wins[champion] != 1 else ''}; {name(runner_up)} was runner-up."
+                f"{name(champion)} won the tournament with {count_text(wins[champion], 'match win')}; "
+                f"{name(runner_up)} was runner-up."
             )
+            headline = f"Winner: {name(champion)}, champion with {count_text(wins[champion], 'match win')}"
         else:
             summary = "The tournament stopped before its final: no champion."
+            headline = "No champion: the tournament stopped before its final"
+        standing = [
+            f"{place}. {name(pid)}: {_stage_reached(reached[pid], total)}, {count_text(wins[pid], 'match win')}"
+            for place, pid in enumerate(ranking, 1)
+        ]
         return Outcome(
             summary=summary,
             winner_ids=[champion] if champion else [],
@@ -422,7 +432,26 @@ class Tournament(DebateProtocol[TournamentOptions]):
                 "reached": {p: _stage_reached(reached[p], total) for p in ranking},
                 "wins": wins,
             },
+            headline=headline,
+            sections=[
+                OutcomeSection(title="The bracket", lines=bracket or ["No match was held."]),
+                OutcomeSection(title="How far each got", lines=standing),
+            ],
         )
+
+
+def _match_line(config: DebateConfig, sides: tuple[str, ...], result: Result | None) -> str:
+    """'Ada beat Di (split at equal confidence: the better seed wins; picks: Di 87 with Ada shown first, ...)'."""
+    name = config.speaker_name
+    if result is None:
+        return f"{' v '.join(name(s) for s in sides)}, not decided"
+    loser = next((s for s in sides if s != result.winner), None)
+    beat = f"{name(result.winner)} beat {name(loser)}" if loser else f"{name(result.winner)} advanced"
+    picks = ", ".join(
+        f"{name(p.winner)} at confidence {p.confidence} with {name(p.shown_first)} shown first"
+        for p in result.picks
+    )
+    return f"{beat} ({result.settled}" + (f"; the judge picked {picks})" if picks else ")")
 
 
 def _stage_reached(round_number: int, total: int) -> str:
