@@ -592,14 +592,63 @@ def test_moot_eval_end_to_end_on_fake_models(tmp_path: Path) -> None:
         ("society:2x2", 2, 2, 4.0),
     ]
     assert document["dataset"]["source"] == "generated: arithmetic, n=2, seed=1"
-    # Each debate is stored where `moot list` and `moot show` look: a wrong answer opens like any debate.
-    listed = runner.invoke(app, ["list", "--json"])
-    assert listed.exit_code == 0 and len(json.loads(listed.output)) == 4
+    # Each debate is stored where `moot show` looks (a wrong answer opens like any debate), tagged with the run
+    # so that `moot list` leaves it out unless asked: the output says so, and how to list them.
+    run_id = document["eval_run"]
+    assert run_id.startswith("out-") and run_id == json.loads((out / "run.json").read_text())["run_id"]
+    assert f"moot list --eval {run_id}" in " ".join(result.output.split())
+    assert "hidden from `moot list`" in result.output
     wrong = document["rows"][0]
     shown = runner.invoke(app, ["show", wrong["debate_id"][:8]])
     assert shown.exit_code == 0 and "What is the result of" in shown.output
     again = runner.invoke(app, args)
     assert again.exit_code == 0 and "4 results were already in" in again.output
+    assert json.loads((out / RESULTS_JSON).read_text())["eval_run"] == run_id  # a resumed run keeps its tag
+
+
+def test_moot_list_hides_an_evaluations_debates_unless_asked(tmp_path: Path) -> None:
+    ordinary = runner.invoke(app, ["run", "Tabs or spaces?", "-p", "fake:echo", "-p", "fake:echo", "-r", "1"])
+    assert ordinary.exit_code == 0, ordinary.output
+    out = tmp_path / "gsm small"
+    args = [
+        "eval",
+        "--generate",
+        "arithmetic",
+        "-n",
+        "2",
+        "-m",
+        "fake:echo",
+        "--arm",
+        "single",
+        "--arm",
+        "sc:2",
+    ]
+    assert runner.invoke(app, [*args, "--out", str(out)]).exit_code == 0
+    run_id = json.loads((out / RESULTS_JSON).read_text())["eval_run"]
+    assert re.fullmatch(r"gsm-small-[0-9a-f]{6}", run_id)
+
+    def listed(*flags: str) -> list[dict[str, Any]]:
+        result = runner.invoke(app, ["list", "--json", *flags])
+        assert result.exit_code == 0, result.output
+        rows: list[dict[str, Any]] = json.loads(result.output)
+        return rows
+
+    (only,) = listed()
+    assert only["topic"] == "Tabs or spaces?" and only["eval_run"] is None
+    every = listed("--include-eval")
+    assert len(every) == 5 and sorted(str(r["eval_run"]) for r in every) == ["None", *[run_id] * 4]
+    assert {r["id"] for r in listed("--eval", run_id)} == {r["id"] for r in every if r["eval_run"]}
+    assert listed("--eval", "no-such-run") == []
+    # The table marks them with the run's tag, which `--eval` takes.
+    table = runner.invoke(app, ["list", "--include-eval"], terminal_width=120)
+    assert table.output.count(f"[eval {run_id}]") == 4 and table.output.count("Tabs or spaces?") == 1
+    plain = runner.invoke(app, ["list"], terminal_width=120)
+    assert "[eval" not in plain.output and "Tabs or spaces?" in plain.output
+    # Filtered down to eval debates only, the empty list says why and what shows them.
+    none = runner.invoke(app, ["list", "--search", "result of"])
+    assert "Only debates `moot eval` held match" in none.output and "--include-eval" in none.output
+    gone = runner.invoke(app, ["list", "--eval", "no-such-run"])
+    assert "No debates of the eval run 'no-such-run'" in gone.output
 
 
 def test_moot_eval_on_a_dataset_file_with_a_scripted_model(

@@ -421,7 +421,7 @@ async def test_stores_opening_an_empty_database_at_once_migrate_it_once(db_url: 
     finally:
         for s in stores:
             await s.close()
-    assert raw_sql(db_url, "select version_num from alembic_version") == [("0001",)]
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0002",)]
 
 
 async def test_nul_characters_and_long_ids(store: EventStore) -> None:
@@ -604,7 +604,7 @@ async def test_reopening_keeps_data_and_migrating_again_is_a_no_op(db_url: str) 
         async with await EventStore.open(db_url) as again:
             assert len(await again.events("d1")) == 10
             assert (await again.summary("d1")).status == "completed"
-    assert raw_sql(db_url, "select version_num from alembic_version") == [("0001",)]
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0002",)]
     if db_url.startswith("sqlite"):
         assert raw_sql(db_url, "pragma journal_mode") == [("wal",)]
 

@@ -149,6 +149,11 @@ def eval_command(
                     f" (counted wrong); the first: {run.failed[0].error or ''}",
                 )
             )
+        if run.run_id:
+            out.print(
+                f"The debates are hidden from `moot list` and the page's History; list them with: "
+                f"moot list --eval {run.run_id}"
+            )
         out.print(f"results: {files.results_json}")
         out.print(f"report:  {files.report_html}")
         out.print(f"chart:   {files.report_png}" if files.report_png else f"chart:   {PNG_HINT}")

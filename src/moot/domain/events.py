@@ -22,6 +22,10 @@ from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, PanelResult, Verdict
 
 
+# Names an evaluation run (`moot eval`), e.g. 'gsm8k-3f9a1c': safe in a URL, a terminal and a file name.
+EvalRunId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -64,6 +68,11 @@ class DebateStarted(BaseEvent):
     gives_verdict: bool | None = Field(
         default=None,
         description="Whether the judge gives a verdict; False: the format's result is its judgement",
+    )
+    # Provenance, not config: a re-run of this config is an ordinary debate, so the tag is not in DebateConfig.
+    eval_run: EvalRunId | None = Field(
+        default=None,
+        description="The `moot eval` run that held this debate; None: not an evaluation's. Listings hide these",
     )
 
     @field_validator("config", mode="before")

@@ -43,8 +43,10 @@ class RunContext:
         control: RunControl | None = None,
         state: DebateState | None = None,
         ran_before: float = 0.0,
+        eval_run: str | None = None,
     ) -> None:
         self.initial = config  # the config the run was started with; what changes since is in the state
+        self.eval_run = eval_run  # recorded on DebateStarted: the `moot eval` run this debate is part of
         self.debate_id = debate_id
         self.log = log
         self.state = state if state is not None else DebateState()

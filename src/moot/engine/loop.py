@@ -173,6 +173,7 @@ async def _begin(ctx: RunContext) -> None:
             config=config,
             planned_rounds=protocol.planned_rounds(config),
             gives_verdict=protocol.gives_verdict,
+            eval_run=ctx.eval_run,
         )
     )
     for message in ctx.protocol.notices(config):

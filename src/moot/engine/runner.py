@@ -40,6 +40,7 @@ async def run_debate(
     debate_id: str | None = None,
     control: RunControl | None = None,
     hold: bool = False,
+    eval_run: str | None = None,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
@@ -48,6 +49,7 @@ async def run_debate(
     `hold`, the debate is recorded and left `created`, before its first call: `resume_debate` starts it.
     A bare config is checked here (`check_run`; `resolve` skips the model build); a `Checked`, what `check_run`
     returned to a caller that had to answer before the start, is run as it is: the checks are not run twice.
+    `eval_run` tags the debate as part of that `moot eval` run (DebateStarted.eval_run): listings hide it.
     """
     if isinstance(config, Checked):
         if resolve is not None:
@@ -62,6 +64,7 @@ async def run_debate(
         debate_id=debate_id or uuid.uuid4().hex,
         tools=checked.tools,
         control=control,
+        eval_run=eval_run,
     )
     async for event in run_events(ctx, hold=hold):
         yield event

@@ -198,6 +198,13 @@ def render_html(document: dict[str, Any], summaries: list[ArmSummary]) -> str:
         for name, info in repro["prompt_templates"].items()
     )
     versions = ", ".join(repro["model_versions"]) or "not reported by the provider"
+    run_id = document.get("eval_run")  # absent from a results.json written before runs were tagged
+    listed = (
+        f" They are hidden from <code>moot list</code> and the page's History; "
+        f"<code>moot list --eval {e(run_id)}</code> lists them."
+        if run_id
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -215,7 +222,7 @@ Every arm uses the same model and temperature; only how the calls are combined d
 the arm is built to spend; Calls, Tokens, Cost and Latency: means per item as measured.</p>
 {rounds_html}
 <h2>Wrong answers</h2>
-<p class=note>The first {WRONG_LISTED} at most; each debate is stored and opens with the command shown.</p>
+<p class=note>The first {WRONG_LISTED} at most; each debate is stored and opens with the command shown.{listed}</p>
 <table class=left><tr><th>Arm</th><th>Item</th><th>Gold</th><th>Answer</th><th>Error</th><th>Open it</th></tr>
 {wrong_html}</table>
 <h2>Reproducibility</h2>

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 from pathlib import Path
 
 from moot.errors import UserError
@@ -13,6 +15,7 @@ from moot.eval.results import ResultRow, RunSpec
 RESULTS = "results.jsonl"
 SPEC = "run.json"
 QUEUED = "queued.jsonl"
+RUN_NAME_CHARS = 40  # of the folder's name in a run's tag, whose whole must fit DebateStarted.eval_run's 64
 
 
 class ResultsFolder:
@@ -20,6 +23,7 @@ class ResultsFolder:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.run_id = ""  # the run's tag, known once `start` has read or written run.json
 
     @property
     def results(self) -> Path:
@@ -27,9 +31,11 @@ class ResultsFolder:
 
     def start(self, spec: RunSpec) -> list[ResultRow]:
         """The rows already there, after checking they are from a run with these settings (else a UserError:
-        a folder holds one comparison). Creates the folder and records the settings for a new run."""
+        a folder holds one comparison). Creates the folder and records the settings for a new run, with the
+        run's tag (`run_id`), which a resumed run keeps."""
         self.path.mkdir(parents=True, exist_ok=True)
         spec_file = self.path / SPEC
+        before: RunSpec | None = None
         if spec_file.exists():
             try:
                 before = RunSpec.model_validate_json(spec_file.read_text(encoding="utf-8"))
@@ -44,8 +50,14 @@ class ResultsFolder:
                     "--out, or the same settings to resume it",
                     field="--out",
                 )
+        if before is None or before.run_id is None:  # a new run, or one from before runs were tagged
+            self.run_id = new_run_id(self.path)
+            spec_file.write_text(
+                spec.model_copy(update={"run_id": self.run_id}).model_dump_json(indent=2) + "\n",
+                encoding="utf-8",
+            )
         else:
-            spec_file.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            self.run_id = before.run_id
         return [ResultRow.model_validate_json(line) for line in self._lines(self.results)]
 
     def queued(self) -> dict[tuple[str, str], str]:
@@ -73,6 +85,15 @@ class ResultsFolder:
             with path.open("r+b") as f:
                 f.truncate(end)
         return [line for line in data[:end].decode("utf-8").splitlines() if line.strip()]
+
+
+def new_run_id(folder: Path) -> str:
+    """A tag for a new run: the folder's name, which the user chose, made safe for a URL and a terminal, and
+    six random hex digits, so two folders of one name (in different places) stay apart."""
+    name = (
+        re.sub(r"[^A-Za-z0-9._-]+", "-", folder.resolve().name).lstrip("._-")[:RUN_NAME_CHARS].rstrip("._-")
+    )
+    return f"{name or 'eval'}-{secrets.token_hex(3)}"
 
 
 def _append_line(path: Path, line: str) -> None:

@@ -163,6 +163,8 @@ def results_document(plan: EvalPlan, run: EvalRun, summaries: list[ArmSummary]) 
             "model_versions": versions,
             "prompt_templates": template_hashes(plan.arms),
         },
+        # The tag its debates carry: `moot list` hides them; `moot list --eval` with this tag lists them.
+        "eval_run": run.run_id,
         "wall_s": round(run.wall_s, 3),
         "arms": [s.model_dump() for s in summaries],
         "rows": [r.model_dump() for r in run.rows],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot.domain.events import EvalRunId
+
 MAX_TEXT = 4000  # the final answer's text kept in a row; the whole debate stays in the store
 
 
@@ -75,10 +77,13 @@ class RunSpec(BaseModel):
     seed: int
     answer_pattern: str | None = None
     match_calls: bool = False
+    # The tag every debate of this folder's run carries (DebateStarted.eval_run), so listings can leave them
+    # out and `moot list --eval RUN` finds them. Identity, not a setting: given by the folder, never compared.
+    run_id: EvalRunId | None = None
 
     def differences(self, other: RunSpec) -> list[str]:
-        """The fields where `other` differs, as `field: was -> now`."""
-        mine, theirs = self.model_dump(), other.model_dump()
+        """The settings where `other` differs, as `field: was -> now`."""
+        mine, theirs = self.model_dump(exclude={"run_id"}), other.model_dump(exclude={"run_id"})
         return [f"{k}: {mine[k]} -> {theirs[k]}" for k in mine if mine[k] != theirs[k]]
 
 

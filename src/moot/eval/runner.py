@@ -144,6 +144,8 @@ class EvalRun:
     skipped: int
     wall_s: float
     failed: list[ResultRow] = field(default_factory=list)
+    # The tag its debates carry (DebateStarted.eval_run); `moot list --eval RUN_ID` lists them.
+    run_id: str = ""
 
 
 async def run_eval(
@@ -177,7 +179,7 @@ async def run_eval(
 
     started = time.perf_counter()
     if queue is None:
-        await _run_here(plan, todo, store, checks, concurrency, land)
+        await _run_here(plan, todo, store, checks, concurrency, land, folder.run_id)
     else:
         await _run_queued(plan, todo, store, checks, queue, folder, poll_s, land)
     wall = time.perf_counter() - started
@@ -194,6 +196,7 @@ async def run_eval(
         skipped=len(done & {(i.id, a.label) for _, i, a in plan.pairs()}),
         wall_s=wall,
         failed=[r for r in added if r.status != "completed"],
+        run_id=folder.run_id,
     )
 
 
@@ -204,13 +207,14 @@ async def _run_here(
     checks: PlanChecks,
     concurrency: int,
     land: Callable[[ResultRow], None],
+    run_id: str,
 ) -> None:
     pending = iter(todo)
 
     async def worker() -> None:
         # A pool of `concurrency` workers, each taking the next pair: at most that many debates at once.
         for index, item, arm in pending:
-            land(await run_pair(plan, index, item, arm, store=store, checks=checks))
+            land(await run_pair(plan, index, item, arm, store=store, checks=checks, run_id=run_id))
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(concurrency, len(todo))):
@@ -218,13 +222,22 @@ async def _run_here(
 
 
 async def run_pair(
-    plan: EvalPlan, index: int, item: Item, arm: ArmSpec, *, store: EventStore, checks: PlanChecks
+    plan: EvalPlan,
+    index: int,
+    item: Item,
+    arm: ArmSpec,
+    *,
+    store: EventStore,
+    checks: PlanChecks,
+    run_id: str | None = None,
 ) -> ResultRow:
-    """Hold one item's debate in one arm, stored like any debate, and score it."""
+    """Hold one item's debate in one arm, stored like any debate but tagged with the run (`run_id`, which
+    listings hide by default), and score it."""
     debate_id = uuid.uuid4().hex
     events: list[Event] = []
     try:
-        async for event in run_debate(checks.debate(plan, arm, index, item), log=store, debate_id=debate_id):
+        checked = checks.debate(plan, arm, index, item)
+        async for event in run_debate(checked, log=store, debate_id=debate_id, eval_run=run_id):
             if event.seq is not None:
                 events.append(event)
     except Exception as exc:  # a bug in one debate must not lose the rest of the run
@@ -253,7 +266,9 @@ async def _run_queued(
         if debate_id is not None and await store.last_event(debate_id) is not None:
             waiting[debate_id] = (index, item, arm)  # queued by an earlier run: collect it
             continue
-        debate_id = await enqueue_pair(plan, index, item, arm, store=store, checks=checks, queue=queue)
+        debate_id = await enqueue_pair(
+            plan, index, item, arm, store=store, checks=checks, queue=queue, run_id=folder.run_id
+        )
         folder.mark_queued(item.id, arm.label, debate_id)
         waiting[debate_id] = (index, item, arm)
     while waiting:
@@ -276,13 +291,14 @@ async def enqueue_pair(
     store: EventStore,
     checks: PlanChecks,
     queue: Dispatcher,
+    run_id: str | None = None,
 ) -> str:
-    """Record one item's debate as created (no call made) and put it on the queue; its id."""
+    """Record one item's debate as created (no call made), tagged with the run, and put it on the queue; its
+    id."""
     debate_id = uuid.uuid4().hex
     last_seq = 0
-    async for event in run_debate(
-        checks.debate(plan, arm, index, item), log=store, debate_id=debate_id, hold=True
-    ):
+    checked = checks.debate(plan, arm, index, item)
+    async for event in run_debate(checked, log=store, debate_id=debate_id, hold=True, eval_run=run_id):
         last_seq = event.seq or last_seq
     if not last_seq:
         raise StoreError(f"debate {debate_id} was not recorded, so it was not queued")

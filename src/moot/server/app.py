@@ -222,13 +222,24 @@ def create_app(
         until: datetime | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         offset: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
+        include_eval: bool = False,
+        eval_run: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
     ) -> list[DebateSummary]:
-        """Debates newest first."""
+        """Debates newest first. Those `moot eval` held are left out unless `include_eval=true`; `eval_run`
+        lists only that run's."""
         if format is not None:
             get_protocol(format)  # an unknown name is a mistake to report, not a filter that matches nothing
         store = manager_of(request).store
         return await store.list_debates(
-            text=text, status=status, format=format, since=since, until=until, limit=limit, offset=offset
+            text=text,
+            status=status,
+            format=format,
+            since=since,
+            until=until,
+            limit=limit,
+            offset=offset,
+            include_eval=include_eval,
+            eval_run=eval_run,
         )
 
     @app.get("/api/debates/{debate_id}")

@@ -259,7 +259,10 @@ class DebateManager:
         candidates = [
             summary
             for status in ("running", "judging", "pending", "interrupted")
-            for summary in await self.store.list_debates(status=status, limit=RECOVER_AT_MOST)
+            # An evaluation's debates are hidden from listings, not from recovery.
+            for summary in await self.store.list_debates(
+                status=status, limit=RECOVER_AT_MOST, include_eval=True
+            )
         ]
         for summary in candidates:
             if self.running(summary.id):

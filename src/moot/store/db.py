@@ -70,6 +70,8 @@ debates = sa.Table(
     sa.Column("updated_at", UTCDateTime, nullable=False),
     sa.Column("winner", sa.Text, nullable=True),
     sa.Column("config", sa.JSON, nullable=False),
+    # DebateStarted.eval_run: the `moot eval` run that held the debate (listings leave these out by default).
+    sa.Column("eval_run", sa.String(ID_LENGTH), nullable=True, index=True),
 )
 
 # The log itself. `payload` is the event's own JSON, so reading it back needs no other column.

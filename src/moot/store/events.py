@@ -401,11 +401,19 @@ class EventStore:
         until: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
+        include_eval: bool = False,
+        eval_run: str | None = None,
     ) -> list[DebateSummary]:
         """Debates newest first, `limit` of them after skipping `offset`. `text` is found in the topic
         ignoring case; `format` is the format's exact name; `since`/`until` bound the creation time
-        (inclusive; a naive datetime is UTC)."""
+        (inclusive; a naive datetime is UTC). The debates `moot eval` held are left out unless
+        `include_eval`; `eval_run` lists only that run's."""
         query = sa.select(*SUMMARY_COLUMNS)
+        if eval_run is not None:
+            query = query.where(debates.c.eval_run == eval_run)
+        elif not include_eval:
+            # An evaluation holds dozens of debates at once: they would bury the ones a person started.
+            query = query.where(debates.c.eval_run.is_(None))
         if text and not _storable(text):
             self._check_open()
             return []  # no topic holds a NUL (see debate_row)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import DebatePaused, DebateStarted, Event, OutcomeGiven, VerdictGiven
@@ -51,6 +51,9 @@ class DebateSummary(BaseModel):
     created_at: datetime
     updated_at: datetime
     winner: str | None = None
+    eval_run: str | None = Field(
+        default=None, description="The `moot eval` run that held it; None: not an eval's"
+    )
 
 
 # Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
@@ -81,6 +84,7 @@ def debate_row(event: DebateStarted) -> dict[str, Any]:
         "updated_at": event.at,
         "winner": None,
         "config": config.model_dump(mode="json"),
+        "eval_run": event.eval_run,
     }
 
 
