@@ -69,8 +69,9 @@ def test_judge_again_after_a_failed_verdict_then_by_a_panel(
     expect(listed.nth(0)).to_contain_text("the debate's own judge at its end")
     expect(listed.nth(0)).to_contain_text("No verdict")
     expect(listed.nth(1)).to_contain_text("Verdict 2 (latest) by Judge (fake:other-100), chosen later")
-    # With its verdict now there is nothing to retry: the button is the disabled Resume of a completed debate.
-    expect(page.get_by_role("button", name="Resume", exact=True)).to_be_disabled()
+    # With its verdict now there is nothing to retry: a completed debate shows no Retry or Resume.
+    expect(page.get_by_role("button", name="Retry", exact=True)).to_be_hidden()
+    expect(page.get_by_role("button", name="Resume", exact=True)).to_be_hidden()
     tab.shot("judged-again")
 
     ask(page, "panel", "fake:p1", "fake:p2")

@@ -15,17 +15,18 @@ const short = (s, n = 16) => (String(s).length > n ? `${String(s).slice(0, n - 1
  * Horizontal bars, one per item (scores 0..max), each with its value written after it; an item's `detail`
  * (the criterion scores behind a verdict's score) joins its tooltip.
  */
-export function barChart({ items = [], max = 10, title = "Scores" }) {
+export function barChart({ items = [], max = 10, title = "Scores", width = WIDTH }) {
   const row = 28;
-  const [labelW, valueW, pad] = [170, 44, 8];
+  // A narrow chart (drawn for a phone, so it is not scaled down to unreadable) gives its labels less room.
+  const [labelW, valueW, pad] = [Math.min(170, Math.round(width * 0.3)), 44, 8];
   const height = Math.max(items.length, 1) * row + pad * 2;
-  const plotW = WIDTH - labelW - valueW;
+  const plotW = width - labelW - valueW;
   const summary = items.length ? items.map((i) => `${i.label} ${fmt(i.value)}`).join(", ") : "no scores";
   const node = svg("svg", {
-    class: "chart bar-chart", role: "img", viewBox: `0 0 ${WIDTH} ${height}`,
+    class: "chart bar-chart", role: "img", viewBox: `0 0 ${width} ${height}`,
     "aria-label": `${title} (out of ${max}): ${summary}`,
   }, svg("title", {}, title));
-  if (!items.length) node.append(svg("text", { x: WIDTH / 2, y: height / 2, "text-anchor": "middle" }, "No scores"));
+  if (!items.length) node.append(svg("text", { x: width / 2, y: height / 2, "text-anchor": "middle" }, "No scores"));
   // Ticks behind the bars make "7 of 10" readable at a glance.
   for (let t = 0; t <= max; t += max / 5) {
     const x = labelW + (t / max) * plotW;
@@ -36,7 +37,7 @@ export function barChart({ items = [], max = 10, title = "Scores" }) {
     const w = isNumber(item.value) ? (clamp(item.value, max) / max) * plotW : 0;
     node.append(svg("g", {},
       svg("title", {}, `${item.label}: ${fmt(item.value)} of ${max}${item.detail ? ` (${item.detail})` : ""}`),
-      svg("text", { x: labelW - 8, y: y + row / 2, "text-anchor": "end", "dominant-baseline": "middle" }, short(item.label)),
+      svg("text", { x: labelW - 8, y: y + row / 2, "text-anchor": "end", "dominant-baseline": "middle" }, short(item.label, Math.max(6, Math.floor(labelW / 8)))),
       svg("rect", { x: labelW, y: y + 5, width: w, height: row - 10, rx: 3, fill: item.colour ?? DEFAULT_COLOUR }),
       svg("text", { x: labelW + w + 6, y: y + row / 2, "dominant-baseline": "middle" }, fmt(item.value)),
     ));
@@ -138,9 +139,10 @@ function describe(series, xLabel) {
 
 function valuesTable(series, xs, xLabel, title) {
   const cell = (s, x) => fmt(s.points.find((p) => p.x === x)?.y);
-  return h("table", { class: "visually-hidden" },
+  // Wrapped: a table is never narrower than its cells, so on its own it would widen a phone's page.
+  return h("div", { class: "visually-hidden" }, h("table", {},
     h("caption", {}, title),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, xLabel), series.map((s) => h("th", { scope: "col" }, s.label)))),
     h("tbody", {}, xs.map((x) => h("tr", {}, h("th", { scope: "row" }, String(x)), series.map((s) => h("td", {}, cell(s, x)))))),
-  );
+  ));
 }

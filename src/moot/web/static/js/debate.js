@@ -47,25 +47,26 @@ class DebateView {
       resume: h("button", { type: "button", class: "primary", onclick: () => this.act(this.resumeAction()) }, "Resume"),
       stop: h("button", { type: "button", class: "danger", onclick: () => this.act("stop") }, "Stop"),
     };
-    this.result = h("section", { id: "result", "aria-live": "polite" });
+    // The result opens the page once the debate is over (its summary card above the transcript); the scores
+    // round by round and the ledger follow the transcript.
+    this.result = h("section", { id: "result", class: "result", "aria-live": "polite", hidden: true });
+    this.details = h("section", { id: "details", class: "details", hidden: true });
+    this.controls = h("div", { class: "actions", role: "group", "aria-label": "Debate controls" }, Object.values(this.buttons));
     this.costDialog = new CostDialog({ onContinue: () => this.act("resume"), onStop: () => this.act("stop") });
     main.append(
       this.title,
       h("p", { class: "actions" }, this.statusPill, this.roundLine, this.connection),
+      this.result,
       h(
         "div",
         { class: "debate" },
-        h("div", {}, this.transcript.node, this.result),
-        h(
-          "aside",
-          { class: "side", "aria-label": "Controls and cost" },
-          h("div", { class: "actions", role: "group", "aria-label": "Debate controls" }, Object.values(this.buttons)),
-          this.meter.node,
-        ),
+        h("div", {}, this.transcript.node, this.details),
+        h("aside", { class: "side", "aria-label": "Controls and cost" }, this.controls, this.meter.node),
       ),
       this.costDialog.node,
     );
     this.refreshButtons();
+    this.follower = new Follower();
   }
 
   open() {
@@ -99,6 +100,7 @@ class DebateView {
 
   close() {
     this.closed = true;
+    this.follower.stop();
     clearTimeout(this.costTimer);
     this.costDialog.close();
     this.stream?.close();
@@ -109,6 +111,8 @@ class DebateView {
     this.applied = true;
     if (event.seq != null) this.last = event.seq;
     this.transcript.apply(event);
+    // Only live text is followed: a replayed debate opens on its summary, at the top.
+    if (event.type === "token_delta") this.follower.keep(this.transcript.live(event));
     switch (event.type) {
       case "debate_started":
         this.title.textContent = event.config.topic;
@@ -170,14 +174,17 @@ class DebateView {
     return { created: "start", failed: "retry" }[this.status] ?? "resume";
   }
 
+  /** Only the controls that can act are shown (a finished debate has none); a request under way disables them. */
   refreshButtons() {
     const s = this.status;
     const live = s === "running" || s === "pending";
-    this.buttons.pause.disabled = !live;
-    this.buttons.resume.disabled = !(["paused", "interrupted", "failed", "created"].includes(s) || (s === "completed" && this.verdictFailed));
+    this.buttons.pause.hidden = !live;
+    this.buttons.resume.hidden = !(["paused", "interrupted", "failed", "created"].includes(s) || (s === "completed" && this.verdictFailed));
     this.buttons.resume.textContent = { start: "Start", retry: "Retry", resume: "Resume" }[this.resumeAction()];
     // A stopped debate can still be judged on what it has; a judged one is over.
-    this.buttons.stop.disabled = !(live || (["paused", "interrupted", "failed"].includes(s) && !this.judged));
+    this.buttons.stop.hidden = !(live || (["paused", "interrupted", "failed"].includes(s) && !this.judged));
+    for (const b of Object.values(this.buttons)) b.disabled = false;
+    this.controls.hidden = Object.values(this.buttons).every((b) => b.hidden);
   }
 
   async act(action) {
@@ -196,6 +203,9 @@ class DebateView {
   /** A new run over the stored log (resume, retry, stop, a judging): follow it from the last event this page has. */
   followRun(status) {
     this.result.replaceChildren();
+    this.result.hidden = true;
+    this.details.replaceChildren();
+    this.details.hidden = true;
     this.setStatus(status);
     this.listen();
   }
@@ -217,7 +227,15 @@ class DebateView {
     this.resultTimer = setTimeout(async () => {
       if (this.closed) return;
       try {
-        const state = await renderResult(this.result, this.id, this.transcript, () => this.followRun("judging"));
+        const state = await renderResult({
+          summary: this.result,
+          details: this.details,
+          debateId: this.id,
+          transcript: this.transcript,
+          onJudge: () => this.followRun("judging"),
+        });
+        this.result.hidden = false;
+        this.details.hidden = false;
         this.judged = state.judged;
         // A completed debate whose verdict failed is retried: its run is the verdict again.
         this.verdictFailed = state.status === "completed" && state.verdicts?.at(-1)?.verdict === null;
@@ -226,6 +244,38 @@ class DebateView {
         showError(err, { retry: () => this.showResult() });
       }
     }, 100);
+  }
+}
+
+/**
+ * Keeps a streaming turn's growing end in view, until the reader scrolls up; scrolling back to the bottom of the
+ * page follows again. A scroll the follower made itself is told from the reader's by where it left the page.
+ */
+class Follower {
+  constructor() {
+    this.on = true;
+    this.mine = null;
+    this.onScroll = () => {
+      const y = window.scrollY;
+      if (this.mine !== null && Math.abs(y - this.mine) < 2) return;
+      this.mine = null;
+      const el = document.scrollingElement;
+      this.on = y + window.innerHeight >= el.scrollHeight - 48;
+    };
+    window.addEventListener("scroll", this.onScroll, { passive: true });
+  }
+
+  /** Scroll so the bottom of `node` (the turn being written) is on screen, if following. */
+  keep(node) {
+    if (!this.on || !node) return;
+    const below = node.getBoundingClientRect().bottom + 16 - window.innerHeight;
+    if (below <= 0) return;
+    window.scrollBy({ top: below, behavior: "instant" });
+    this.mine = window.scrollY;
+  }
+
+  stop() {
+    window.removeEventListener("scroll", this.onScroll);
   }
 }
 

@@ -44,6 +44,11 @@ const STANDS_FOR = { format_options: "format", "": "config" };
 
 let draft = null; // the form as it was left, so a trip to the history and back keeps it
 
+/** The next new-debate form starts from `config` (a finished debate's "Edit and run"), not from the last draft. */
+export function editConfig(config) {
+  draft = structuredClone(config);
+}
+
 export function renderNew(main) {
   const ctx = {
     main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,

@@ -1,11 +1,13 @@
-// The result of a debate: verdict, scores (bar chart), per-round scores (line chart), agreement and
-// disagreement, why it stopped, the cost ledger and the exports. Drawn from the stored state and ledger.
+// The result of a debate: a summary card above the transcript (the headline, the format's result, the scores
+// with each criterion, key points, why it stopped, the cost, run again / edit / copy link / downloads), and
+// below the transcript the scores round by round and the cost ledger. Drawn from the stored state and ledger.
 
 import { api } from "./api.js";
 import { showError } from "./banner.js";
 import { barChart, lineChart } from "./charts.js";
-import { count, h, money, saveFile, when } from "./dom.js";
+import { append, count, h, money, saveFile, when } from "./dom.js";
 import { markdown } from "./markdown.js";
+import { editConfig } from "./form.js";
 import { outcomeCard, resultHeadline } from "./outcome.js";
 
 const EXPORTS = [
@@ -16,69 +18,158 @@ const EXPORTS = [
 ];
 
 /**
- * @param {(events: Promise<unknown>) => void} [onJudge] called once a new judging was accepted (POST .../judge):
- *   the page follows that run over the stored log, as it follows a resume.
+ * Draws a finished (or stopped) debate's result in two places: `summary`, the card above the transcript
+ * (the headline, the format's result, the scores, key points, why it stopped, the cost and what can be done
+ * next), and `details`, below the transcript (the scores round by round and the cost ledger).
+ * @param {() => void} [onJudge] called once a new judging was accepted (POST .../judge): the page follows that
+ *   run over the stored log, as it follows a resume.
  */
-export async function renderResult(section, debateId, transcript, onJudge) {
+export async function renderResult({ summary, details, debateId, transcript, onJudge }) {
   const [state, book] = await Promise.all([
     api(`/api/debates/${encodeURIComponent(debateId)}`),
     api(`/api/debates/${encodeURIComponent(debateId)}/ledger`),
   ]);
   const name = (id) => transcript.person(id).name;
   const colour = (id) => transcript.person(id).colour;
-  section.replaceChildren(h("h2", {}, "Result"));
-  // The format's own result first, as in the exports: for a format without a verdict it is the judgement.
-  const outcome = outcomeCard(state);
-  if (outcome) section.append(outcome);
-  section.append(verdictCard(state, name));
   const verdict = state.verdict;
+  const card = h("div", { class: "card summary", dataset: { testid: "summary" } });
+  // The headline leads; a format without a verdict leads with its own result, which the headline then points to.
+  const outcome = outcomeCard(state);
+  append(card, verdict ? [verdictCard(state, name), outcome] : [outcome, verdictCard(state, name)]);
   if (verdict) {
     const criteria = scoredCriteria(verdict);
-    section.append(
-      h("h3", {}, "Scores"),
-      barChart({
-        title: "Final scores (0 to 10)",
-        max: 10,
-        items: verdict.scores.map((s) => ({
-          label: name(s.participant_id),
-          value: s.score,
-          colour: colour(s.participant_id),
-          detail: criteria.filter((c) => c.name in s.criteria).map((c) => `${c.title} ${s.criteria[c.name]}`).join(" · "),
-        })),
-      }),
+    card.append(
+      h(
+        "div",
+        { class: "summary-grid" },
+        h(
+          "div",
+          { class: "summary-scores" },
+          h("h3", {}, "Scores"),
+          barChart({
+            title: "Final scores (0 to 10)",
+            max: 10,
+            width: window.innerWidth < 560 ? 320 : 560, // drawn to be seen at its size, not scaled down
+            items: verdict.scores.map((s) => ({
+              label: name(s.participant_id),
+              value: s.score,
+              colour: colour(s.participant_id),
+              detail: criteria.filter((c) => c.name in s.criteria).map((c) => `${c.title} ${s.criteria[c.name]}`).join(" · "),
+            })),
+          }),
+        ),
+        keyPoints(verdict),
+      ),
       reasons(verdict, name, criteria),
-      criteriaNotes(criteria),
     );
+    append(card, criteriaNotes(criteria));
   }
+  card.append(facts(state, book), shareBar(state, debateId));
+  if ((state.verdicts ?? []).length > 1) card.append(everyVerdict(state, name));
+  if (onJudge && judgeable(state)) card.append(judgeAgain(state, debateId, onJudge));
+  summary.replaceChildren(h("h2", { class: "visually-hidden" }, "Result"), card);
+
+  details.replaceChildren();
   const rounds = roundSeries(state, name, colour);
   if (rounds.length) {
-    section.append(
-      h("h3", {}, "Scores by round"),
+    details.append(
+      h("h2", {}, "Scores by round"),
       lineChart({ title: "The judge's score of each participant, round by round", series: rounds, xLabel: "Round", yLabel: "Score", yMax: 10 }),
     );
   }
-  if (verdict) section.append(lists(verdict));
-  if ((state.verdicts ?? []).length > 1) section.append(everyVerdict(state, name));
-  if (onJudge && judgeable(state)) section.append(judgeAgain(state, debateId, onJudge));
-  section.append(
-    h("h3", {}, "Why it stopped"),
-    h("p", { dataset: { testid: "stop-reason" } }, stopLine(state)),
-    h("h3", {}, "Cost ledger"),
-    ledgerTable(book, name),
-    h("h3", {}, "Export"),
-    exportsBar(debateId),
-  );
+  details.append(h("h2", {}, "Cost ledger"), ledgerTable(book, name));
   return state;
+}
+
+/** Why it stopped and what it cost, one line each. */
+function facts(state, book) {
+  const t = book.total;
+  const held = (state.rounds ?? []).filter((r) => r.turns.length).length;
+  const cost = `${money(t.cost_usd)} · ${count(t.input_tokens + t.output_tokens)} tokens · ${count(t.requests)} calls`;
+  return h(
+    "dl",
+    { class: "facts" },
+    h("dt", {}, "Why it stopped"),
+    h("dd", { dataset: { testid: "stop-reason" } }, stopLine(state)),
+    h("dt", {}, "Rounds"),
+    h("dd", {}, String(held)),
+    h("dt", {}, "Cost"),
+    h("dd", { dataset: { testid: "summary-cost" } }, cost),
+  );
+}
+
+/** What can be done with the result: run it again (as it was, or edited first), share its link, download it. */
+function shareBar(state, debateId) {
+  const said = h("span", { class: "muted small", role: "status", dataset: { testid: "share-status" } });
+  const again = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      dataset: { testid: "run-again" },
+      onclick: async () => {
+        again.disabled = true;
+        try {
+          const made = await api("/api/debates", { method: "POST", body: state.config });
+          location.hash = `#/debates/${encodeURIComponent(made.id)}`;
+        } catch (err) {
+          showError(err);
+          again.disabled = false;
+        }
+      },
+    },
+    "Run again",
+  );
+  const edit = h(
+    "button",
+    {
+      type: "button",
+      dataset: { testid: "edit-and-run" },
+      onclick: () => {
+        editConfig(state.config);
+        location.hash = "#/";
+      },
+    },
+    "Edit and run",
+  );
+  const copy = h(
+    "button",
+    { type: "button", dataset: { testid: "copy-link" }, onclick: () => copyLink(debateId, said, copy) },
+    "Copy link",
+  );
+  return h(
+    "div",
+    { class: "share", dataset: { testid: "share" } },
+    h("div", { class: "actions" }, state.config ? [again, edit] : null, copy, said),
+    h("div", { class: "actions exports" }, h("span", { class: "muted small" }, "Download:"), exportsBar(debateId)),
+  );
+}
+
+/** The debate's address, put on the clipboard; where the browser will not, shown selected to copy by hand. */
+async function copyLink(debateId, said, button) {
+  const url = `${location.origin}${location.pathname}#/debates/${encodeURIComponent(debateId)}`;
+  button.parentElement.querySelector("input.link")?.remove();
+  try {
+    if (!navigator.clipboard) throw new Error("no clipboard");
+    await navigator.clipboard.writeText(url);
+    said.textContent = "Link copied.";
+  } catch {
+    // Insecure pages (plain http on another host) have no Clipboard API: the address, selected, to copy by hand.
+    const field = h("input", { class: "link", type: "text", readonly: true, value: url, "aria-label": "The debate's link" });
+    said.before(field);
+    field.select();
+    said.textContent = "Copy the selected link (Ctrl+C or ⌘C).";
+  }
 }
 
 function verdictCard(state, name) {
   const v = state.verdict;
-  const card = h("div", { class: "card verdict", dataset: { testid: "verdict" } });
+  const card = h("div", { class: "verdict", dataset: { testid: "verdict" } });
   if (!v) {
-    card.append(h("p", {}, resultHeadline(state, name)));
+    card.append(h("p", { class: "headline" }, resultHeadline(state, name)));
     return card;
   }
-  card.append(h("p", { class: "winner" }, h("strong", {}, resultHeadline(state, name))), markdown(v.summary));
+  card.append(h("p", { class: "headline winner" }, resultHeadline(state, name)), markdown(v.summary));
   if (v.quality != null) card.append(h("p", { class: "muted small" }, `Quality of the debate: ${v.quality}/100`));
   if (state.panel) {
     const p = state.panel;
@@ -108,7 +199,7 @@ function reasons(verdict, name, criteria) {
     { class: "table-wrap" },
     h(
       "table",
-      { class: "data", dataset: { testid: "scores" } },
+      { class: "data scores", dataset: { testid: "scores" } },
       h(
         "thead",
         {},
@@ -128,10 +219,10 @@ function reasons(verdict, name, criteria) {
           h(
             "tr",
             {},
-            h("td", {}, name(s.participant_id)),
-            h("td", { class: "num" }, String(s.score)),
-            criteria.map((c) => h("td", { class: "num" }, score(s, c))),
-            h("td", {}, s.reasoning),
+            h("td", { class: "who" }, name(s.participant_id)),
+            h("td", { class: "num", dataset: { label: "Score" } }, String(s.score)),
+            criteria.map((c) => h("td", { class: "num", dataset: { label: c.title } }, score(s, c))),
+            h("td", { class: "why", dataset: { label: "Why" } }, s.reasoning),
           ),
         ),
       ),
@@ -164,16 +255,17 @@ function roundSeries(state, name, colour) {
   return [...byId].map(([id, points]) => ({ label: name(id), colour: colour(id), points }));
 }
 
-function lists(v) {
+/** The verdict's key points: the judge's insights, then where the participants agree and disagree. */
+function keyPoints(v) {
   const list = (title, items, testid) =>
-    items?.length ? [h("h3", {}, title), h("ul", { dataset: { testid } }, items.map((i) => h("li", {}, i)))] : [];
-  return h(
-    "div",
-    {},
+    items?.length ? [h("h4", {}, title), h("ul", { dataset: { testid } }, items.map((i) => h("li", {}, i)))] : [];
+  const points = [
+    list("Insights", v.insights, "insights"),
     list("Where they agree", v.areas_of_agreement, "agreement"),
     list("Where they disagree", v.areas_of_disagreement, "disagreement"),
-    list("Insights", v.insights, "insights"),
-  );
+  ].flat();
+  if (!points.length) return null;
+  return h("div", { class: "key-points", dataset: { testid: "key-points" } }, h("h3", {}, "Key points"), points);
 }
 
 /** Every verdict on record, with who gave it (the exports' "Every verdict"); the card above is the latest. */
@@ -198,7 +290,7 @@ function everyVerdict(state, name) {
       found,
     );
   });
-  return h("div", {}, h("h3", {}, "Every verdict"), h("ol", { class: "verdicts" }, items));
+  return h("div", { class: "every-verdict" }, h("h3", {}, "Every verdict"), h("ol", { class: "verdicts" }, items));
 }
 
 /** A debate that has turns, has ended (or stopped) and whose format takes a judge's verdict can be judged again. */

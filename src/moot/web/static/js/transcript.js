@@ -104,7 +104,13 @@ export class Transcript {
         );
         break;
       case "judging_started":
-        this.note(`The judge (${event.model}) is weighing the debate…`, "info");
+        // Said while it is true: the verdict (or the run's end) takes it away.
+        this.weighing?.remove();
+        this.weighing = this.note(`The judge (${event.model}) is weighing the debate…`, "info");
+        break;
+      case "verdict":
+        this.weighing?.remove();
+        this.weighing = null;
         break;
       case "judge_verdict":
         this.note(
@@ -117,6 +123,7 @@ export class Transcript {
         );
         break;
       case "debate_paused":
+        this.weighing?.remove();
         this.discardUnfinished();
         if (!event.before_start) this.note(`Paused: ${event.reason}`, event.cost ? "warning" : "info");
         break;
@@ -124,10 +131,12 @@ export class Transcript {
         this.note(`Resumed (${event.reason}).`, "info");
         break;
       case "debate_interrupted":
+        this.weighing?.remove();
         this.discardUnfinished();
         this.note(`Interrupted: ${event.reason}`, "warning");
         break;
       case "debate_failed":
+        this.weighing?.remove();
         this.discardUnfinished();
         this.note(`Failed: ${event.error}`, "warning");
         break;
@@ -235,16 +244,43 @@ export class Transcript {
       this.note(`The judge gave no assessment of round ${event.round}${event.error ? `: ${event.error}` : ""}.`, "info");
       return;
     }
-    const scores = (a.participants ?? []).map((p) => `${this.person(p.participant_id).name} ${p.score}${assessedScores(p)}`).join(", ");
+    const flags = Object.entries(a.flags ?? {}).filter(([, raised]) => raised).map(([flag]) => flag.replaceAll("_", " "));
+    const reviews = (a.participants ?? []).map((p) => {
+      const who = this.person(p.participant_id);
+      const points = [
+        ...(p.strengths ?? []).map((x) => h("li", { class: "strength" }, h("span", { class: "visually-hidden" }, "Strength: "), x)),
+        ...(p.weaknesses ?? []).map((x) => h("li", { class: "weakness" }, h("span", { class: "visually-hidden" }, "Weakness: "), x)),
+      ];
+      const item = h(
+        "li",
+        { class: "review", dataset: { participant: p.participant_id } },
+        h("strong", { class: "who" }, who.name),
+        ` ${p.score}${assessedScores(p)}`,
+        points.length ? h("ul", { class: "points" }, points) : null,
+      );
+      item.style.setProperty("--c", who.colour);
+      return item;
+    });
     this.node.append(
       h(
         "div",
         { class: "assessment", dataset: { round: event.round } },
-        h("strong", {}, `Judge on round ${event.round}: `),
-        `quality ${a.quality}/10`,
-        scores ? ` · ${scores}` : "",
-        a.should_continue ? "" : " · suggests stopping",
-        a.reasoning ? h("div", { class: "muted" }, a.reasoning) : null,
+        h(
+          "p",
+          { class: "assessment-head" },
+          h("strong", {}, `Judge on round ${event.round}: `),
+          `quality ${a.quality}/10`,
+          a.should_continue ? " · advises continuing" : " · suggests stopping",
+          " · ",
+          h(
+            "span",
+            { class: "flags", dataset: { testid: "flags" } },
+            flags.length ? ["flags: ", flags.map((f) => h("span", { class: "flag" }, f))] : "no flags",
+          ),
+        ),
+        a.reasoning ? h("p", { class: "muted" }, a.reasoning) : null,
+        reviews.length ? h("ul", { class: "reviews" }, reviews) : null,
+        a.recommendations ? h("p", { class: "small" }, h("strong", {}, "Recommendations: "), a.recommendations) : null,
       ),
     );
   }
@@ -307,7 +343,15 @@ export class Transcript {
   }
 
   note(text, level = "info") {
-    this.node.append(h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text));
+    const node = h("div", { class: `notice ${level}`, role: level === "warning" ? "status" : null }, text);
+    this.node.append(node);
+    return node;
+  }
+
+  /** The node of the turn `event` belongs to while it is being written, else null. */
+  live(event) {
+    const turn = this.turns.get(this.key(event));
+    return turn && !turn.done ? turn.node : null;
   }
 }
 
