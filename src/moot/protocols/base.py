@@ -150,6 +150,11 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         """How many rounds this debate is planned to hold (fewer if a stopping rule ends it early)."""
         return self.fixed_rounds or max(p.last for p in self.phases(config.rounds))
 
+    def fixed_length(self, participants: int) -> int | None:
+        """The rounds a debate of this many participants holds whatever `rounds` says (None: `rounds`
+        decides), for a form that should not offer a choice the format ignores."""
+        return self.fixed_rounds
+
     def timeout_s(self, config: DebateConfig) -> float | None:
         """The wall-clock budget for the rounds (`stopping.timeout_s`; a format may have its own default)."""
         return config.stopping.timeout_s

@@ -157,6 +157,9 @@ class Tournament(DebateProtocol[TournamentOptions]):
     def planned_rounds(self, config: DebateConfig) -> int:
         return tournament_rounds(len(config.participants))
 
+    def fixed_length(self, participants: int) -> int | None:
+        return tournament_rounds(participants)  # the bracket's, whatever `rounds` says
+
     def phases(self, rounds: int) -> list[Phase]:
         if rounds == 1:
             return [Phase("final", 1, 1, "One match: the judge's pick is the champion")]

@@ -2,7 +2,8 @@
 the limits it enforces, the speakers' reserved voices, model aliases, format names, the palette, and the
 config a new form starts from) and `GET /api/models` (the providers alone). Both are read from the registry,
 the config's own definitions and the server's settings, never copied by hand; a provider's key is reported
-as set or not, never sent. The web page loads it once and keeps no copy of any of it."""
+as set or not, never sent; the models it suggests say which this server cannot call now, and why. The web page
+loads it once and keeps no copy of any of it."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from moot.domain.models import DEFAULT_MODEL, ModelRef
 from moot.domain.providers import aliases
 from moot.export.palette import PALETTE, VOICE_COLOUR
 from moot.models.catalog import ProviderStatus, broken_plugins, other_prefixes, provider_statuses
+from moot.models.suggestions import suggested_models
 from moot.protocols import PROTOCOLS
 from moot.server.configs import MAX_TEXT
 from moot.server.settings import ServerSettings, env_name
@@ -55,6 +57,14 @@ class ProviderInfo(BaseModel):
     default_url: str | None = Field(description="The server it calls when the config names none")
     aliases: list[str] = Field(description="Other prefixes that mean this provider")
     plugin: str | None = Field(description="The package of a third-party plugin; null for moot's own")
+
+
+class ModelInfo(BaseModel):
+    model: str = Field(description="provider:model")
+    provider: str
+    problem: str | None = Field(
+        description="Why this server cannot call it now (a key not set, a package not installed); null: it can"
+    )
 
 
 class PluginProblemInfo(BaseModel):
@@ -108,9 +118,17 @@ class Meta(BaseModel):
     )
     broken_plugins: list[PluginProblemInfo]
     default_model: str
+    models: list[ModelInfo] = Field(
+        description="Model names to suggest where a model is typed: examples per provider, those this server "
+        "can call first; any other name a provider serves works too"
+    )
     aliases: dict[str, str] = Field(description="Prefix aliases and the provider each stands for")
     voices: dict[str, str] = Field(description="Reserved speaker ids of the formats' voices and their names")
     formats: list[str] = Field(description="The format names a config's `format` takes")
+    fixed_rounds: dict[str, dict[int, int]] = Field(
+        description="The formats whose structure fixes their length: for each, the rounds it holds by the "
+        "number of participants it takes (a config's `rounds` does not change it)"
+    )
     limits: Limits
     limit_variables: dict[str, str] = Field(description="The environment variable that sets each limit")
     palette: list[str] = Field(
@@ -191,9 +209,14 @@ async def meta(request: Request) -> Meta:
             for p in broken_plugins()
         ],
         default_model=DEFAULT_MODEL,
+        models=[
+            ModelInfo(model=s.model, provider=s.provider, problem=s.problem)
+            for s in suggested_models(statuses, first=(starting, DEFAULT_MODEL))
+        ],
         aliases=aliases(),
         voices=dict(VOICES),
         formats=list(PROTOCOLS),
+        fixed_rounds=FIXED_ROUNDS,
         limits=limits,
         limit_variables=variables,
         palette=list(PALETTE),
@@ -234,6 +257,19 @@ BOUNDS = Bounds(
         _bound(Participant, "temperature", "maximum"),
     ),
 )
+
+
+def _fixed_rounds() -> dict[str, dict[int, int]]:
+    out: dict[str, dict[int, int]] = {}
+    for name, protocol in PROTOCOLS.items():
+        counts = range(protocol.min_participants, protocol.max_participants + 1)
+        lengths = {n: protocol.fixed_length(n) for n in counts}
+        if fixed := {n: r for n, r in lengths.items() if r is not None}:
+            out[name] = fixed
+    return out
+
+
+FIXED_ROUNDS = _fixed_rounds()
 
 
 def _installed(statuses: list[ProviderStatus], model: str) -> bool:
