@@ -33,8 +33,8 @@ def moot(*args: str) -> tuple[int, str, str]:
 def fakes() -> UserDefaults:
     """`moot configure` pointed at fake models, as a person would point it at their keys."""
     defaults = UserDefaults(
-        participants=[ModelOptions(model="fake:a"), ModelOptions(model="fake:b")],  # type: ignore[arg-type]
-        judge=ModelOptions(model="fake:judge"),  # type: ignore[arg-type]
+        participants=[ModelOptions(model="fake:a"), ModelOptions(model="fake:b")],
+        judge=ModelOptions(model="fake:judge"),
     )
     save_user_defaults(defaults)
     return defaults
@@ -100,7 +100,9 @@ def test_a_preset_that_could_not_run_is_never_saved(name: str, config: dict[str,
 
 
 def test_preset_in_a_config_merges_settings_and_the_config_wins(fakes: UserDefaults) -> None:
-    save_preset("capped", {"format": "free-form", "rounds": 4, "limits": {"cost_limit": 1.0, "token_limit": 500}})
+    save_preset(
+        "capped", {"format": "free-form", "rounds": 4, "limits": {"cost_limit": 1.0, "token_limit": 500}}
+    )
     cfg = build_config({"preset": "capped", "topic": "Q?", "rounds": 2, "limits": {"token_limit": 900}})
     assert cfg.rounds == 2
     assert cfg.limits.cost_limit == 1.0 and cfg.limits.token_limit == 900
@@ -204,19 +206,31 @@ def test_presets_save_from_a_file_and_run_from_it(tmp_path: Path, fakes: UserDef
     assert "pair" in out and "user" in out
     code, out, err = moot("run", "--preset", "pair", "Should we?", "--json")
     assert code == 0, err
-    assert "\"name\":\"Ada\"" in out.replace(" ", "")
+    assert '"name":"Ada"' in out.replace(" ", "")
     code, _, err = moot("presets", "save", "Bad!", "--config", str(file))
     assert code == 2 and "name: 'Bad!' is not a preset name" in err
 
 
 def test_run_flags_override_the_preset_and_save_preset_keeps_them(fakes: UserDefaults) -> None:
     code, _, err = moot(
-        "run", "--preset", "debate", "Cats or dogs?", "-r", "1", "-j", "fake:j2", "--save-preset", "quick", "-q"
+        "run",
+        "--preset",
+        "debate",
+        "Cats or dogs?",
+        "-r",
+        "1",
+        "-j",
+        "fake:j2",
+        "--save-preset",
+        "quick",
+        "-q",
     )
     assert code == 0, err
     assert "saved preset quick" in err
     quick = load_preset("quick")
-    assert quick.source == "user" and quick.data["rounds"] == 1 and quick.data["format"] == "structured-rounds"
+    assert (
+        quick.source == "user" and quick.data["rounds"] == 1 and quick.data["format"] == "structured-rounds"
+    )
     assert quick.data["judge"]["model"] == "fake:j2"
     assert "topic" not in quick.data
     code, _, err = moot("run", "--preset", "nope", "Q?")

@@ -36,6 +36,7 @@ from moot.protocols import PROTOCOLS, get_protocol
 from moot.server.configs import router as configs_router
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.meta import router as meta_router
+from moot.server.openai_compat import router as openai_router
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
@@ -402,6 +403,7 @@ def create_app(
 
     app.include_router(configs_router)
     app.include_router(meta_router)
+    app.include_router(openai_router)  # /v1: presets as OpenAI models
     # Last, so that every route above wins over a file of the same name.
     app.mount("/", page_app(), name="page")
     return app

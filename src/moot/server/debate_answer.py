@@ -1,0 +1,36 @@
+"""A finished debate as one reply: what a chat client (`/v1/chat/completions`) shows as the assistant's answer.
+
+The format decides what its answer is. A format whose last word is one of its voices' (a council's chair, a
+critical review's orchestrator) answers with that voice's text. A judged debate answers with its verdict: who
+won, where the format names a winner, and the judge's summary, under the format's own result where it has one
+(an Oxford vote swing). A format with a result and no verdict (society of minds' majority answer, convergence)
+answers with its result. A debate with none of these answers with its last turn.
+"""
+
+from __future__ import annotations
+
+from moot.domain.outcome import names_text
+from moot.domain.state import DebateState
+
+# The voices whose closing turn is the format's answer; a moderator asks, it does not answer.
+ANSWERING_VOICES = frozenset({"chair", "orchestrator"})
+
+
+def debate_answer(state: DebateState) -> str:
+    turns = state.turns
+    if turns and turns[-1].participant_id in ANSWERING_VOICES:
+        return turns[-1].text.strip()
+    parts: list[str] = []
+    if state.outcome is not None:
+        parts.append(state.outcome.lead)
+    if state.verdict is not None:
+        verdict = state.verdict
+        if verdict.names_winner and verdict.winner_ids and state.config is not None:
+            names = [state.config.speaker_name(pid) for pid in verdict.winner_ids]
+            parts.append(f"{'Winner' if len(names) == 1 else 'Tie between'}: {names_text(names)}")
+        parts.append(verdict.summary.strip())
+    elif state.outcome is not None and state.outcome.summary != state.outcome.lead:
+        parts.append(state.outcome.summary)
+    if parts:
+        return "\n\n".join(p for p in parts if p)
+    return turns[-1].text.strip() if turns else ""

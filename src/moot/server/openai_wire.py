@@ -1,0 +1,155 @@
+"""The OpenAI chat-completions wire as `/v1` speaks it: the request moot reads, the bodies it answers with.
+
+Only what an OpenAI client needs to hold a debate: `model`, `messages` and `stream` (with
+`stream_options.include_usage`); moot's own `moot_stream_turns` asks for the turns as they happen. Other
+sampling fields clients send by habit (temperature, max_tokens, ...) are accepted and left to the preset:
+a debate's speakers each have their own settings.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.domain.usage import Usage
+
+PREFIX = "moot/"
+# The room the context of earlier messages may take: DebateConfig's own bound on `context`.
+CONTEXT_CHARS = 200_000
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: str = Field(min_length=1)
+    # A string, or the list of parts newer clients send ([{type: text, text: ...}, ...]).
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        if self.content is None:
+            return ""
+        return "\n".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatRequest(BaseModel):
+    # Clients send fields moot has no use for (temperature, n, user, ...): accepted, not refused.
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    moot_stream_turns: bool = Field(
+        default=False, description="Stream each turn as it is completed before the answer (with stream: true)"
+    )
+
+    def question(self) -> tuple[str, str | None]:
+        """The topic (the last message, which must be the user's) and the context (the messages before it,
+        as a transcript), or a WireError naming `messages`."""
+        last = self.messages[-1]
+        if last.role != "user" or not last.text().strip():
+            raise WireError(
+                400,
+                "the last message must be the user's question (role: user, with text); it is the debate's topic",
+                param="messages",
+            )
+        earlier = [f"{m.role}: {m.text().strip()}" for m in self.messages[:-1] if m.text().strip()]
+        context = "\n\n".join(earlier) or None
+        if context is not None and len(context) > CONTEXT_CHARS:
+            raise WireError(
+                400,
+                f"the messages before the last one come to {len(context)} characters, over the "
+                f"{CONTEXT_CHARS} a debate's context takes; send fewer or shorter messages",
+                param="messages",
+            )
+        return last.text().strip(), context
+
+
+class WireError(Exception):
+    """A request /v1 refuses, answered with OpenAI's error body: {error: {message, type, param, code}}."""
+
+    def __init__(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        kind = "invalid_request_error" if self.status < 500 else "server_error"
+        if self.status in (401, 403):
+            kind = "authentication_error" if self.status == 401 else "permission_error"
+        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
+
+
+def model_id(preset: str) -> str:
+    return PREFIX + preset
+
+
+def preset_name(model: str) -> str:
+    """`moot/council` -> `council`; a bare preset name is taken too."""
+    return model.removeprefix(PREFIX)
+
+
+def usage_body(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
+def completion(debate_id: str, model: str, answer: str, usage: Usage) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{debate_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
+        ],
+        "usage": usage_body(usage),
+        "moot_debate_id": debate_id,
+    }
+
+
+def chunk(
+    debate_id: str,
+    model: str,
+    delta: dict[str, Any] | None,
+    *,
+    finish: str | None = None,
+    usage: Usage | None = None,
+) -> str:
+    """One server-sent event of a streamed completion; `delta` None: the usage-only chunk (no choices)."""
+    body: dict[str, Any] = {
+        "id": f"chatcmpl-{debate_id}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "moot_debate_id": debate_id,
+    }
+    if usage is not None:
+        body["usage"] = usage_body(usage)
+    return event(body)
+
+
+def event(body: dict[str, Any]) -> str:
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+DONE = "data: [DONE]\n\n"
