@@ -16,6 +16,8 @@ function filtersOf(params) {
   for (const key of KEYS) f[key] = (params.get(key) ?? "").trim();
   if (!STATUSES.includes(f.status)) f.status = "";
   for (const key of ["from", "to"]) if (!/^\d{4}-\d{2}-\d{2}$/.test(f[key])) f[key] = "";
+  // The debates `moot eval` held are left out unless asked for: dozens at a time would bury the rest.
+  f.evals = params.get("eval") === "1";
   f.offset = Math.max(0, Number.parseInt(params.get("offset") ?? "0", 10) || 0);
   return f;
 }
@@ -23,6 +25,7 @@ function filtersOf(params) {
 function hashOf(f) {
   const q = new URLSearchParams();
   for (const key of KEYS) if (f[key]) q.set(key, f[key]);
+  if (f.evals) q.set("eval", "1");
   if (f.offset) q.set("offset", String(f.offset));
   const s = q.toString();
   return s ? `#/history?${s}` : "#/history";
@@ -58,14 +61,17 @@ export function renderHistory(main, params) {
   const format = select([["", "any"]], filters.format);
   const from = h("input", { type: "date", value: filters.from });
   const to = h("input", { type: "date", value: filters.to });
+  const evals = h("input", { type: "checkbox", checked: filters.evals });
+  evals.id = uid("history");
   const form = h("form", { role: "search", class: "filters", "aria-label": "Filter debates", onsubmit: (e) => { e.preventDefault(); apply(); } },
     h("div", { class: "grid" },
       field("Search", text), field("Status", status), field("Format", format), field("From", from), field("To", to)),
+    h("div", { class: "field check" }, evals, h("label", { for: evals.id }, "Show evaluation debates")),
     h("div", { class: "actions" },
       h("button", { type: "submit", class: "primary" }, "Filter"),
       h("a", { class: "button", href: "#/history" }, "Clear")));
   // Choosing from a list is a decision already made; typed text waits for Enter or the button.
-  for (const control of [status, format, from, to]) control.addEventListener("change", () => apply());
+  for (const control of [status, format, from, to, evals]) control.addEventListener("change", () => apply());
 
   const heading = h("h2", { tabindex: "-1" }, "Debates");
   const info = h("p", { class: "muted small", role: "status" }, "Loading…");
@@ -93,7 +99,7 @@ export function renderHistory(main, params) {
   }
 
   function apply() {
-    filters = { text: text.value.trim(), status: status.value, format: format.value, from: from.value, to: to.value, offset: 0 };
+    filters = { text: text.value.trim(), status: status.value, format: format.value, from: from.value, to: to.value, evals: evals.checked, offset: 0 };
     go();
   }
 
@@ -119,6 +125,7 @@ export function renderHistory(main, params) {
           status: filters.status, text: filters.text, since: instant(filters.from, false), until: instant(filters.to, true),
           // One more than a page tells whether an older page exists.
           format: filters.format, limit: LIMIT + 1, offset: filters.offset,
+          include_eval: filters.evals ? "true" : undefined,
         },
       });
     } catch (err) {
@@ -140,7 +147,7 @@ export function renderHistory(main, params) {
   function draw(rows) {
     results.replaceChildren();
     if (!rows.length) {
-      const filtered = KEYS.some((k) => filters[k]) || filters.offset;
+      const filtered = KEYS.some((k) => filters[k]) || filters.evals || filters.offset;
       append(clear(info), [
         filtered ? "No debates match these filters. " : "No debates yet. ",
         h("a", { href: "#/" }, "Start a debate"),
@@ -160,7 +167,8 @@ export function renderHistory(main, params) {
   function row(d) {
     const names = Object.fromEntries((d.participants ?? []).map((p) => [p.id, p.name]));
     const tr = h("tr", { dataset: { id: d.id } },
-      h("td", {}, h("a", { href: `#/debates/${encodeURIComponent(d.id)}` }, d.topic || "(no topic)")),
+      h("td", {}, h("a", { href: `#/debates/${encodeURIComponent(d.id)}` }, d.topic || "(no topic)"),
+        d.eval_run ? [" ", h("span", { class: "status eval", title: `Held by the evaluation run ${d.eval_run}` }, "eval")] : null),
       h("td", {}, d.format ?? ""),
       h("td", {}, participants(d.participants ?? [])),
       h("td", {}, h("span", { class: `status ${d.status}` }, d.status)),
