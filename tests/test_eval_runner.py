@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from moot.cli.app import app
 from moot.domain.config import ModelOptions
-from moot.domain.events import Event
+from moot.domain.events import DebateStarted, Event
 from moot.domain.faults import Fault
 from moot.engine import resume_debate
 from moot.errors import ModelCallError, UserError
@@ -328,6 +328,9 @@ async def test_every_debate_is_stored_and_can_be_opened(tmp_path: Path, store: E
     assert len(state.turns) == 6
     # The format's own vote agrees with eval's reading of the same replies.
     assert state.outcome is not None and state.outcome.details["answer"] == row.answer == "30"
+    # Tagged with the run in its own log, so the tag goes wherever the log goes (an export, a resume).
+    started = (await store.events(row.debate_id))[0]
+    assert isinstance(started, DebateStarted) and started.eval_run == run.run_id != ""
 
 
 async def test_at_most_concurrency_debates_run_at_once(tmp_path: Path, store: EventStore) -> None:
@@ -454,6 +457,11 @@ async def test_enqueued_debates_are_recorded_dispatched_and_collected(
     assert {r.calls for r in run.rows if r.arm == "society:3x2"} == {6}
     queued = [json.loads(line) for line in (tmp_path / "out" / QUEUED).read_text().splitlines()]
     assert {q["debate_id"] for q in queued} == {r.debate_id for r in run.rows}
+    # Recorded before the queue took them, they carry the run's tag, which a worker's resume leaves as it is.
+    assert run.run_id.startswith("out-")
+    assert [d.id for d in await store.list_debates()] == []
+    tagged = await store.list_debates(eval_run=run.run_id)
+    assert {d.id for d in tagged} == {r.debate_id for r in run.rows}
 
 
 async def test_a_rerun_collects_debates_an_earlier_run_queued(tmp_path: Path, store: EventStore) -> None:
