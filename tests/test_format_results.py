@@ -116,7 +116,7 @@ def test_each_format_words_its_own_result(debate: tuple[str, list[Event]]) -> No
     match fmt:
         case "oxford":
             side = "for" if o.winner_ids == ["ada"] else "against"
-            assert headline.startswith(f"Winner: the {side} side (") and "points on the swing" in headline
+            assert headline.startswith(f"Winner: the {side} side (") and "with a swing of" in headline
             assert re.search(r"For the motion \(Ada\): [\d.]+% → [\d.]+%, [+-][\d.]+", lines), lines
         case "council":
             assert titles[0] == "The chair's answer" and (o.sections or [])[0].text

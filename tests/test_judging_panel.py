@@ -406,7 +406,7 @@ async def test_a_consensus_format_gets_a_verdict_without_a_winner(
     assert len(verdict.scores) == 3
     for fmt in ("markdown", "text", "html"):
         text = export(DebateRecord.from_events(events), fmt)
-        assert "No winner: this format seeks a shared answer" in text and "(winner)" not in text
+        assert "The scores name no winner: they weigh each contribution" in text and "(winner)" not in text
     prompts = [p for j in judges.values() for p in j.prompts]
     assert len(prompts) == (2 if panel else 1)
     assert all("no winner is named" in system for system, _, _ in prompts)

@@ -49,9 +49,9 @@ def test_the_page_the_markdown_and_the_cli_show_the_same_decisions(server: Serve
     chair = [t for r in view.rounds for t in r.turns if t.speaker == "Chair"]
     assert len(chair) == 1
     expect(page.locator(".transcript .turn .who", has_text=re.compile(r"^Chair$"))).to_have_count(1)
-    # The council's result is its judgement: the page says so in the exports' words.
-    assert view.verdict is None
-    expect(page.get_by_test_id("verdict")).to_have_text(view.verdict_note)
+    # The council's result is its judgement: the page leads with it in the exports' words.
+    assert view.verdict is None and view.outcome is not None
+    expect(page.get_by_test_id("verdict")).to_have_text(view.outcome.headline)
 
     out = io.StringIO()
     renderer = DebateRenderer(SafeConsole(file=out, width=400, color_system=None), live=False)

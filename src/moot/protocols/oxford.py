@@ -307,8 +307,8 @@ class Oxford(DebateProtocol[OxfordOptions]):
             winner_ids=[pid for pid, side in sides.items() if side == won],
             details=details,
             headline=(
-                f"Winner: the {won} side ({names_text(speakers[won])}), {swing[won]:+g} points on the swing "
-                f"against {swing[_other(won)]:+g}"
+                f"Winner: the {won} side ({names_text(speakers[won])}), with a swing of {swing[won]:+g} points "
+                f"to the {_other(won)} side's {swing[_other(won)]:+g}"
             ),
             sections=[vote],
         )
