@@ -153,6 +153,9 @@ async def test_the_server_hands_the_page_an_older_log_completed(tmp_path: Path) 
         state = client.get(f"/api/debates/{debate_id}").json()
         assert [d["text"] for d in state["decisions"]] == texts
         assert state["planned_rounds"] == 3 and state["gives_verdict"] is False
+        worded = fold(new).outcome
+        assert worded is not None and worded.described  # the result's words, as the engine records them now
+        assert state["outcome"] == worded.model_dump(mode="json")
         for after in (0, 2):  # from the start, and a page reconnecting after the debate began
             body = client.get(f"/api/debates/{debate_id}/events", headers={"Last-Event-ID": str(after)}).text
             fed = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
