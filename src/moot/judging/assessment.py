@@ -12,6 +12,7 @@ from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
 from moot.judging.prompt import JudgePrompt, judge_templates
 from moot.judging.schema import bounded_items, bounded_text, each_participant, per_participant, whole_numbers
+from moot.judging.words import text_or_empty, words_only
 
 
 class ParticipantReview(BaseModel):
@@ -100,12 +101,14 @@ def assessment_model(config: DebateConfig) -> type[AssessmentAnswer]:
 
 
 def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> RoundAssessment:
-    """The stored RoundAssessment, with the per-participant reviews listed by participant id."""
+    """The stored RoundAssessment, with the per-participant reviews listed by participant id; a small judge's
+    filler ("1", a bare id) is left out of the strengths, weaknesses and reasoning (moot.judging.words)."""
+    names = [n for p in config.participants for n in (p.id, p.name)]
     participants = [
         ParticipantAssessment(
             participant_id=pid,
-            strengths=list(r.strengths),
-            weaknesses=list(r.weaknesses),
+            strengths=words_only(r.strengths, names),
+            weaknesses=words_only(r.weaknesses, names),
             score=r.score,
             relevance=r.relevance,
             novelty=r.novelty,
@@ -118,8 +121,8 @@ def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> Round
         quality=answer.quality,
         participants=participants,
         flags=AssessmentFlags(**answer.flags.model_dump()),
-        reasoning=answer.reasoning,
-        recommendations=answer.recommendations,
+        reasoning=text_or_empty(answer.reasoning, names),
+        recommendations=text_or_empty(answer.recommendations, names),
     )
 
 

@@ -22,6 +22,7 @@ from moot.domain.verdict import (
     weighted_score,
 )
 from moot.judging.anonymise import Roster, named_roster, reveal
+from moot.judging.words import text_or_empty, words_only
 
 
 def whole_numbers(top: int) -> dict[str, Any]:
@@ -168,6 +169,9 @@ def to_verdict(
     rubric = rubric_of(judge)
     # A panel judge wrote "Debater B"; the record says who that was.
     real = reveal(roster, config)
+    # Filler a small judge wrote to fill the schema ("1", "][", a bare id) is not shown as if it were said.
+    names = [n for p in config.participants for n in (p.id, p.name)]
+    names += [n for e in roster.entrants for n in (e.id, e.name)]
     given = dict(each_entrant(roster, answer.scores))
     scores = []
     for p in config.participants:
@@ -177,18 +181,18 @@ def to_verdict(
             ParticipantScore(
                 participant_id=p.id,
                 score=weighted_score(criteria, rubric),
-                reasoning=real(a.reasoning),
-                key_arguments=[real(x) for x in a.key_arguments],
+                reasoning=text_or_empty(real(a.reasoning), names),
+                key_arguments=words_only([real(x) for x in a.key_arguments], names),
                 criteria=criteria,
             )
         )
     return Verdict.from_scores(
         scores,
-        summary=real(answer.summary),
-        areas_of_agreement=[real(x) for x in answer.areas_of_agreement],
-        areas_of_disagreement=[real(x) for x in answer.areas_of_disagreement],
+        summary=text_or_empty(real(answer.summary), names),
+        areas_of_agreement=words_only([real(x) for x in answer.areas_of_agreement], names),
+        areas_of_disagreement=words_only([real(x) for x in answer.areas_of_disagreement], names),
         quality=answer.quality,
-        insights=[real(x) for x in answer.insights],
+        insights=words_only([real(x) for x in answer.insights], names),
         names_winner=names_winner,
         rubric=criteria_of(judge),
     )

@@ -122,8 +122,11 @@ class _Generation:
 
         pieces: list[str] = []
         finish: str | None = None
+        options = dict(self._options)
+        if options.pop("ban_fences", False):
+            options["logit_bias"] = {**self._model.fence_bias(llm), **options.get("logit_bias", {})}
         chunks = llm.create_completion(
-            prompt, stream=True, stopping_criteria=StoppingCriteriaList([self._stopped]), **self._options
+            prompt, stream=True, stopping_criteria=StoppingCriteriaList([self._stopped]), **options
         )
         try:
             for chunk in chunks:

@@ -37,6 +37,7 @@ from moot.models.local.chat import (
     _parse_choice,
     _response_parts,
 )
+from moot.models.local.echo import EchoFilter, fence_tokens, strip_echo
 from moot.models.local.generation import _Generation, _model_params
 from moot.models.local.weights import local_model_path
 
@@ -138,6 +139,7 @@ class LlamaCppModel(Model):
         self._extra_buffer_types = extra_buffer_types
         self._llama: Any = None
         self._formatter: Any = None
+        self._fence_bias: dict[int, float] | None = None
         self._lock = threading.Lock()  # one llama.cpp call at a time, whatever thread or event loop asks
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
@@ -211,6 +213,17 @@ class LlamaCppModel(Model):
             self._formatter = self._chat_formatter(self._llama)
             _loaded_models.add(self)
         return self._llama
+
+    def fence_bias(self, llm: Any) -> dict[int, float]:
+        """Logit biases that ban every token spelling a quotation fence (see moot.models.local.echo); the
+        vocabulary is scanned once per model. Called on the worker thread, under the model's lock."""
+        if self._fence_bias is None:
+
+            def text(token: int) -> str:
+                return bytes(llm.detokenize([token])).decode("utf-8", "ignore")
+
+            self._fence_bias = dict.fromkeys(fence_tokens(llm.n_vocab(), text), -100.0)
+        return self._fence_bias
 
     def _open_llama(self) -> Any:
         from llama_cpp import Llama
@@ -298,6 +311,8 @@ class LlamaCppModel(Model):
             options["seed"] = seed
         if logit_bias := settings.get("logit_bias"):
             options["logit_bias"] = {int(token): float(bias) for token, bias in logit_bias.items()}
+        if plan.kind == "text":
+            options["ban_fences"] = True  # the generation adds the bias once the vocabulary is loaded
         if plan.schema is not None:
             options["grammar"] = _grammar(json.dumps(plan.schema))  # key order is field order
             # JSON needs no repetition penalty, and one fights the grammar's braces and quotes.
@@ -317,6 +332,8 @@ class LlamaCppModel(Model):
             text = "".join([piece async for piece in generation.texts()])
         finally:
             generation.cancel()
+        if plan.kind == "text":
+            text = strip_echo(text, [m["content"] for m in chat])
         return ModelResponse(
             parts=_response_parts(plan, text),
             usage=RequestUsage(input_tokens=generation.prompt_tokens, output_tokens=generation.output_tokens),
@@ -338,7 +355,11 @@ class LlamaCppModel(Model):
         try:
             await generation.start()
             yield LlamaCppStreamedResponse(
-                model_request_parameters=params, _model_name=self._name, _generation=generation, _plan=plan
+                model_request_parameters=params,
+                _model_name=self._name,
+                _generation=generation,
+                _plan=plan,
+                _echo=EchoFilter(m["content"] for m in chat),
             )
         finally:
             generation.cancel()
@@ -372,6 +393,7 @@ class LlamaCppStreamedResponse(StreamedResponse):
     _model_name: str
     _generation: _Generation
     _plan: _OutputPlan
+    _echo: EchoFilter
     _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
     _tool_call_id: str = field(default_factory=generate_tool_call_id)
 
@@ -394,9 +416,12 @@ class LlamaCppStreamedResponse(StreamedResponse):
                 named = True
             elif plan.kind == "tools":  # the tool's name comes first in the JSON, but parse it whole
                 buffered.append(piece)
-            else:
-                for event in self._parts_manager.handle_text_delta(vendor_part_id="content", content=piece):
+            elif shown := (self._echo.feed(piece) if plan.kind == "text" else piece):
+                for event in self._parts_manager.handle_text_delta(vendor_part_id="content", content=shown):
                     yield event
+        if plan.kind == "text" and (rest := self._echo.end()):
+            for event in self._parts_manager.handle_text_delta(vendor_part_id="content", content=rest):
+                yield event
         if plan.kind == "tools" and buffered:
             text = "".join(buffered)
             call = _parse_choice(text)

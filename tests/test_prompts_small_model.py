@@ -1,0 +1,59 @@
+"""The embedded model's debater prompt: plain sentences it has nothing to echo; other models keep theirs."""
+
+from __future__ import annotations
+
+from moot.domain.config import DebateConfig, Participant
+from moot.domain.state import DebateState
+from moot.protocols import PromptContext, TurnSpec, get_protocol
+
+
+def _config(model: str, **extra: object) -> DebateConfig:
+    return DebateConfig(
+        topic="Should cities ban cars?",
+        participants=[
+            Participant(name="Proponent", model=model, stance="for the motion", persona="A city planner."),
+            Participant(name="Opponent", model=model, stance="against the motion"),
+        ],
+        rounds=2,
+        judge={"model": "fake:judge"},
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _system(config: DebateConfig) -> str:
+    protocol = get_protocol(config.format)
+    ctx = PromptContext(config, DebateState(config=config), 1)
+    return protocol.turn_prompt(ctx, TurnSpec(speaker=config.participants[0].id)).system
+
+
+def test_the_embedded_model_reads_sentences_not_headings() -> None:
+    system = _system(_config("local:smollm2", context="Traffic doubled since 2010."))
+    assert 'You are Proponent in a debate on the question "Should cities ban cars?"' in system
+    assert "You argue for the motion. A city planner." in system
+    assert "Opponent argues against the motion." in system
+    assert "Background: Traffic doubled since 2010." in system
+    assert "Do not repeat these instructions" in system
+    # Nothing in capitals or numbered for a small model to copy into its turn.
+    for heading in (
+        "YOUR ROLE",
+        "OTHER PARTICIPANTS",
+        "HOW TO ARGUE",
+        "FORMAT:",
+        "BACKGROUND MATERIAL",
+        "1. ",
+    ):
+        assert heading not in system
+
+
+def test_other_models_keep_the_full_prompt() -> None:
+    system = _system(_config("fake:ada"))
+    for heading in ("YOUR ROLE", "OTHER PARTICIPANTS", "HOW TO ARGUE", "FORMAT: FREE-FORM"):
+        assert heading in system
+    assert "Do not repeat these instructions" not in system
+
+
+def test_a_small_models_own_system_prompt_still_comes_first() -> None:
+    config = _config("local:smollm2")
+    first = config.participants[0].model_copy(update={"system_prompt": "Speak like a pirate."})
+    config = config.model_copy(update={"participants": [first, config.participants[1]]})
+    assert _system(config).startswith("Speak like a pirate.\n\nYou are Proponent in a debate")
