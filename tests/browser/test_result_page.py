@@ -263,3 +263,6 @@ def test_the_page_follows_a_streaming_turn_until_the_reader_scrolls_up(
     at = page.evaluate("window.scrollY")
     page.wait_for_function("(at) => window.scrollY > at + 40", arg=at, polling=20)
     expect(page.get_by_test_id("status")).to_have_text("completed", timeout=30_000)
+    # Followed to its end, the page shows the result it has put above the transcript.
+    expect(page.get_by_test_id("summary")).to_be_in_viewport()
+    tab.shot("finished")

@@ -236,6 +236,9 @@ class DebateView {
         });
         this.result.hidden = false;
         this.details.hidden = false;
+        // A reader who followed the debate to its end is taken to its result, above the transcript.
+        if (this.follower.on && this.follower.moved) this.result.scrollIntoView({ block: "start" });
+        this.follower.moved = false;
         this.judged = state.judged;
         // A completed debate whose verdict failed is retried: its run is the verdict again.
         this.verdictFailed = state.status === "completed" && state.verdicts?.at(-1)?.verdict === null;
@@ -248,21 +251,30 @@ class DebateView {
 }
 
 /**
- * Keeps a streaming turn's growing end in view, until the reader scrolls up; scrolling back to the bottom of the
- * page follows again. A scroll the follower made itself is told from the reader's by where it left the page.
+ * Keeps a streaming turn's growing end in view, until the reader scrolls up (wheel, touch, keys, the
+ * scrollbar); scrolling back to the bottom of the page follows again. Only the reader's own input stops it:
+ * the page also moves when content above changes size (the browser's scroll anchoring), which is no sign.
  */
 class Follower {
   constructor() {
     this.on = true;
-    this.mine = null;
-    this.onScroll = () => {
-      const y = window.scrollY;
-      if (this.mine !== null && Math.abs(y - this.mine) < 2) return;
-      this.mine = null;
-      const el = document.scrollingElement;
-      this.on = y + window.innerHeight >= el.scrollHeight - 48;
+    this.moved = false; // it has scrolled the page since the last result was shown
+    this.touchY = null;
+    const off = () => (this.on = false);
+    this.listeners = {
+      wheel: (e) => e.deltaY < 0 && off(),
+      touchstart: (e) => (this.touchY = e.touches[0]?.clientY ?? null),
+      // A finger moving down the screen scrolls the page up.
+      touchmove: (e) => this.touchY !== null && (e.touches[0]?.clientY ?? 0) > this.touchY + 4 && off(),
+      keydown: (e) => ["ArrowUp", "PageUp", "Home"].includes(e.key) || (e.key === " " && e.shiftKey) ? off() : null,
+      // A press on the page's own scrollbar lands on the root element.
+      pointerdown: (e) => e.target === document.documentElement && off(),
+      scroll: () => {
+        const el = document.scrollingElement;
+        if (window.scrollY + window.innerHeight >= el.scrollHeight - 48) this.on = true;
+      },
     };
-    window.addEventListener("scroll", this.onScroll, { passive: true });
+    for (const [type, listener] of Object.entries(this.listeners)) window.addEventListener(type, listener, { passive: true });
   }
 
   /** Scroll so the bottom of `node` (the turn being written) is on screen, if following. */
@@ -271,11 +283,11 @@ class Follower {
     const below = node.getBoundingClientRect().bottom + 16 - window.innerHeight;
     if (below <= 0) return;
     window.scrollBy({ top: below, behavior: "instant" });
-    this.mine = window.scrollY;
+    this.moved = true;
   }
 
   stop() {
-    window.removeEventListener("scroll", this.onScroll);
+    for (const [type, listener] of Object.entries(this.listeners)) window.removeEventListener(type, listener);
   }
 }
 
