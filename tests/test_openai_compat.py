@@ -3,6 +3,8 @@ uvicorn on 127.0.0.1. `moot configure`'s defaults point the presets at fake mode
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from moot.engine import run_debate
 from moot.server import create_app
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
+from tests.test_readme_examples import CURL, RUN_S, block_commands, readme_blocks
 from tests.test_server_cross_site import Served
 
 TOKEN = "test-token-0123456789abcdef"
@@ -269,3 +272,26 @@ def test_a_failed_debate_is_an_openai_error(tmp_path: Path) -> None:
         r = http.post("/v1/chat/completions", json={**asked, "stream": True})
         events = [line for line in r.text.splitlines() if line.startswith("data: ")]
         assert '"error"' in events[-1] and "no turn could be taken" in events[-1] and "[DONE]" not in r.text
+
+
+@pytest.mark.subprocess
+def test_the_readme_curl_examples_answer(tmp_path: Path) -> None:
+    """The README's /v1 curl lines as written (the port made this server's), with the curl binary."""
+    save_user_defaults(UserDefaults(participants=[ModelOptions(model="fake:ada")]))
+    (block,) = [b for b in readme_blocks() if b.section == "OpenAI-compatible endpoint"]
+    curls = [c.words for c in block_commands(block) if c.program == "curl"]
+    assert len(curls) == 2
+    server = Served(create_app(str(tmp_path / "moot.db"), settings=ServerSettings()))
+    with server as http:
+        port = server.url.rsplit(":", 1)[1]
+        answers = []
+        for words in curls:
+            args = [w.replace(":8000/", f":{port}/") for w in words[1:]]
+            run = subprocess.run([CURL, "-sS", *args], capture_output=True, text=True, timeout=RUN_S)
+            assert run.returncode == 0, run.stderr
+            answers.append(json.loads(run.stdout))
+        listed, reply = answers
+        assert "moot/council" in [m["id"] for m in listed["data"]]
+        debate_id = reply["moot_debate_id"]
+        assert reply["choices"][0]["message"]["content"] and reply["usage"]["total_tokens"] > 0
+        assert http.get(f"/api/debates/{debate_id}").json()["config"]["format"] == "council"

@@ -65,6 +65,8 @@ import moot
 import moot.engine.checks as checks_module
 from moot.cli.app import app
 from moot.config_files import SPEC_KEYS, build_config, load_config
+from moot.config_files.presets import load_preset
+from moot.config_files.user_defaults import load_user_defaults
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.models import PROVIDERS
 from moot.domain.state import fold
@@ -364,6 +366,26 @@ def check_eval(words: list[str], result: Result, debates: Debates, before: set[s
     assert (Path(results).parent / "report.html").exists()
 
 
+def check_presets(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
+    action = words[2] if len(words) > 2 else "list"
+    if action == "save":
+        assert load_preset(words[3]).source == "user", result.stderr
+    elif action == "show":
+        assert f"{words[3]} (shipped)" in result.stdout
+    else:
+        assert all(
+            name in result.stdout for name in ("council", "debate", "oxford", "design-review", "critique")
+        )
+
+
+def check_configure(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
+    saved = load_user_defaults()
+    models = [w for i, w in enumerate(words) if i and words[i - 1] in ("-m", "--model")]
+    assert [str(p.model) for p in saved.participants] == models, result.stderr
+    judge = option_value(words, "-j", "--judge")
+    assert (saved.judge and str(saved.judge.model)) == judge
+
+
 Check = Callable[[list[str], Result, Debates, set[str]], None]
 CHECKS: dict[str, Check] = {
     "run": check_run,
@@ -373,6 +395,8 @@ CHECKS: dict[str, Check] = {
     "resume": check_resume,
     "judge": check_judge,
     "eval": check_eval,
+    "presets": check_presets,
+    "configure": check_configure,
 }
 IN_PROCESS = [c for c in readme_commands() if in_process(c)]
 
@@ -732,8 +756,13 @@ def assert_parses(words: list[str], where: str) -> None:
         assert all(w in known for w in words[1:] if w.startswith("-")), where
         return
     assert words[1] in group.commands, f"{where}: no command {words[1]!r}"
-    known = options_of(group.commands[words[1]]) | {"--help"}
-    for word in words[2:]:
+    command = group.commands[words[1]]
+    # A command group (`moot presets save ...`): the options are its subcommand's.
+    rest = 2
+    if isinstance(command, TyperGroup) and len(words) > 2 and words[2] in command.commands:
+        command, rest = command.commands[words[2]], 3
+    known = options_of(command) | {"--help"}
+    for word in words[rest:]:
         if word.startswith("-") and word != "-":
             assert word.split("=", 1)[0] in known, f"{where}: `moot {words[1]}` has no option {word}"
 
