@@ -18,6 +18,7 @@ from rich.text import Text
 
 from moot import __version__
 from moot.cli.configure import configure_command
+from moot.cli.embedded_notice import print_embedded_notice
 from moot.cli.eval import eval_command
 from moot.cli.formats import formats_command
 from moot.cli.help_layout import PlainHelpCommand
@@ -386,6 +387,8 @@ def run(
             start = start if reviewed is cfg else reviewed
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
+        if not (json_lines or quiet):
+            print_embedded_notice(start, out)
         debate_id = uuid.uuid4().hex  # known before the run, so --output can find what it left behind
         async with await EventStore.open(db_url_from(db)) as store:
             try:

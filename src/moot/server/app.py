@@ -35,6 +35,7 @@ from moot.export.backfill import backfilled, fold_backfilled, lacks_display, sta
 from moot.protocols import PROTOCOLS, get_protocol
 from moot.server.configs import router as configs_router
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
+from moot.server.mcp_mount import mount_mcp
 from moot.server.meta import router as meta_router
 from moot.server.openai_compat import router as openai_router
 from moot.server.security import admit, claim, secure
@@ -165,6 +166,7 @@ def create_app(
                 store, max_running=max_running, resolve=resolve, dispatcher=dispatcher
             )
             await app.state.manager.recover(on_restart)
+            await stack.enter_async_context(mcp_sessions())  # the MCP tools at /mcp
             try:
                 yield
             finally:
@@ -403,6 +405,7 @@ def create_app(
 
     app.include_router(configs_router)
     app.include_router(meta_router)
+    mcp_sessions = mount_mcp(app)
     app.include_router(openai_router)  # /v1: presets as OpenAI models
     # Last, so that every route above wins over a file of the same name.
     app.mount("/", page_app(), name="page")

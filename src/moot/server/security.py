@@ -2,8 +2,8 @@
 that keep a client from choosing this server's files, code, URLs or spending without bound. `secure` also
 puts on the guards against other sites' pages (guards.py) and the access log (access_log.py).
 
-Only /api needs the token. /health (for load balancers) and /docs, /redoc, /openapi.json (they describe
-the API, they run nothing) stay open.
+Only /api and /mcp (the MCP tools) need the token. /health (for load balancers) and /docs, /redoc,
+/openapi.json (they describe the API, they run nothing) stay open.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ class BodyLimit:
 
 
 class BearerAuth:
-    """Every /api route needs `Authorization: Bearer <token>`; the event streams also take ?access_token=."""
+    """/api and /mcp need `Authorization: Bearer <token>`; the event streams also take ?access_token=."""
 
     def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
         self.app = app
@@ -226,7 +226,7 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        protected = path in ("/api", "/v1") or path.startswith(("/api/", "/v1/"))
+        protected = path in ("/api", "/mcp") or path.startswith(("/api/", "/mcp/"))
         streams = scope["type"] == "websocket" or _STREAM.match(path) is not None
         # Taken off every request, so it reaches neither a handler nor the access log; honoured on streams only.
         in_query = _take_query_token(scope)

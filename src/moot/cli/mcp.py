@@ -1,0 +1,45 @@
+"""`moot mcp`: moot's MCP tools over stdio, for an MCP client (Claude Desktop, Claude Code, Cursor, ...) that
+starts it as a subprocess. Debates go to the same store as `moot run` and `moot serve` (--db, else
+$MOOT_DATABASE_URL, else $MOOT_HOME/moot.db), run under the same concurrency limit as the server's.
+
+stdout is the protocol's: nothing else may print there, so errors before serving go to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from moot.cli.live import DbOption, run_command
+
+
+def mcp_command(
+    db: DbOption = None,
+    max_running: Annotated[
+        int, typer.Option("--max-running", min=1, help="Debates that may run at once; later ones wait.")
+    ] = 4,
+) -> None:
+    """Serve moot's MCP tools (debate, council, list_debates, get_debate, export_debate) over stdio.
+
+    Add it to an MCP client's config as the command `moot` with the arguments `mcp`; `moot serve` offers the same
+    tools over HTTP at /mcp. Keys come from this process's environment, as for `moot run`.
+    """
+    run_command(_serve(db, max_running))
+
+
+async def _serve(db: str | None, max_running: int) -> None:
+    from moot.mcp import build_server
+    from moot.server.manager import DebateManager
+    from moot.store import EventStore, db_url_from
+
+    async with await EventStore.open(db_url_from(db)) as store:
+        manager = DebateManager(store, max_running=max_running)
+        try:
+            await build_server(lambda: manager).run_stdio_async()
+        finally:
+            # The client went away: a debate still running is recorded as interrupted (moot resume carries it on).
+            await manager.close()
+
+
+__all__ = ["mcp_command"]

@@ -1,0 +1,43 @@
+"""What the MCP tools need of whoever runs debates: moot.server's `DebateManager` has this shape, so the tools
+run, stream and stop debates exactly as the HTTP API does, without this package importing the server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from moot.domain.config import DebateConfig
+from moot.domain.events import Event
+from moot.store import EventStore
+
+
+class Feed(Protocol):
+    """A running debate's live events; None once the run has ended (or the feed was cut)."""
+
+    async def get(self) -> Event | None: ...
+
+
+class Launched(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+class Runs(Protocol):
+    """Debates run in the background, each stored in `store` as it happens."""
+
+    @property
+    def store(self) -> EventStore: ...
+
+    def start(self, config: DebateConfig) -> Launched: ...
+
+    def subscribe(self, debate_id: str, *, size: int | None = None) -> Feed | None: ...
+
+    def stop(self, debate_id: str) -> bool: ...
+
+
+# Starts a checked config for the caller and returns the debate's id: the HTTP server counts it against the
+# caller's token and applies its limits (moot.server.security.admit); `request` is the HTTP request, None on stdio.
+Admit = Callable[[DebateConfig, Any], str]
+
+
+__all__ = ["Admit", "Feed", "Launched", "Runs"]

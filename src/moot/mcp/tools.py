@@ -1,0 +1,218 @@
+"""The MCP tools: `debate`, `council`, `list_debates`, `get_debate`, `export_debate`.
+
+A tool's mistake (an unknown format, a model whose key is not set, an unknown id) is a tool error whose text is
+moot's one-line message naming the field, which the SDK returns as `isError` content for the agent to read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from moot import __version__
+from moot.domain.config import DebateConfig
+from moot.domain.state import Status
+from moot.errors import UserError
+from moot.export import export
+from moot.mcp.configs import COUNCIL, COUNCIL_MEMBERS, debate_config
+from moot.mcp.follow import hold
+from moot.mcp.host import Admit, Runs
+from moot.mcp.results import (
+    CouncilResult,
+    DebateList,
+    DebateResult,
+    council_result,
+    council_text,
+    debate_result,
+    debate_text,
+)
+from moot.protocols import get_protocol
+
+T = TypeVar("T")
+SERVER_NAME = "moot"
+LIST_MOST = 100
+INSTRUCTIONS = (
+    "moot holds debates between LLMs and has a judge rule on them. Use `debate` for a question with sides or "
+    "trade-offs (its answer is the verdict, or the format's result), `council` for a question you want several "
+    "models to answer and rank (its answer is the chair's synthesis). Both take minutes on real models and report "
+    "each turn as progress; cancelling the call stops the debate and the judge rules on what was said. Every "
+    "debate is stored: `list_debates`, `get_debate` and `export_debate` read them back."
+)
+
+Topic = Annotated[str, Field(description="The question or motion to debate", min_length=1, max_length=10_000)]
+Participants = Annotated[
+    list[str] | None,
+    Field(
+        description="The debaters, each a model with optional settings after commas, as `moot run -p` takes "
+        "them: 'openai:gpt-4o,name=Ada,stance=for'. Left out: moot's default model (runs locally, no key)",
+        max_length=10,
+    ),
+]
+Judge = Annotated[
+    str | None, Field(description="The judge's model, e.g. openai:gpt-4o (default: the first debater's)")
+]
+Format = Annotated[
+    str | None,
+    Field(
+        description="The debate format: free-form (default), oxford, critical-review, council, ... (moot formats)"
+    ),
+]
+Rounds = Annotated[
+    int | None, Field(description="Rounds of debate, 1-50 (default: the format's)", ge=1, le=50)
+]
+ExportFormat = Literal["markdown", "json", "text", "html"]
+
+
+def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCPServer[Any]:
+    """An MCP server whose tools run debates through `runs()` (read at each call: the HTTP server makes its
+    manager when it starts). `admit` starts a checked config for the caller (the HTTP server's limits and
+    per-token counts); left out, a debate is started as given."""
+
+    def start(config: DebateConfig, ctx: Context) -> str:
+        if admit is None:
+            return runs().start(config).id
+        return admit(config, ctx.request_context.request)
+
+    async def held(config: DebateConfig, ctx: Context) -> Any:
+        _check_format(config)
+        debate_id = _checked(lambda: start(config, ctx))
+
+        async def report(progress: float, message: str) -> None:
+            await ctx.report_progress(progress, None, message)
+
+        return await hold(runs(), debate_id, config, report)
+
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+
+    @server.tool(
+        annotations=ToolAnnotations(title="Hold a debate", read_only_hint=False, open_world_hint=True)
+    )
+    async def debate(
+        topic: Topic,
+        ctx: Context,
+        participants: Participants = None,
+        judge: Judge = None,
+        format: Format = None,
+        rounds: Rounds = None,
+    ) -> Annotated[CallToolResult, DebateResult]:
+        """Hold a debate on `topic` between LLMs and have a judge rule on it. Answers with the verdict (winner,
+        scores, the judge's summary) or the format's own result, and the debate's id. Each turn is reported as
+        progress; cancelling stops the debate and the judge rules on what was said."""
+        config = _checked(
+            lambda: debate_config(topic, participants=participants, judge=judge, format=format, rounds=rounds)
+        )
+        result = debate_result(await held(config, ctx))
+        return _answer(debate_text(result), result.model_dump(mode="json"))
+
+    @server.tool(
+        annotations=ToolAnnotations(title="Ask a council", read_only_hint=False, open_world_hint=True)
+    )
+    async def council(
+        question: Topic,
+        ctx: Context,
+        participants: Participants = None,
+        chair: Annotated[
+            str | None,
+            Field(description="The chair's model, who writes the answer (default: the first member's)"),
+        ] = None,
+    ) -> Annotated[CallToolResult, CouncilResult]:
+        """Ask a council of LLMs: each member answers alone, ranks the others' answers unseen by name, and the
+        chair writes the council's answer. Answers with that answer, the ranking and the debate's id."""
+        config = _checked(
+            lambda: debate_config(
+                question, participants=participants, judge=chair, format=COUNCIL, members=COUNCIL_MEMBERS
+            )
+        )
+        result = council_result(await held(config, ctx))
+        return _answer(council_text(result), result.model_dump(mode="json"))
+
+    @server.tool(annotations=ToolAnnotations(title="List debates", read_only_hint=True))
+    async def list_debates(
+        text: Annotated[str | None, Field(description="Only debates whose topic contains this")] = None,
+        status: Annotated[
+            Status | None,
+            Field(description="Only debates in this state"),
+        ] = None,
+        format: Annotated[str | None, Field(description="Only debates in this format")] = None,
+        limit: Annotated[int, Field(ge=1, le=LIST_MOST)] = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> DebateList:
+        """The stored debates, newest first: id, topic, status, format, participants, winner."""
+        if format is not None:
+            _checked(lambda: get_protocol(format))
+        rows = await runs().store.list_debates(
+            text=text, status=status, format=format, limit=limit, offset=offset
+        )
+        return DebateList(debates=rows)
+
+    @server.tool(annotations=ToolAnnotations(title="Read a debate", read_only_hint=True))
+    async def get_debate(
+        debate_id: Annotated[
+            str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
+        ],
+        wait: Annotated[
+            bool, Field(description="If it is running, wait until it has ended before answering")
+        ] = False,
+    ) -> Annotated[CallToolResult, DebateResult]:
+        """A stored debate's result as it stands: status, verdict or format result, why it stopped."""
+        store = runs().store
+        found = await _found(store, debate_id)
+        if wait:
+            feed = runs().subscribe(found)
+            while feed is not None and await feed.get() is not None:
+                pass
+            await store.flush()
+        result = debate_result(await store.state(found))
+        return _answer(debate_text(result), result.model_dump(mode="json"))
+
+    @server.tool(annotations=ToolAnnotations(title="Export a debate", read_only_hint=True))
+    async def export_debate(
+        debate_id: Annotated[
+            str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
+        ],
+        format: Annotated[
+            ExportFormat, Field(description="markdown, json, text, or html (a standalone page)")
+        ] = "markdown",
+    ) -> str:
+        """A stored debate's whole transcript and verdict as Markdown, JSON, plain text or a standalone HTML page."""
+        store = runs().store
+        found = await _found(store, debate_id)
+        await store.flush()
+        return export(await store.events(found), format)
+
+    return server
+
+
+def _answer(text: str, structured: dict[str, Any]) -> CallToolResult:
+    """Text for a reader and the same result as structured content (the tool's declared output schema)."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _checked(make: Callable[[], T]) -> T:
+    """Run a config check; a UserError becomes the tool error the caller reads (one line naming the field)."""
+    try:
+        return make()
+    except UserError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _check_format(config: DebateConfig) -> None:
+    _checked(lambda: get_protocol(config.format))
+
+
+async def _found(store: Any, debate_id: str) -> str:
+    try:
+        found: str = await store.resolve_id(debate_id)
+    except UserError as exc:
+        raise ToolError(str(exc)) from None
+    return found
+
+
+__all__ = ["SERVER_NAME", "build_server"]

@@ -1,0 +1,353 @@
+"""moot's MCP tools, driven by the official SDK's client: in process (the tools themselves), then over the
+streamable HTTP transport of a real uvicorn on 127.0.0.1 (`moot serve`'s /mcp, behind the token and the
+Origin check). The stdio transport (`moot mcp` as a subprocess) is tests/test_mcp_stdio.py. Fake models only."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from moot.domain.assessment import StopReason
+from moot.domain.config import DebateConfig
+from moot.domain.events import DebateStopping, JudgingStarted, TokenDelta, TurnCompleted, VerdictGiven
+from moot.mcp import build_server
+from moot.mcp.configs import debate_config
+from moot.mcp.follow import progress_message
+from moot.mcp.results import CouncilResult, DebateList, DebateResult
+from moot.server import DebateManager, create_app
+from moot.server.settings import ServerSettings
+from moot.store import EventStore, db_url_from
+from tests.test_server_cross_site import Served
+
+TOKEN = "mcp-test-token-0123456789"
+TOOLS = {"debate", "council", "list_debates", "get_debate", "export_debate"}
+STARTED = re.compile(r"^debate ([0-9a-f]{32}) started: ")
+# A turn streams a word every 40 ms, a few seconds a turn: a cancel lands while the debate is under way.
+SLOW = ["fake:drip-40", "fake:drip-40"]
+
+Progress = list[tuple[float, str]]
+
+
+@pytest.fixture
+async def manager(tmp_path: Path) -> AsyncIterator[DebateManager]:
+    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
+        runs = DebateManager(store)
+        try:
+            yield runs
+        finally:
+            await runs.close()
+
+
+def connect(manager: DebateManager) -> Client:
+    """The SDK's client on the tools in process (entered in the test itself: its task groups must be left in
+    the task that entered them, which a fixture's teardown is not)."""
+    return Client(build_server(lambda: manager))
+
+
+def recorder(seen: Progress) -> Any:
+    async def record(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message or ""))
+
+    return record
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def call(
+    client: Client, tool: str, arguments: dict[str, Any], seen: Progress | None = None
+) -> CallToolResult:
+    result = await client.call_tool(
+        tool, arguments, progress_callback=recorder(seen) if seen is not None else None
+    )
+    assert not result.is_error, text_of(result)
+    return result
+
+
+async def debate_stopped_by_cancel(client: Client, arguments: dict[str, Any]) -> tuple[str, Progress]:
+    """Call `debate`, cancel the call once the first turn is reported; the debate's id and what was reported."""
+    seen: Progress = []
+    first_turn = anyio.Event()
+
+    async def record(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message or ""))
+        if (message or "").startswith("round 1"):
+            first_turn.set()
+
+    async with anyio.create_task_group() as group:
+
+        async def debate() -> None:
+            await client.call_tool("debate", arguments, progress_callback=record)
+            raise AssertionError("the debate answered although its call was cancelled")
+
+        group.start_soon(debate)
+        await first_turn.wait()
+        group.cancel_scope.cancel()
+    found = STARTED.match(seen[0][1])
+    assert found is not None, seen
+    return found.group(1), seen
+
+
+def assert_stopped_by_the_user(result: CallToolResult, planned_turns: int) -> DebateResult:
+    stopped = DebateResult.model_validate(result.structured_content)
+    assert stopped.status == "completed" and stopped.stop_kind == "user", stopped
+    assert 1 <= stopped.turns < planned_turns  # stopped early, with the turns that exist
+    assert stopped.scores and stopped.verdict  # the judge ruled on what existed
+    return stopped
+
+
+# --- the tools, in process ------------------------------------------------------------------------
+
+
+async def test_the_tools_are_listed_with_their_schemas(manager: DebateManager) -> None:
+    async with connect(manager) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        debate = tools["debate"]
+        assert debate.input_schema["required"] == ["topic"]
+        assert {"participants", "judge", "format", "rounds"} <= set(debate.input_schema["properties"])
+        assert debate.output_schema is not None and "debate_id" in debate.output_schema["properties"]
+        assert (
+            tools["council"].output_schema is not None
+            and "ranking" in tools["council"].output_schema["properties"]
+        )
+        assert (
+            tools["list_debates"].annotations is not None and tools["list_debates"].annotations.read_only_hint
+        )
+
+
+async def test_a_debate_reports_each_turn_and_answers_with_its_verdict_and_id(manager: DebateManager) -> None:
+    async with connect(manager) as client:
+        seen: Progress = []
+        result = await call(
+            client,
+            "debate",
+            {"topic": "Tabs or spaces?", "participants": ["fake:a", "fake:b"], "rounds": 2},
+            seen,
+        )
+        answer = DebateResult.model_validate(result.structured_content)
+        assert (
+            answer.status == "completed" and answer.format == "free-form" and answer.stop_kind == "max_rounds"
+        )
+        assert answer.turns == 4 and {s.name for s in answer.scores} == {"Proponent", "Opponent"}
+        assert answer.winners and answer.verdict
+        text = text_of(result)
+        assert answer.debate_id in text and f"Verdict: {answer.verdict}" in text and "Winner: " in text
+        # One notification a turn, in order, then the end of the rounds, the judge and the verdict; rising numbers.
+        messages = [m for _, m in seen]
+        assert STARTED.match(messages[0]) and answer.debate_id in messages[0]
+        turns = [m for m in messages if m.startswith("round ")]
+        assert [m.split(":")[0] for m in turns] == [
+            "round 1, Proponent",
+            "round 1, Opponent",
+            "round 2, Proponent",
+            "round 2, Opponent",
+        ]
+        assert messages[-3:] == [
+            "debating ended: all 2 planned rounds were held",
+            "the judge is weighing the debate",
+            f"verdict: {answer.verdict}",
+        ]
+        assert [p for p, _ in seen] == sorted({p for p, _ in seen})
+        # Stored like any other debate.
+        stored = await manager.store.state(answer.debate_id)
+        assert stored.status == "completed" and len(stored.turns) == 4 and stored.verdict is not None
+
+
+async def test_a_council_answers_with_the_chairs_synthesis_and_the_ranking(manager: DebateManager) -> None:
+    async with connect(manager) as client:
+        seen: Progress = []
+        result = await call(
+            client,
+            "council",
+            {"question": "What is 2+2?", "participants": ["fake:a", "fake:b", "fake:c"]},
+            seen,
+        )
+        council = CouncilResult.model_validate(result.structured_content)
+        assert council.status == "completed" and council.question == "What is 2+2?"
+        assert council.answer and len(council.ranking) == 3
+        assert {r.model for r in council.ranking} == {"fake:a", "fake:b", "fake:c"}
+        assert all(r.mean_rank is not None for r in council.ranking)
+        assert f"Answer:\n{council.answer}" in text_of(result) and "Ranking: " in text_of(result)
+        # Three answers, then the chair's synthesis, each reported.
+        assert sum(m.startswith("round 1, ") for _, m in seen) == 3
+        assert any(m.startswith("round 3, Chair: ") for _, m in seen)
+
+
+async def test_mistakes_are_tool_errors_that_name_the_field(manager: DebateManager) -> None:
+    async with connect(manager) as client:
+        unknown_format = await client.call_tool("debate", {"topic": "x", "format": "shouting-match"})
+        assert unknown_format.is_error and "format: unknown format 'shouting-match'" in text_of(
+            unknown_format
+        )
+        bad_spec = await client.call_tool(
+            "debate", {"topic": "x", "participants": ["fake:a,colour=red", "fake:b"]}
+        )
+        assert bad_spec.is_error and "participants.0: unknown key 'colour'" in text_of(bad_spec)
+        blank = await client.call_tool("debate", {"topic": "   "})
+        assert blank.is_error and "topic: give the question" in text_of(blank)
+        missing = await client.call_tool("get_debate", {"debate_id": "feedface"})
+        assert missing.is_error and "feedface" in text_of(missing)
+        listed = await client.call_tool("list_debates", {"format": "nope"})
+        assert listed.is_error and "unknown format 'nope'" in text_of(listed)
+
+
+async def test_stored_debates_are_listed_read_and_exported(manager: DebateManager) -> None:
+    async with connect(manager) as client:
+        first = await call(
+            client, "debate", {"topic": "Cats or dogs?", "participants": ["fake:a", "fake:b"], "rounds": 1}
+        )
+        debate_id = DebateResult.model_validate(first.structured_content).debate_id
+        await call(
+            client,
+            "council",
+            {"question": "Best sorting algorithm?", "participants": ["fake:a", "fake:b", "fake:c"]},
+        )
+        listed = DebateList.model_validate((await call(client, "list_debates", {})).structured_content)
+        assert [d.topic for d in listed.debates] == ["Best sorting algorithm?", "Cats or dogs?"]
+        only = DebateList.model_validate(
+            (await call(client, "list_debates", {"format": "council"})).structured_content
+        )
+        assert [d.format for d in only.debates] == ["council"]
+        found = DebateList.model_validate(
+            (await call(client, "list_debates", {"text": "cats"})).structured_content
+        )
+        assert [d.id for d in found.debates] == [debate_id]
+        got = DebateResult.model_validate(
+            (await call(client, "get_debate", {"debate_id": debate_id[:8]})).structured_content
+        )
+        assert got == DebateResult.model_validate(
+            first.structured_content
+        )  # the same result as the debate's answer
+        markdown = text_of(await call(client, "export_debate", {"debate_id": debate_id}))
+        assert markdown.startswith("# Cats or dogs?")
+        exported = json.loads(
+            text_of(await call(client, "export_debate", {"debate_id": debate_id, "format": "json"}))
+        )
+        assert exported["debate_id"] == debate_id and exported["events"][0]["type"] == "debate_started"
+        html = text_of(await call(client, "export_debate", {"debate_id": debate_id, "format": "html"}))
+        assert html.lstrip().lower().startswith("<!doctype html>")
+
+
+async def test_cancelling_the_call_stops_the_debate_and_the_judge_rules_on_what_exists(
+    manager: DebateManager,
+) -> None:
+    async with connect(manager) as client:
+        debate_id, seen = await debate_stopped_by_cancel(
+            client, {"topic": "Monorepo?", "participants": SLOW, "judge": "fake:judge", "rounds": 4}
+        )
+        assert not any(m.startswith("verdict") for _, m in seen)  # the call ended before the verdict
+        result = await call(client, "get_debate", {"debate_id": debate_id, "wait": True})
+        assert_stopped_by_the_user(result, planned_turns=8)
+        stored = await manager.store.state(debate_id)
+        assert (
+            stored.status == "completed"
+            and stored.stop_reason is not None
+            and stored.stop_reason.kind == "user"
+        )
+
+
+def test_progress_says_nothing_of_token_deltas_and_markers() -> None:
+    config: DebateConfig = debate_config("t", participants=["fake:a", "fake:b"])
+    long = "word " * 100
+    turn = TurnCompleted(
+        debate_id="d", round=1, participant_id="proponent", model="fake:a", text=long, usage={}, latency_s=1.0
+    )
+    message = progress_message(turn, config)
+    assert message is not None and message.startswith("round 1, Proponent: word") and message.endswith("…")
+    assert len(message) < 200
+    assert (
+        progress_message(JudgingStarted(debate_id="d", model="fake:a"), config)
+        == "the judge is weighing the debate"
+    )
+    failed = VerdictGiven(debate_id="d", verdict=None, error="the judge timed out", model="fake:a")
+    assert progress_message(failed, config) == "the verdict failed: the judge timed out"
+    stop = DebateStopping(
+        debate_id="d", reason=StopReason(kind="user", detail="stopped by the user"), after_round=1
+    )
+    assert progress_message(stop, config) == "debating ended: stopped by the user"
+    assert (
+        progress_message(TokenDelta(debate_id="d", round=1, participant_id="proponent", text="w"), config)
+        is None
+    )
+
+
+# --- streamable HTTP: `moot serve`'s /mcp ---------------------------------------------------------
+
+
+def mcp_client(base: str, headers: dict[str, str] | None = None) -> tuple[Client, httpx2.AsyncClient]:
+    http = httpx2.AsyncClient(headers=headers or {}, trust_env=False)
+    return Client(streamable_http_client(f"{base}/mcp", http_client=http)), http
+
+
+async def test_over_http_the_tools_need_the_token_and_hold_debates_the_api_shows(tmp_path: Path) -> None:
+    app = create_app(str(tmp_path / "moot.db"), settings=ServerSettings.from_env(api_token=TOKEN))
+    with Served(app) as http:
+        base = str(http.base_url).rstrip("/")
+        async with httpx2.AsyncClient(trust_env=False) as raw:
+            # No token: refused before any MCP session exists.
+            assert (await raw.post(f"{base}/mcp", json={})).status_code == 401
+            # Another site's page may not drive it, token or not.
+            evil = {"Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"}
+            assert (await raw.post(f"{base}/mcp", json={}, headers=evil)).status_code == 403
+        anonymous, plain = mcp_client(base)
+        with pytest.raises(Exception):  # noqa: B017 - the SDK reports the 401 as its transport's error
+            async with plain, anonymous:
+                pass
+        client, authed = mcp_client(base, {"Authorization": f"Bearer {TOKEN}"})
+        async with authed, client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            seen: Progress = []
+            result = await call(
+                client,
+                "debate",
+                {"topic": "Vim or Emacs?", "participants": ["fake:a", "fake:b"], "rounds": 1},
+                seen,
+            )
+            answer = DebateResult.model_validate(result.structured_content)
+            assert answer.status == "completed" and sum(m.startswith("round 1, ") for _, m in seen) == 2
+            council = CouncilResult.model_validate(
+                (
+                    await call(
+                        client,
+                        "council",
+                        {"question": "2+2?", "participants": ["fake:a", "fake:b", "fake:c"]},
+                    )
+                ).structured_content
+            )
+            assert council.answer
+            stopped_id, _ = await debate_stopped_by_cancel(
+                client, {"topic": "Microservices?", "participants": SLOW, "judge": "fake:judge", "rounds": 4}
+            )
+            stopped = await call(client, "get_debate", {"debate_id": stopped_id, "wait": True})
+            assert_stopped_by_the_user(stopped, planned_turns=8)
+        # The API sees the same debates: one store, one manager.
+        listed = http.get("/api/debates", headers={"Authorization": f"Bearer {TOKEN}"}).json()
+        assert {d["id"] for d in listed} == {answer.debate_id, council.debate_id, stopped_id}
+
+
+async def test_over_http_on_loopback_without_a_token_the_servers_limits_still_apply(tmp_path: Path) -> None:
+    app = create_app(str(tmp_path / "moot.db"), settings=ServerSettings.from_env(max_participants=2))
+    with Served(app) as http:
+        client, plain = mcp_client(str(http.base_url).rstrip("/"))
+        async with plain, client:
+            refused = await client.call_tool("council", {"question": "q", "participants": ["fake:a"] * 3})
+            assert (
+                refused.is_error
+                and "participants: 3 participants; this server allows at most 2" in text_of(refused)
+            )
+            result = await call(
+                client, "debate", {"topic": "t", "participants": ["fake:a", "fake:b"], "rounds": 1}
+            )
+            assert DebateResult.model_validate(result.structured_content).status == "completed"

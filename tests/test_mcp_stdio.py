@@ -1,0 +1,84 @@
+"""`moot mcp` as an MCP client starts it: a subprocess spoken to over stdio by the official SDK's client, with
+its own MOOT_HOME. Its debates land in the store `moot run` and `moot serve` use there. Fake models only."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from moot.mcp.results import CouncilResult, DebateList, DebateResult
+from moot.store import EventStore, db_url_from
+from tests.test_mcp import (
+    SLOW,
+    TOOLS,
+    Progress,
+    assert_stopped_by_the_user,
+    call,
+    debate_stopped_by_cancel,
+    text_of,
+)
+
+pytestmark = pytest.mark.subprocess
+
+
+def moot_mcp(home: Path, *args: str) -> Client:
+    env = {**os.environ, "MOOT_HOME": str(home)}
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", *args], env=env))
+
+
+async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    async with moot_mcp(home) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        seen: Progress = []
+        result = await call(
+            client,
+            "debate",
+            {"topic": "Tabs or spaces?", "participants": ["fake:a", "fake:b"], "rounds": 2},
+            seen,
+        )
+        answer = DebateResult.model_validate(result.structured_content)
+        assert answer.status == "completed" and answer.turns == 4 and answer.winners
+        assert [m.split(":")[0] for _, m in seen if m.startswith("round ")] == [
+            "round 1, Proponent",
+            "round 1, Opponent",
+            "round 2, Proponent",
+            "round 2, Opponent",
+        ]
+        council = CouncilResult.model_validate(
+            (
+                await call(
+                    client, "council", {"question": "2+2?", "participants": ["fake:a", "fake:b", "fake:c"]}
+                )
+            ).structured_content
+        )
+        assert council.answer and len(council.ranking) == 3
+        stopped_id, _ = await debate_stopped_by_cancel(
+            client, {"topic": "Monorepo?", "participants": SLOW, "judge": "fake:judge", "rounds": 4}
+        )
+        assert_stopped_by_the_user(
+            await call(client, "get_debate", {"debate_id": stopped_id, "wait": True}), 8
+        )
+        listed = DebateList.model_validate((await call(client, "list_debates", {})).structured_content)
+        assert [d.id for d in listed.debates] == [stopped_id, council.debate_id, answer.debate_id]
+        exported = text_of(
+            await call(client, "export_debate", {"debate_id": answer.debate_id, "format": "text"})
+        )
+        assert "Tabs or spaces?" in exported
+    # The process has exited; the store under its MOOT_HOME holds all three, as `moot list` would show them.
+    async with await EventStore.open(db_url_from(str(home / "moot.db"))) as store:
+        stored = {s.id: s.status for s in await store.list_debates()}
+    assert stored == {answer.debate_id: "completed", council.debate_id: "completed", stopped_id: "completed"}
+
+
+async def test_moot_mcp_takes_another_store_with_db(tmp_path: Path) -> None:
+    db = tmp_path / "elsewhere.db"
+    async with moot_mcp(tmp_path / "home", "--db", str(db)) as client:
+        await call(client, "debate", {"topic": "t", "participants": ["fake:a", "fake:b"], "rounds": 1})
+    async with await EventStore.open(db_url_from(str(db))) as store:
+        assert [s.topic for s in await store.list_debates()] == ["t"]
+    assert not (tmp_path / "home" / "moot.db").exists()
