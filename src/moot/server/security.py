@@ -226,7 +226,7 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        protected = path in ("/api", "/mcp") or path.startswith(("/api/", "/mcp/"))
+        protected = path in ("/api", "/mcp", "/v1") or path.startswith(("/api/", "/mcp/", "/v1/"))
         streams = scope["type"] == "websocket" or _STREAM.match(path) is not None
         # Taken off every request, so it reaches neither a handler nor the access log; honoured on streams only.
         in_query = _take_query_token(scope)
