@@ -746,6 +746,11 @@ async def test_event_order_of_a_full_run_maps_the_legacy_stream() -> None:
     assert state.outcome is not None
     assert state.outcome.details == {"position_changes": [], "disagreements": ["Cost at scale", "Hiring"]}
     assert state.outcome.summary == "No expert changed position; 2 unresolved disagreements remain."
+    assert state.outcome.headline == "0 of 3 experts changed position; 2 disagreements remain unresolved"
+    assert [(s.title, s.lines) for s in state.outcome.sections or []] == [
+        ("Position changes in the revised phase", ["Ada, Bo and Cy kept their positions"]),
+        ("Unresolved disagreements in the consensus", ["Cost at scale", "Hiring"]),
+    ]
     assert state.judged
 
 
@@ -784,6 +789,7 @@ async def test_a_timeout_before_the_consensus_still_concludes() -> None:
     assert state.outcome.summary == (
         "The review stopped after the initial phase, before the experts revised their positions."
     )
+    assert state.outcome.headline == state.outcome.summary.removesuffix(".") and state.outcome.sections == []
 
 
 async def test_position_changes_are_read_from_the_revised_phase_only() -> None:

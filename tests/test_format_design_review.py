@@ -164,6 +164,8 @@ async def test_a_synthesis_that_never_validates_still_concludes_and_says_why() -
     assert state.status == "completed" and judged[0] == 1
     assert state.outcome is not None
     assert state.outcome.summary.startswith("The judge gave no valid synthesis:")
+    assert state.outcome.headline == "No synthesis: the judge gave no valid answer"
+    assert [s.title for s in state.outcome.sections or []] == ["Why"]
     assert "error" in state.outcome.details
 
 

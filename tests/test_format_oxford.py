@@ -173,6 +173,15 @@ def test_the_side_whose_share_grows_most_wins_and_equal_swings_tie(
     assert outcome.details["undecided"]["after"] == Vote.model_validate(after).share("undecided")
     if not winners:
         assert outcome.summary.startswith("A tie: both sides swung +10 points")
+        assert outcome.headline == "A tie: both sides swung +10 points"
+    else:
+        won, team = ("for", "Ada and Cy") if winners == ["ada", "cy"] else ("against", "Bo")
+        assert outcome.headline is not None and outcome.headline.startswith(
+            f"Winner: the {won} side ({team}), "
+        )
+    assert outcome.sections is not None and outcome.sections[0].lines[0].startswith(
+        "For the motion (Ada and Cy): "
+    )
 
 
 def test_a_missing_vote_gives_no_result() -> None:
@@ -180,6 +189,10 @@ def test_a_missing_vote_gives_no_result() -> None:
     outcome = PROTOCOL.outcome(cfg, decided(cfg, vote(20, 30, 50), None))
     assert outcome.winner_ids == []
     assert outcome.summary == "No result: the judge gave no valid vote after the debate."
+    assert outcome.headline == "No result: the judge gave no valid vote after the debate"
+    assert [(s.title, s.lines) for s in outcome.sections or []] == [
+        ("Sides", ["For the motion: Ada", "Against the motion: Bo"])
+    ]
 
 
 def test_a_vote_reads_as_one_line() -> None:

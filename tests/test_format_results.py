@@ -27,7 +27,9 @@ from moot.engine.runner import InMemoryLog, run_debate
 from moot.export import DebateRecord, export
 from moot.export.backfill import backfill, fold_backfilled, state_lacks_display
 from moot.export.outcome_view import SCORES_NAME_NO_WINNER
-from moot.protocols.tournament import tournament_rounds
+from moot.protocols.council import _headline
+from moot.protocols.tournament import _match_line, tournament_rounds
+from moot.protocols.voting import aggregate_rankings
 from tests.conftest import make_config
 
 EXPORTED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -232,3 +234,17 @@ def test_a_result_of_a_format_this_moot_lacks_shows_its_summary() -> None:
     )
     assert backfill(given, state) == given  # nothing to word it with
     assert given.outcome.lead == "Something new happened."
+
+
+def test_a_result_cut_short_says_what_is_missing_in_words() -> None:
+    """The branches a whole fake debate does not reach: a match not decided, a council with no ranking or answer."""
+    config = make_config(3)
+    assert _match_line(config, ("ada", "bo"), None) == "Ada v Bo, not decided"
+    none = aggregate_rankings(["ada", "bo", "cy"], [])
+    assert _headline(config, none, [], synthesised=False) == (
+        "No answer: the council stopped before the chair's synthesis; no valid peer ranking was given"
+    )
+    one = aggregate_rankings(["ada", "bo", "cy"], [["bo", "ada"]])
+    assert _headline(config, one, ["bo", "ada"], synthesised=True) == (
+        "The chair's synthesis is the council's answer; Bo leads the peer ranking (mean rank 1.00)"
+    )

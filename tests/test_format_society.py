@@ -122,6 +122,15 @@ async def test_a_full_run_votes_on_the_last_round_and_reports_the_unparsed() -> 
         {"round": 1, "answer": "41", "agreement": 0.3333, "tally": {"41": 1, "42": 1}},
         {"round": 2, "answer": "42", "agreement": 0.6667, "tally": {"42": 2}},
     ]
+    # What every reader shows of it, in the format's words.
+    assert outcome.headline == "Majority answer: 42 (2 of 3 agents)"
+    assert [(s.title, s.lines) for s in outcome.sections or []] == [
+        (
+            "The majority answer, round by round",
+            ["Round 1: 41, from 1 of 3 agents (33%); also 42 (1)", "Round 2: 42, from 2 of 3 agents (67%)"],
+        ),
+        ("Each agent's final answer (round 2)", ["Ada: 42", "Bo: 42", "Cy: no answer that could be read"]),
+    ]
     # A configured judge sums up after the vote, naming no winner.
     assert judged[0] == 1 and state.verdict is not None and state.verdict.winner_ids == []
     types = [e.type for e in events if e.durable]
