@@ -66,6 +66,10 @@ def test_the_page_shows_the_format_s_result_in_its_recorded_words(server: Served
     assert ("Winner" in body) == bool(outcome["winner_ids"]), body
     assert "seeks a shared answer" not in body and "No winner is named" not in body
     assert not RAW_KEY.search(norm(card.inner_text())), card.inner_text()
+    # On a phone the result's long lines (a tournament's bracket) wrap: nothing scrolls sideways.
+    page.set_viewport_size({"width": 375, "height": 800})
+    expect(card).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
 
     # The same words as the Markdown export of this debate, read as a viewer shows it.
     markdown = server.http.get(f"/api/debates/{debate_id}/export", params={"format": "markdown"}).text
