@@ -17,8 +17,9 @@ const short = (s, n = 16) => (String(s).length > n ? `${String(s).slice(0, n - 1
  */
 export function barChart({ items = [], max = 10, title = "Scores", width = WIDTH }) {
   const row = 28;
-  // A narrow chart (drawn for a phone, so it is not scaled down to unreadable) gives its labels less room.
-  const [labelW, valueW, pad] = [Math.min(170, Math.round(width * 0.3)), 44, 8];
+  // Labels get the room the longest needs, up to a share of the chart (a phone's narrow chart gives less).
+  const longest = Math.max(0, ...items.map((i) => String(i.label).length));
+  const [labelW, valueW, pad] = [Math.min(Math.round(width * 0.3), 24 + longest * 8), 44, 8];
   const height = Math.max(items.length, 1) * row + pad * 2;
   const plotW = width - labelW - valueW;
   const summary = items.length ? items.map((i) => `${i.label} ${fmt(i.value)}`).join(", ") : "no scores";

@@ -6,20 +6,16 @@
 // The rules are the server's: its limits, defaults and palette come from GET /api/meta (`ctx.meta`), and what
 // is wrong with a config is what POST /api/configs/check answers, asked as the user edits and shown at the
 // field each problem names. The page itself only knows what its controls know: an empty topic, a number
-// input holding something that is not a number.
+// input holding something that is not a number. The model fields (the server's suggestions, a provider this
+// server cannot call) are model-fields.js; rounds a format fixes are shown read-only (meta's `fixed_rounds`).
 import { api, ApiError, meta } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
 import { clear, h, saveFile } from "./dom.js";
+import { modelInput, modelList, providerList, watchModel } from "./model-fields.js";
 import { PALETTE } from "./palette.js";
 
 // How long the form waits after the last keystroke before it asks the server to check the config.
 const CHECK_DELAY_MS = 400;
-// Model names offered as the user types (the server's default and starting models come first).
-const SUGGESTIONS = [
-  "openai:gpt-4o", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
-  "google:gemini-2.5-flash", "groq:llama-3.3-70b-versatile", "mistral:mistral-large-latest",
-  "openrouter:anthropic/claude-sonnet-4.5", "ollama:llama3.2",
-];
 // How the page words the server's persona_diversity values (a value it has no words for shows as itself).
 const DIVERSITY = {
   "multi-perspective": "Multi-perspective (diverse angles)",
@@ -52,7 +48,7 @@ export function editConfig(config) {
 export function renderNew(main) {
   const ctx = {
     main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,
-    providers: new Map(), formats: new Map(), defaultModel: null, timer: null,
+    formats: new Map(), defaultModel: null, timer: null,
     // The live check: its pending timer, the number of the newest question (older answers are dropped) and
     // the request in flight; the fields the user has edited, and whether every problem is shown (after a
     // submit or a loaded file) rather than only those of edited fields.
@@ -78,7 +74,6 @@ async function start(ctx) {
     return;
   }
   ctx.meta = served.value;
-  for (const p of ctx.meta.providers) ctx.providers.set(p.name, p);
   ctx.defaultModel = ctx.meta.starting_model; // one this server can run as it is
   if (formats.status === "fulfilled") ctx.formats.set(3, formats.value);
   else showError(formats.reason, { retry: rerender });
@@ -115,6 +110,7 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
   ctx.rows = [];
   ctx.judgeRows = [];
   clear(ctx.form).append(
+    fileActions(ctx),
     topicSection(ctx, config),
     formatSection(ctx, config),
     participantsSection(ctx, config),
@@ -122,7 +118,7 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
     stoppingSection(ctx, config),
     budgetSection(ctx, config),
     actions(ctx),
-    modelList(ctx),
+    modelList(ctx.meta),
   );
   showFormat(ctx);
   if (focusId) document.getElementById(focusId)?.focus();
@@ -155,13 +151,15 @@ function formatSection(ctx, config) {
     clearTimeout(ctx.timer);
     ctx.timer = setTimeout(() => refreshFormats(ctx), 250);
   });
+  const rounds = field(ctx, "rounds", "Rounds", r.rounds, roundsHint(ctx));
+  r.roundsHint = rounds.querySelector(".hint");
   return h(
     "fieldset", {},
     h("legend", {}, "Format"),
     h(
       "div", { class: "grid" },
       field(ctx, "format", "Format", r.format),
-      field(ctx, "rounds", "Rounds", r.rounds, `1 to ${ctx.meta.limits.max_rounds}`),
+      rounds,
       field(ctx, "turn_order", "Turn order", r.turnOrder, "Simultaneous: no one sees the others' turn of the same round."),
     ),
     r.formatInfo,
@@ -186,7 +184,7 @@ function participantsSection(ctx, config) {
       field(ctx, "persona_diversity", "Persona diversity", r.diversity, "How far apart proposed personas stand."),
       h("div", { class: "actions" }, r.propose, r.proposeStatus),
     ),
-    providerList(ctx),
+    providerList(ctx.meta),
   );
   return r.participants;
 }
@@ -325,19 +323,24 @@ function budgetSection(ctx, config) {
   );
 }
 
-function actions(ctx) {
+/** Loading and saving a config file: at the top, where a form is started from a file. */
+function fileActions(ctx) {
   const file = h("input", { type: "file", id: "f-load-file", accept: ".yaml,.yml,.json", hidden: true, onchange: () => loadFile(ctx, file) });
-  ctx.refs.submit = h("button", { type: "submit", class: "primary", id: "f-start" }, "Start debate");
   return h(
-    "div", { class: "actions form-actions" },
-    slot(ctx, "config"), // a problem of the whole config, beside the buttons it stops
-    ctx.refs.submit,
+    "div", { class: "actions file-actions" },
     h("label", { for: file.id, class: "visually-hidden" }, "Config file to load"),
     file,
     h("button", { type: "button", id: "f-load", onclick: () => file.click() }, "Load config…"),
     h("button", { type: "button", id: "f-save-yaml", onclick: () => saveYaml(ctx) }, "Save as YAML"),
     h("button", { type: "button", id: "f-save-json", onclick: () => saveJson(ctx) }, "Save as JSON"),
   );
+}
+
+/** The button that starts the debate, in a bar kept at the bottom of the screen while the form scrolls (a
+ * phone's form is many screens long), with the problems of the config as a whole beside it. */
+function actions(ctx) {
+  ctx.refs.submit = h("button", { type: "submit", class: "primary", id: "f-start" }, "Start debate");
+  return h("div", { class: "actions form-actions" }, slot(ctx, "config"), ctx.refs.submit);
 }
 
 // --- fields, models and formats ---------------------------------------------------------------
@@ -376,55 +379,11 @@ function choiceSelect(choice, value, labels = {}) {
   return h("select", {}, values.map((v) => h("option", { value: v, selected: v === chosen }, labels[v] ?? v)));
 }
 
-function modelInput(value, placeholder = "provider:model") {
-  return h("input", { type: "text", list: "model-suggestions", value, placeholder, autocomplete: "off", spellcheck: "false" });
-}
-
 /** A model field whose hint says at once when this server cannot call the provider. */
 function modelField(ctx, path, label, input) {
   const wrap = field(ctx, path, label, input, " ");
-  const hint = wrap.querySelector(".hint");
-  const update = () => {
-    const warning = providerProblem(ctx, input.value);
-    hint.textContent = warning ?? "provider:model, e.g. openai:gpt-4o";
-    hint.classList.toggle("warn", Boolean(warning));
-  };
-  input.addEventListener("input", update);
-  update();
+  watchModel(ctx.meta, input, wrap.querySelector(".hint"));
   return wrap;
-}
-
-function providerProblem(ctx, value) {
-  const text = value.trim();
-  if (!text || !ctx.providers.size) return null;
-  if (!text.includes(":")) return null; // half-typed; validation speaks at submit
-  const raw = text.split(":")[0].toLowerCase();
-  const info = ctx.providers.get(ctx.meta.aliases[raw] ?? raw);
-  if (!info) return `Unknown provider “${raw}”; known: ${[...ctx.providers.keys()].join(", ")}`;
-  if (!info.installed) return `The ${info.name} provider is not installed on this server.`;
-  if (info.key_required && !info.key_set) return `${info.key_vars.join(" or ")} is not set on this server.`;
-  return null;
-}
-
-function modelList(ctx) {
-  return h(
-    "datalist", { id: "model-suggestions" },
-    [...new Set([ctx.meta.default_model, ctx.defaultModel, ...SUGGESTIONS])].map((value) => {
-      const problem = providerProblem(ctx, value);
-      return h("option", { value, label: problem ? `${value} (${problem.replace(/ on this server\.$/, "")})` : value });
-    }),
-  );
-}
-
-function providerList(ctx) {
-  if (!ctx.providers.size) return null;
-  const rows = [...ctx.providers.values()].map((p) => {
-    let state = "ready";
-    if (!p.installed) state = "not installed";
-    else if (p.key_required && !p.key_set) state = `${p.key_vars.join(" or ")} not set`;
-    return h("li", {}, h("code", {}, p.name), ` ${p.description}: `, h("span", { class: state === "ready" ? "ok" : "warn" }, state));
-  });
-  return h("details", { class: "providers" }, h("summary", {}, "Providers on this server"), h("ul", {}, rows));
 }
 
 async function refreshFormats(ctx) {
@@ -442,9 +401,49 @@ async function refreshFormats(ctx) {
   if (ctx.alive) showFormat(ctx);
 }
 
+function roundsHint(ctx) {
+  return `1 to ${ctx.meta.limits.max_rounds}`;
+}
+
+/** Rounds as the chosen format has them: a format whose structure fixes its length (by the number of
+ * participants, for some) shows that count, read-only, with why in one line; any other takes the user's
+ * count, which comes back when they leave a fixed format. */
+function fixRounds(ctx) {
+  const { rounds, format, roundsHint: hint } = ctx.refs;
+  const table = ctx.meta.fixed_rounds?.[format.value] ?? null;
+  rounds.closest(".field")?.classList.toggle("fixed", Boolean(table));
+  if (!table) {
+    if (ctx.roundsFixed && ctx.freeRounds !== undefined) rounds.value = ctx.freeRounds;
+    ctx.roundsFixed = false;
+    rounds.readOnly = false;
+    rounds.removeAttribute("aria-readonly");
+    hint.textContent = roundsHint(ctx);
+    return;
+  }
+  if (!ctx.roundsFixed) ctx.freeRounds = rounds.value;
+  ctx.roundsFixed = true;
+  rounds.readOnly = true;
+  rounds.setAttribute("aria-readonly", "true");
+  const count = ctx.rows.length;
+  const lengths = new Set(Object.values(table));
+  const always = lengths.size === 1;
+  const fixed = always ? [...lengths][0] : table[count];
+  if (fixed === undefined) {
+    hint.textContent = `Set by the ${format.value} format, which does not take ${count} participants.`;
+    return;
+  }
+  rounds.value = String(fixed);
+  hint.textContent = always
+    ? `Fixed: the ${format.value} format always holds ${fixed} rounds.`
+    : `Fixed: the ${format.value} format holds ${fixed} rounds for ${count} participants.`;
+}
+
 /** The chosen format's description and its phases for the rounds as typed (or the last valid count). */
 function showFormat(ctx) {
+  fixRounds(ctx);
   const rounds = Number(ctx.refs.rounds.value);
+  // A count the format fixed may not have been asked about yet: ask, and draw again with its phases.
+  if (ctx.roundsFixed && !ctx.formats.has(rounds)) refreshFormats(ctx);
   const list = ctx.formats.get(rounds) ?? ctx.formats.get(3) ?? [];
   const info = list.find((f) => f.name === ctx.refs.format.value);
   clear(ctx.refs.formatInfo);
@@ -660,7 +659,7 @@ function mark(ctx, found, { focus = true } = {}) {
     place.control?.setAttribute("aria-invalid", "true");
     first ??= place;
   }
-  if (homeless.length) showError(homeless.join(" "));
+  if (homeless.length) showError([...new Set(homeless)].join(" "));
   if (first && focus) {
     const target = first.control ?? first.wrap.closest("fieldset")?.querySelector("input, select, textarea, button");
     target?.focus();

@@ -9,6 +9,8 @@ import { PALETTE } from "./palette.js";
 const STATUSES = ["created", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"];
 const LIMIT = 25;
 const KEYS = ["text", "status", "format", "from", "to"];
+// The table's columns; on a phone each row is a card whose lines these name (app.css, `data-label`).
+const COLUMNS = ["Topic", "Format", "Participants", "Status", "Created", "Rounds", "Winner", ""];
 
 /** The filters of a hash query, with anything unknown or malformed dropped rather than sent. */
 function filtersOf(params) {
@@ -159,7 +161,7 @@ export function renderHistory(main, params) {
     const first = filters.offset + 1;
     info.textContent = `Debates ${first}–${filters.offset + rows.length}, newest first.`;
         results.append(h("table", { class: "data history" },
-      h("thead", {}, h("tr", {}, ["Topic", "Format", "Participants", "Status", "Created", "Rounds", "Winner", ""].map(
+      h("thead", {}, h("tr", {}, COLUMNS.map(
         (t, i) => h("th", { scope: "col", class: i === 5 ? "num" : null }, t ? t : h("span", { class: "visually-hidden" }, "Actions"))))),
       h("tbody", {}, rows.map(row))));
   }
@@ -178,6 +180,7 @@ export function renderHistory(main, params) {
       h("td", {}, h("button", { type: "button", class: "danger", onclick: (e) => remove(d, tr, e.currentTarget) },
         "Delete", h("span", { class: "visually-hidden" }, ` “${d.topic}”`))),
     );
+    for (const [i, cell] of [...tr.cells].entries()) cell.dataset.label = COLUMNS[i];
     return tr;
   }
 

@@ -57,14 +57,17 @@ export async function renderResult({ summary, details, debateId, transcript, onJ
               detail: criteria.filter((c) => c.name in s.criteria).map((c) => `${c.title} ${s.criteria[c.name]}`).join(" · "),
             })),
           }),
+          facts(state, book),
         ),
         keyPoints(verdict),
       ),
+      shareBar(state, debateId),
       reasons(verdict, name, criteria),
     );
     append(card, criteriaNotes(criteria));
+  } else {
+    card.append(facts(state, book), shareBar(state, debateId));
   }
-  card.append(facts(state, book), shareBar(state, debateId));
   if ((state.verdicts ?? []).length > 1) card.append(everyVerdict(state, name));
   if (onJudge && judgeable(state)) card.append(judgeAgain(state, debateId, onJudge));
   summary.replaceChildren(h("h2", { class: "visually-hidden" }, "Result"), card);
