@@ -80,7 +80,7 @@ def test_quiet_prints_the_result_of_a_format_without_a_verdict() -> None:
     code, out, _ = moot("run", "Tabs or spaces?", *FAKES, "-p", "fake:c", "-f", "council", "--quiet")
     assert code == 0
     assert "Round 1" not in out and "Scores" not in out
-    assert "Result" in out and "Ranking:" in out
+    assert "Result" in out and "Peer ranking by mean rank" in out and "The chair's answer:" in out
 
 
 def test_config_file_and_flags_combine(tmp_path: Path) -> None:
