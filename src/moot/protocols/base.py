@@ -248,7 +248,9 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         return json.dumps(decision.answer, ensure_ascii=False, separators=(", ", ": "))
 
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
-        """The format's own result (for formats that `Conclude`); None when it has nothing to state."""
+        """The format's own result (for formats that `Conclude`); None when it has nothing to state. Its `headline`
+        and `sections` are what the CLI, the page and the exports show of it, in the format's words and with
+        participants by name; `details` are figures for programs, which no reader interprets."""
         return None
 
     def between_rounds(
