@@ -78,7 +78,7 @@ def test_form_and_history_fit_the_screen(server: Served, screen: Tab) -> None:
         rows.last.get_by_role("button", name=re.compile("^Delete")),
     ):
         box = control.bounding_box()
-        assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= width_of(page), box
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width_of(page), box
     screen.shot("history")
 
 
@@ -104,7 +104,7 @@ def test_start_is_always_on_screen_and_hides_no_error(server: Served, screen: Ta
     assert box is not None and bar is not None
     assert box["y"] + box["height"] <= bar["y"], "the error is under the bar with the Start button"
     screen.shot("error-above-the-bar")
-    assert not screen.posts("/api/debates") or "#/debates/" not in page.url
+    assert "#/debates/" not in page.url
 
     # A problem of the config as a whole is in the bar itself, beside the button it stops.
     page.route("**/api/debates", lambda route: route.fulfill(
@@ -210,10 +210,9 @@ def test_each_error_is_shown_once_in_words(
         start.click()
         expect(field_of(second).locator(".error")).to_contain_text(said)
         text = norm(page.locator("main").inner_text()) + norm(page.locator("#banner").inner_text())
-        assert text.count(typo) == 1 or text.count(said) == 1, text
-        assert text.lower().count(said.split("'")[0].strip().lower()) == 1, (
-            f"{typo!r} reported more than once"
-        )
+        # Said once in any wording: not by the server at the field and again by the page under it.
+        words = said.split(" '")[0].lower()
+        assert text.lower().count(words) == 1, f"{typo!r}: {words!r} is said more than once: {text}"
         assert "Value error" not in text
     screen.shot("model-typo")
 
