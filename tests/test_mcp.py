@@ -17,8 +17,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
+from moot.config_files.user_defaults import UserDefaults, save_user_defaults
 from moot.domain.assessment import StopReason
-from moot.domain.config import DebateConfig
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import DebateStopping, JudgingStarted, TokenDelta, TurnCompleted, VerdictGiven
 from moot.mcp import build_server
 from moot.mcp.configs import debate_config
@@ -238,6 +239,82 @@ async def test_stored_debates_are_listed_read_and_exported(manager: DebateManage
         assert exported["debate_id"] == debate_id and exported["events"][0]["type"] == "debate_started"
         html = text_of(await call(client, "export_debate", {"debate_id": debate_id, "format": "html"}))
         assert html.lstrip().lower().startswith("<!doctype html>")
+
+
+def configure_fakes() -> None:
+    """`moot configure`'s defaults on fake models: what presets and calls without participants run on."""
+    save_user_defaults(
+        UserDefaults(
+            participants=[ModelOptions(model="fake:a"), ModelOptions(model="fake:b")],
+            judge=ModelOptions(model="fake:judge"),
+        )
+    )
+
+
+async def test_a_preset_is_the_setup_and_the_arguments_given_go_on_top(manager: DebateManager) -> None:
+    configure_fakes()
+    async with connect(manager) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "design-review" in tools["debate"].input_schema["properties"]["preset"]["description"]
+        plain = DebateResult.model_validate(
+            (
+                await call(client, "debate", {"topic": "Ship on Fridays?", "preset": "debate"})
+            ).structured_content
+        )
+        assert plain.format == "structured-rounds" and plain.rounds == 3  # the preset's format and rounds
+        stored = await manager.store.state(plain.debate_id)
+        assert stored.config is not None
+        assert [str(p.model) for p in stored.config.participants] == [
+            "fake:a",
+            "fake:b",
+        ]  # the configured models
+        assert [p.stance for p in stored.config.participants] == ["for the motion", "against the motion"]
+        assert str(stored.config.judge.model if stored.config.judge else None) == "fake:judge"
+        over = await call(
+            client,
+            "debate",
+            {
+                "topic": "Ship on Fridays?",
+                "preset": "debate",
+                "participants": ["fake:x", "fake:y"],
+                "rounds": 1,
+            },
+        )
+        overridden = await manager.store.state(DebateResult.model_validate(over.structured_content).debate_id)
+        assert overridden.config is not None and overridden.config.rounds == 1
+        assert [str(p.model) for p in overridden.config.participants] == ["fake:x", "fake:y"]
+        unknown = await client.call_tool("debate", {"topic": "t", "preset": "shouting"})
+        assert unknown.is_error and "preset: no preset 'shouting'; use one of " in text_of(unknown)
+
+
+async def test_without_participants_the_configured_models_debate_and_the_council_preset_sits(
+    manager: DebateManager,
+) -> None:
+    configure_fakes()
+    async with connect(manager) as client:
+        answer = DebateResult.model_validate(
+            (await call(client, "debate", {"topic": "Tea?"})).structured_content
+        )
+        assert answer.format == "free-form" and answer.rounds == 3  # not the embedded model's short debate
+        council = CouncilResult.model_validate(
+            (
+                await call(client, "council", {"question": "Best editor?", "chair": "fake:chair"})
+            ).structured_content
+        )
+        assert [r.name for r in council.ranking] != [] and len(
+            council.ranking
+        ) == 3  # the preset's three members
+        assert {r.model for r in council.ranking} == {"fake:a", "fake:b"}  # the configured models, in turn
+        stored = await manager.store.state(council.debate_id)
+        chair = next(t for t in stored.turns if t.participant_id == "chair")
+        assert chair.model == "fake:chair" and council.answer == chair.text
+
+
+def test_on_the_embedded_model_a_debate_is_short_as_moot_run_holds_it() -> None:
+    config = debate_config("t")  # nothing configured: the embedded model
+    assert all(str(p.model).startswith("local:") for p in config.participants) and config.rounds == 2
+    assert debate_config("t", format="oxford").rounds != 2  # a format's own structure is kept
+    assert debate_config("t", rounds=4).rounds == 4
 
 
 async def test_cancelling_the_call_stops_the_debate_and_the_judge_rules_on_what_exists(

@@ -75,10 +75,19 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
     assert stored == {answer.debate_id: "completed", council.debate_id: "completed", stopped_id: "completed"}
 
 
-async def test_moot_mcp_takes_another_store_with_db(tmp_path: Path) -> None:
-    db = tmp_path / "elsewhere.db"
-    async with moot_mcp(tmp_path / "home", "--db", str(db)) as client:
-        await call(client, "debate", {"topic": "t", "participants": ["fake:a", "fake:b"], "rounds": 1})
+async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(tmp_path: Path) -> None:
+    db, home = tmp_path / "elsewhere.db", tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("participants: [{model: fake:a}, {model: fake:b}]\n", encoding="utf-8")
+    async with moot_mcp(home, "--db", str(db)) as client:
+        result = await call(client, "debate", {"topic": "t", "preset": "debate", "rounds": 1})
+    answer = DebateResult.model_validate(result.structured_content)
+    assert answer.format == "structured-rounds" and answer.status == "completed"
     async with await EventStore.open(db_url_from(str(db))) as store:
         assert [s.topic for s in await store.list_debates()] == ["t"]
-    assert not (tmp_path / "home" / "moot.db").exists()
+        stored = await store.state(answer.debate_id)
+    assert stored.config is not None and [str(p.model) for p in stored.config.participants] == [
+        "fake:a",
+        "fake:b",
+    ]
+    assert not (home / "moot.db").exists()

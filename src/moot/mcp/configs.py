@@ -1,46 +1,75 @@
-"""A tool call's arguments as a debate config, filled the way `moot run` fills its flags: participants in the
-`-p` syntax, the judge model, the format and its rounds; what is left out gets moot's defaults."""
+"""A tool call's arguments as a debate config, filled the way `moot run` fills its flags: a preset to start from,
+participants in the `-p` syntax, the judge, the format and its rounds; what is left out gets the models
+`moot configure` set (the embedded model, which needs no key, when nothing is set)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from moot.config_files import build_config, parse_participant_spec
+from moot.config_files.presets import load_preset
+from moot.config_files.user_defaults import load_user_defaults
 from moot.domain.config import DebateConfig
-from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
+from moot.protocols import get_protocol
+from moot.protocols.round_robin import RoundRobin
 
-COUNCIL = "council"
-COUNCIL_MEMBERS = 3
+COUNCIL = "council"  # the format, and the shipped preset the council tool starts from
+LOCAL = "local:"
+LOCAL_ROUNDS = 2  # the embedded model is small: two rounds keep a debate quick and inside its window
 
 
 def debate_config(
     topic: str,
     *,
+    preset: str | None = None,
     participants: list[str] | None = None,
     judge: str | None = None,
+    chair: str | None = None,
     format: str | None = None,
     rounds: int | None = None,
-    members: int = 2,
 ) -> DebateConfig:
-    """The config for `topic`; without participants, `members` of the default model (the embedded one, which
-    needs no key), and for them a short debate, as `moot run` gives it."""
+    """The config for `topic`: from `preset` with the other arguments on top, else as `moot run` builds one."""
     if not topic.strip():
         raise ConfigError("give the question to debate, e.g. topic: 'Should we adopt Rust?'", field="topic")
-    data: dict[str, Any] = {"topic": topic}
+    given: dict[str, Any] = {}
     if participants:
-        data["participants"] = [_participant(spec, i) for i, spec in enumerate(participants)]
-    else:
-        data["participants"] = [{"model": DEFAULT_MODEL} for _ in range(members)]
-        if rounds is None and format in (None, "free-form"):
-            data["rounds"] = 2  # the embedded model is small: two rounds keep it quick and inside its window
+        given["participants"] = [_participant(spec, i) for i, spec in enumerate(participants)]
     if judge:
-        data["judge"] = {"model": judge}
+        given["judge"] = {"model": judge}
+    if chair:
+        given["moderator"] = {"model": chair}  # a format's voices (a council's chair) speak with its model
     if format:
-        data["format"] = format
+        given["format"] = format
     if rounds is not None:
-        data["rounds"] = rounds
-    return build_config(data)
+        given["rounds"] = rounds
+    if preset is not None:
+        return load_preset(preset).config_for(topic, **given)
+    return build_config(_configured({"topic": topic, **given}))
+
+
+def _configured(data: dict[str, Any]) -> dict[str, Any]:
+    """`moot configure`'s participants and judge where the call names none; a short debate on the embedded
+    model, as `moot run` holds one."""
+    defaults = load_user_defaults()
+    out = dict(data)
+    if "participants" not in out:
+        out["participants"] = defaults.participant_models()
+    judge = defaults.judge_data()
+    if judge is not None and "judge" not in out:
+        out["judge"] = judge
+    local = all(str(p.get("model", "")).startswith(LOCAL) for p in out["participants"])
+    if "rounds" not in out and local and _in_rounds(str(out.get("format", "free-form"))):
+        out["rounds"] = LOCAL_ROUNDS
+    return out
+
+
+def _in_rounds(fmt: str) -> bool:
+    """Whether `rounds` counts plain rounds of speeches (not a format's fixed structure or cycles)."""
+    try:
+        return isinstance(get_protocol(fmt), RoundRobin)
+    except ConfigError:
+        return False  # an unknown format is reported by the config's own check, naming it
 
 
 def _participant(spec: str, index: int) -> dict[str, Any]:
@@ -51,4 +80,4 @@ def _participant(spec: str, index: int) -> dict[str, Any]:
         raise ConfigError(message, field=f"participants.{index}") from None
 
 
-__all__ = ["COUNCIL", "COUNCIL_MEMBERS", "debate_config"]
+__all__ = ["COUNCIL", "debate_config"]

@@ -15,11 +15,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from moot import __version__
+from moot.config_files.presets import preset_names
 from moot.domain.config import DebateConfig
 from moot.domain.state import Status
 from moot.errors import UserError
 from moot.export import export
-from moot.mcp.configs import COUNCIL, COUNCIL_MEMBERS, debate_config
+from moot.mcp.configs import COUNCIL, debate_config
 from moot.mcp.follow import hold
 from moot.mcp.host import Admit, Runs
 from moot.mcp.results import (
@@ -37,8 +38,8 @@ T = TypeVar("T")
 SERVER_NAME = "moot"
 LIST_MOST = 100
 INSTRUCTIONS = (
-    "moot holds debates between LLMs and has a judge rule on them. Use `debate` for a question with sides or "
-    "trade-offs (its answer is the verdict, or the format's result), `council` for a question you want several "
+    "moot holds debates between LLMs and has a judge rule on them. Use `debate` (optionally from a preset such as "
+    "oxford or design-review) for a question with sides or trade-offs (its answer is the verdict, or the format's result), `council` for a question you want several "
     "models to answer and rank (its answer is the chair's synthesis). Both take minutes on real models and report "
     "each turn as progress; cancelling the call stops the debate and the judge rules on what was said. Every "
     "debate is stored: `list_debates`, `get_debate` and `export_debate` read them back."
@@ -49,7 +50,8 @@ Participants = Annotated[
     list[str] | None,
     Field(
         description="The debaters, each a model with optional settings after commas, as `moot run -p` takes "
-        "them: 'openai:gpt-4o,name=Ada,stance=for'. Left out: moot's default model (runs locally, no key)",
+        "them: 'openai:gpt-4o,name=Ada,stance=for'. Left out: the preset's, else the models `moot configure` set "
+        "(by default moot's embedded model, which runs locally with no key)",
         max_length=10,
     ),
 ]
@@ -97,16 +99,20 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
     async def debate(
         topic: Topic,
         ctx: Context,
+        preset: Annotated[str | None, Field(description=preset_help())] = None,
         participants: Participants = None,
         judge: Judge = None,
         format: Format = None,
         rounds: Rounds = None,
     ) -> Annotated[CallToolResult, DebateResult]:
-        """Hold a debate on `topic` between LLMs and have a judge rule on it. Answers with the verdict (winner,
+        """Hold a debate on `topic` between LLMs, from a preset or the participants given, and have a judge rule
+        on it. Answers with the verdict (winner,
         scores, the judge's summary) or the format's own result, and the debate's id. Each turn is reported as
         progress; cancelling stops the debate and the judge rules on what was said."""
         config = _checked(
-            lambda: debate_config(topic, participants=participants, judge=judge, format=format, rounds=rounds)
+            lambda: debate_config(
+                topic, preset=preset, participants=participants, judge=judge, format=format, rounds=rounds
+            )
         )
         result = debate_result(await held(config, ctx))
         return _answer(debate_text(result), result.model_dump(mode="json"))
@@ -127,7 +133,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         chair writes the council's answer. Answers with that answer, the ranking and the debate's id."""
         config = _checked(
             lambda: debate_config(
-                question, participants=participants, judge=chair, format=COUNCIL, members=COUNCIL_MEMBERS
+                question, preset=COUNCIL, participants=participants, chair=chair, format=COUNCIL
             )
         )
         result = council_result(await held(config, ctx))
@@ -188,6 +194,18 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         return export(await store.events(found), format)
 
     return server
+
+
+def preset_help() -> str:
+    """The `preset` argument's description, naming the presets there are as the server starts."""
+    try:
+        names = ", ".join(preset_names())
+    except UserError as exc:  # a broken preset file must not keep the server from starting
+        names = f"none readable ({exc})"
+    return (
+        "A named setup to start from (participants, format, rounds, judge), the other arguments on top: "
+        f"{names} (`moot presets` lists them; `moot presets save` adds one)"
+    )
 
 
 def _answer(text: str, structured: dict[str, Any]) -> CallToolResult:
