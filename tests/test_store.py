@@ -61,6 +61,7 @@ from moot.domain.events import (
     TurnsEmbedded,
     TurnStarted,
     VerdictGiven,
+    WebhookAttempted,
 )
 from moot.domain.models import ModelRef
 from moot.domain.outcome import Outcome
@@ -342,6 +343,13 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
         ),
         started("d3"),
         DebateInterrupted(debate_id="d3"),
+        WebhookAttempted(
+            debate_id="d3",
+            url="https://hooks.example.org/moot",
+            event="stopped",
+            attempt=1,
+            error="timed out",
+        ),
     ]
     durable_types = {cls.model_fields["type"].default for cls in get_args(get_args(Event)[0])} - {
         "token_delta"

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
+from moot.domain.notify import MAX_HOOKS, Notify
 from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home was here
 from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
@@ -435,6 +436,12 @@ class DebateConfig(_Strict):
     temperatures: Temperatures = Field(
         default_factory=Temperatures,
         description="Temperature per kind of call where a model's own `temperature` is not set",
+    )
+    notify: list[Notify] = Field(
+        default_factory=list,
+        max_length=MAX_HOOKS,
+        description="Webhooks POSTed (signed with $MOOT_WEBHOOK_SECRET) when the debate completes, fails or "
+        "is stopped",
     )
 
     @field_validator("judges")

@@ -407,6 +407,19 @@ class DebateInterrupted(BaseEvent):
     reason: str = "interrupted by the user"
 
 
+class WebhookAttempted(BaseEvent):
+    """One POST to a config's `notify` URL after the run ended: recorded whether or not it got through, so the
+    log says what subscribers were told. Never the secret or the signature."""
+
+    type: Literal["webhook_attempted"] = "webhook_attempted"
+    url: str
+    event: str = Field(description="The ending it reported: completed, failed or stopped")
+    attempt: int = Field(ge=1, description="1 for the first try")
+    status: int | None = Field(default=None, description="The receiver's HTTP status; None: no answer")
+    error: str | None = Field(default=None, description="Why it did not get through, one line")
+    delivered: bool = False
+
+
 class CostPause(BaseModel):
     """The figures of a pause at `limits.pause_at_cost`."""
 
@@ -490,7 +503,8 @@ Event = Annotated[
     | DebateInterrupted
     | DebatePaused
     | CostAcknowledged
-    | DebateResumed,
+    | DebateResumed
+    | WebhookAttempted,
     Field(discriminator="type"),
 ]
 

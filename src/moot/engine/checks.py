@@ -21,6 +21,7 @@ from moot.domain.state import DebateState
 from moot.engine.budget import check_budget_prices
 from moot.engine.embeddings import check_embeddings
 from moot.engine.tools import Toolkit, check_tool_models, resolve_tools
+from moot.engine.webhooks import check_webhooks
 from moot.errors import ConfigError, MootError, UserError, one_line
 from moot.judging import judge_prompt
 from moot.models.providers import build_model, check_available, redact
@@ -174,4 +175,5 @@ def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Che
     check_windows(config)
     check_budget_prices(config)
     tools = resolve_tools(config)
+    check_webhooks(config.notify)
     return Checked(config, resolve if resolve is not None else preflight(config), tools)

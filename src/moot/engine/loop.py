@@ -38,6 +38,7 @@ from moot.engine.budget_checks import (
 from moot.engine.context import RunContext
 from moot.engine.personas import propose_personas
 from moot.engine.steps import handler_for
+from moot.engine.webhooks import notify_end
 from moot.errors import MootError, RunError
 from moot.models.providers import redact
 from moot.protocols import Judge, Step
@@ -133,7 +134,10 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: Judg
         await ctx.emit(DebateFailed(error=redact(f"internal error: {exc!r}"), error_type=type(exc).__name__))
         raise
     finally:
-        ctx.events.put_nowait(None)
+        try:
+            await notify_end(ctx)  # before the stream ends, so a CLI run does not exit before its webhooks
+        finally:
+            ctx.events.put_nowait(None)
 
 
 async def _judge_again(ctx: RunContext) -> None:

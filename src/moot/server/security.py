@@ -107,6 +107,14 @@ def check_config(config: DebateConfig, settings: ServerSettings) -> None:
                 f"({env_name('max_tokens')})",
                 field=f"{path}.max_tokens",
             )
+    for i, hook in enumerate(config.notify):
+        # A webhook is a request this server makes: the same allowlist as a model's base_url.
+        if not any(url_allowed(hook.url, p) for p in settings.allowed_base_urls):
+            raise ConfigError(
+                f"{hook.url} is not among the servers this API may call; the operator lists them in "
+                f"{env_name('allowed_base_urls')} (or `moot serve --allow-base-url`)",
+                field=f"notify.{i}.url",
+            )
     for i, participant in enumerate(config.participants):
         for j, tool in enumerate(participant.tools):
             if tool not in settings.allowed_tools:

@@ -1,0 +1,162 @@
+"""Webhooks: when a run ends, a signed JSON POST to each of the config's `notify` URLs that asked for its ending.
+
+The body is signed with HMAC-SHA256 under `$MOOT_WEBHOOK_SECRET` (the environment of the process that runs the
+debate: the server, or a worker), over the timestamp and the body together, so a receiver can refuse a replayed
+or altered POST:
+
+    X-Moot-Timestamp: 1767225600
+    X-Moot-Signature: sha256=hex(HMAC(secret, "1767225600." + body))
+
+Failed POSTs (no answer, 408, 429, 5xx) are retried after BACKOFF_S; each attempt is recorded in the debate's
+log as `webhook_attempted` (URL, status or error, attempt number; never the secret or the signature). Redirects
+are not followed: the URL the operator's allowlist passed is the only one called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import os
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from moot.domain.events import WebhookAttempted
+from moot.domain.notify import Notify, NotifyEvent, ending
+from moot.domain.state import DebateState
+from moot.errors import ConfigError, one_line
+from moot.models.providers import redact
+
+if TYPE_CHECKING:
+    from moot.engine.context import RunContext
+
+SECRET_ENV = "MOOT_WEBHOOK_SECRET"
+PUBLIC_URL_ENV = "MOOT_PUBLIC_URL"
+SIGNATURE_HEADER = "X-Moot-Signature"
+TIMESTAMP_HEADER = "X-Moot-Timestamp"
+# Waits before the second, third and fourth attempts; a receiver down for half a minute still hears.
+BACKOFF_S: tuple[float, ...] = (1.0, 5.0, 25.0)
+TIMEOUT_S = 10.0
+_RETRIED = frozenset({408, 425, 429})
+
+
+def secret() -> str | None:
+    value = os.environ.get(SECRET_ENV, "").strip()
+    return value or None
+
+
+def check_webhooks(notify: list[Notify]) -> None:
+    """Before the debate starts: a config with webhooks needs the secret that signs them."""
+    if notify and secret() is None:
+        raise ConfigError(
+            f"webhooks are signed, and {SECRET_ENV} is not set; set it in the environment of the process that "
+            "runs debates (share it with the receiver), or remove `notify`",
+            field="notify",
+        )
+
+
+def sign(key: str, timestamp: str, body: bytes) -> str:
+    """The signature header's value: 'sha256=' and the hex HMAC-SHA256 of 'timestamp.body'."""
+    digest = hmac.new(key.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def payload(state: DebateState, event: NotifyEvent) -> dict[str, Any]:
+    """What a receiver is told: which debate, how it ended, its result in one line, what it cost, where to look."""
+    assert state.config is not None
+    config = state.config
+    winners = state.verdict.winner_ids if state.verdict is not None else []
+    if not winners and state.outcome is not None:
+        winners = state.outcome.winner_ids
+    base = os.environ.get(PUBLIC_URL_ENV, "").rstrip("/")
+    usage = state.usage
+    return {
+        "event": event,
+        "debate_id": state.debate_id,
+        "status": state.status,
+        "topic": config.topic,
+        "format": config.format,
+        "winner": [config.speaker_name(w) for w in winners],
+        "summary": _summary(state),
+        "stop_reason": state.stop_reason.detail if state.stop_reason is not None else None,
+        "error": state.error if state.status != "completed" else None,
+        "cost_usd": usage.cost_usd,
+        "tokens": {"input": usage.input_tokens, "output": usage.output_tokens},
+        "links": {
+            "page": f"{base}/debates/{state.debate_id}",
+            "api": f"{base}/api/debates/{state.debate_id}",
+            "export": f"{base}/api/debates/{state.debate_id}/export?format=markdown",
+        },
+    }
+
+
+def _summary(state: DebateState) -> str | None:
+    if state.outcome is not None:
+        return state.outcome.lead
+    if state.verdict is not None:
+        return state.verdict.summary
+    return state.verdict_error
+
+
+async def notify_end(ctx: RunContext) -> None:
+    """After a run: POST its ending to every webhook that asked for it, recording each attempt."""
+    state = ctx.state
+    hooks = state.config.notify if state.config is not None else []
+    stop = state.stop_reason
+    event = ending(state.status, stop.kind if stop is not None else None)
+    key = secret()
+    if not hooks or event is None or key is None:  # a secret unset since the checks: nothing can be signed
+        return
+    body = json.dumps(payload(state, event), separators=(",", ":")).encode()
+    delivery = uuid.uuid4().hex  # the same on every attempt, so a receiver can drop a duplicate
+    # An interrupted run is being shut down (Ctrl-C, a server stopping): one try each, no waits.
+    attempts = 1 if state.status == "interrupted" else len(BACKOFF_S) + 1
+    async with httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as client:
+        for hook in hooks:
+            if event in hook.events:
+                await _deliver(ctx, client, hook.url, event, body, key, delivery, attempts)
+
+
+async def _deliver(
+    ctx: RunContext,
+    client: httpx.AsyncClient,
+    url: str,
+    event: NotifyEvent,
+    body: bytes,
+    key: str,
+    delivery: str,
+    attempts: int,
+) -> None:
+    for attempt in range(1, attempts + 1):
+        timestamp = str(int(time.time()))
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "moot-webhook",
+            "X-Moot-Event": event,
+            "X-Moot-Delivery": delivery,
+            TIMESTAMP_HEADER: timestamp,
+            SIGNATURE_HEADER: sign(key, timestamp, body),
+        }
+        status: int | None = None
+        error: str | None = None
+        try:
+            response = await client.post(url, content=body, headers=headers)
+            status = response.status_code
+            if not 200 <= status < 300:
+                error = f"the receiver answered {status}"
+        except httpx.HTTPError as exc:
+            error = redact(one_line(exc))
+        delivered = error is None
+        await ctx.emit(
+            WebhookAttempted(
+                url=url, event=event, attempt=attempt, status=status, error=error, delivered=delivered
+            )
+        )
+        retried = status is None or status >= 500 or status in _RETRIED
+        if delivered or not retried or attempt == attempts:
+            return
+        await asyncio.sleep(BACKOFF_S[attempt - 1])

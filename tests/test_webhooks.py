@@ -1,0 +1,213 @@
+"""Webhooks: a signed POST to a receiver this test starts on 127.0.0.1, retried, each attempt in the log; the
+server's allowlist; the config's checks."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import ValidationError
+
+from moot.domain.assessment import StopReason
+from moot.domain.config import DebateConfig
+from moot.domain.events import Event, WebhookAttempted
+from moot.domain.notify import Notify, ending
+from moot.engine import InMemoryLog, RunControl, check_run, run_debate
+from moot.engine import webhooks as hooks
+from moot.errors import ConfigError
+from moot.server import create_app
+from moot.server.settings import ServerSettings
+from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
+from tests.test_server import body
+from tests.test_server_security import fake_resolve
+
+SECRET = "webhook-secret-for-tests-0123456789"
+
+
+@dataclass
+class Receiver:
+    """An HTTP receiver on 127.0.0.1 answering each POST with the next of `answers` (the last repeats)."""
+
+    answers: list[int] = field(default_factory=lambda: [200])
+    posts: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+    got: threading.Event = field(default_factory=threading.Event)
+    url: str = ""
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                data = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.posts.append(({k.lower(): v for k, v in self.headers.items()}, data))
+                status = receiver.answers[min(len(receiver.posts) - 1, len(receiver.answers) - 1)]
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                if status == 200:
+                    receiver.got.set()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    rec = Receiver()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), rec.handler())
+    rec.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/moot"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield rec
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _signed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(hooks.SECRET_ENV, SECRET)
+    monkeypatch.setenv(hooks.PUBLIC_URL_ENV, "https://moot.example.org/")
+    monkeypatch.setattr(hooks, "BACKOFF_S", (0.0, 0.0, 0.0))  # the retries, without their waits
+
+
+def verified(headers: dict[str, str], data: bytes) -> dict[str, Any]:
+    """The body, after checking its signature as a receiver would."""
+    timestamp = headers["x-moot-timestamp"]
+    expected = hmac.new(SECRET.encode(), timestamp.encode() + b"." + data, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(headers["x-moot-signature"], f"sha256={expected}")
+    payload: dict[str, Any] = json.loads(data)
+    return payload
+
+
+async def debate(config: DebateConfig, control: RunControl | None = None) -> tuple[list[Event], InMemoryLog]:
+    judge, _ = judge_model([judge_answer(config)])
+    log = InMemoryLog()
+    events = [
+        e async for e in run_debate(config, resolve=resolver(Recorder(), judge), log=log, control=control)
+    ]
+    return events, log
+
+
+async def test_a_completed_debate_is_posted_signed_and_retried_and_each_attempt_is_logged(
+    receiver: Receiver,
+) -> None:
+    receiver.answers = [500, 200]  # the first attempt fails
+    config = make_config(2, rounds=1, notify=[{"url": receiver.url}])
+    events, log = await debate(config)
+
+    attempts = [e for e in events if isinstance(e, WebhookAttempted)]
+    assert [(a.attempt, a.status, a.delivered) for a in attempts] == [(1, 500, False), (2, 200, True)]
+    assert attempts[0].error == "the receiver answered 500" and attempts[0].url == receiver.url
+    stored = [e for e in log.events if isinstance(e, WebhookAttempted)]
+    assert stored == attempts and all(e.seq is not None for e in stored)  # durable: in the debate's log
+    assert events[-1] is attempts[-1]  # after the ending, before the stream closes
+
+    (h1, d1), (h2, d2) = receiver.posts
+    assert d1 == d2 and h1["x-moot-delivery"] == h2["x-moot-delivery"]  # one delivery, tried twice
+    payload = verified(h2, d2)
+    debate_id = events[0].debate_id
+    assert payload["event"] == "completed" and payload["status"] == "completed"
+    assert payload["debate_id"] == debate_id and payload["topic"] == config.topic
+    assert payload["winner"] == ["Bo"]  # judge_answer scores the last participant highest
+    assert payload["summary"] == "A close debate."
+    assert payload["cost_usd"] == 0.0 and payload["tokens"]["output"] > 0
+    assert payload["links"]["page"] == f"https://moot.example.org/debates/{debate_id}"
+    assert h2["x-moot-event"] == "completed"
+    assert SECRET not in log.events.__repr__()
+
+
+async def test_a_signature_over_another_timestamp_does_not_verify(receiver: Receiver) -> None:
+    await debate(make_config(2, rounds=1, notify=[{"url": receiver.url}]))
+    ((headers, data),) = receiver.posts
+    replayed = {**headers, "x-moot-timestamp": str(int(headers["x-moot-timestamp"]) + 3600)}
+    with pytest.raises(AssertionError):
+        verified(replayed, data)
+
+
+async def test_a_user_stop_is_posted_as_stopped_only_to_hooks_that_asked(receiver: Receiver) -> None:
+    config = make_config(
+        2,
+        rounds=2,
+        notify=[{"url": receiver.url + "/completed", "events": ["completed"]}, {"url": receiver.url}],
+    )
+    control = RunControl()
+    control.stop(StopReason(kind="user", detail="stopped by the user"))
+    events, _ = await debate(config, control)
+    ((headers, data),) = receiver.posts
+    assert verified(headers, data)["event"] == "stopped"
+    assert [e.url for e in events if isinstance(e, WebhookAttempted)] == [receiver.url]
+
+
+async def test_a_refusal_is_not_retried_and_an_unreachable_receiver_is_retried_then_given_up(
+    receiver: Receiver,
+) -> None:
+    receiver.answers = [404]
+    closed = "http://127.0.0.1:9/nothing-listens-here"
+    events, _ = await debate(make_config(2, rounds=1, notify=[{"url": receiver.url}, {"url": closed}]))
+    attempts = [e for e in events if isinstance(e, WebhookAttempted)]
+    refused = [a for a in attempts if a.url == receiver.url]
+    assert [(a.attempt, a.status) for a in refused] == [(1, 404)]
+    unreachable = [a for a in attempts if a.url == closed]
+    assert [a.attempt for a in unreachable] == [1, 2, 3, 4]
+    assert all(a.status is None and a.error and not a.delivered for a in unreachable)
+
+
+def test_webhooks_need_the_secret_before_the_debate_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(hooks.SECRET_ENV)
+    config = make_config(2, rounds=1, notify=[{"url": "https://hooks.example.org/moot"}])
+    with pytest.raises(ConfigError) as caught:
+        check_run(config, resolver(Recorder()))
+    assert caught.value.field == "notify" and hooks.SECRET_ENV in str(caught.value)
+
+
+def test_a_webhook_url_is_http_without_credentials() -> None:
+    for url, words in [
+        ("ftp://hooks.example.org/x", r"is not an http\(s\) URL"),
+        ("https://user:pw@hooks.example.org/x", "no user or password"),
+    ]:
+        with pytest.raises(ValidationError, match=words):
+            Notify(url=url)
+    assert Notify(url="https://hooks.example.org/x").events == ["completed", "failed", "stopped"]
+    with pytest.raises(ValidationError, match="events"):
+        make_config(2, notify=[{"url": "https://hooks.example.org/x", "events": ["done"]}])
+
+
+def test_endings_in_a_webhook_s_words() -> None:
+    assert ending("completed", None) == "completed"
+    assert ending("completed", "max_rounds") == "completed"
+    assert ending("completed", "user") == "stopped"
+    assert ending("interrupted", None) == "stopped"
+    assert ending("failed", None) == "failed"
+    assert ending("paused", None) is None
+
+
+def test_the_server_refuses_a_webhook_url_outside_its_allowlist_and_posts_to_one_inside(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    db = str(tmp_path / "moot.db")
+    payload = {**body(), "notify": [{"url": receiver.url}]}
+    with TestClient(create_app(db, resolve=fake_resolve, settings=ServerSettings())) as c:
+        r = c.post("/api/debates", json=payload)
+        assert r.status_code == 422, r.text
+        got = r.json()
+        assert got["field"] == "notify.0.url"
+        assert "MOOT_ALLOWED_BASE_URLS" in got["detail"] and "--allow-base-url" in got["detail"]
+        assert "\n" not in got["detail"]
+    allowed = ServerSettings(allowed_base_urls=[receiver.url.rsplit("/", 2)[0]])
+    with TestClient(create_app(db, resolve=fake_resolve, settings=allowed)) as c:
+        r = c.post("/api/debates", json=payload)
+        assert r.status_code == 202, r.text
+        assert receiver.got.wait(30)
+        ((headers, data),) = receiver.posts
+        assert verified(headers, data)["debate_id"] == r.json()["id"]
