@@ -185,6 +185,24 @@ def test_rounds_are_fixed_for_fixed_formats(server: Served, screen: Tab) -> None
     rounds.fill("2")
     expect(rounds).to_have_value("2")
 
+    # A loaded file's rounds are its own, whatever count was set aside while a fixed format showed its own.
+    fmt.select_option("council")
+    expect(rounds).to_have_value("3")
+    page.locator("#f-load-file").set_input_files(
+        files=[{"name": "six.yaml", "mimeType": "text/yaml", "buffer": SIX_ROUNDS.encode()}]
+    )
+    expect(page.locator("#banner")).to_contain_text("Loaded six.yaml")
+    expect(rounds).to_have_value("6")
+    expect(rounds).not_to_have_attribute("readonly", "")
+
+
+SIX_ROUNDS = """topic: Trams or buses?
+rounds: 6
+participants:
+  - {name: Ada, model: "fake:a"}
+  - {name: Bo, model: "fake:b"}
+"""
+
 
 def check_answer(field: str, message: str) -> Callable[[Route], None]:
     def answer(route: Route) -> None:

@@ -105,6 +105,9 @@ function rerender() {
 
 function fill(ctx, config, focusId = document.activeElement?.id) {
   ctx.base = structuredClone(config);
+  // A config for a format that takes any length (a loaded file, say) brings its own rounds: no count set
+  // aside while a fixed format showed its own is to come back over it.
+  if (!ctx.meta.fixed_rounds?.[config.format ?? "free-form"]) ctx.roundsFixed = false;
   ctx.fields.clear();
   ctx.refs = {};
   ctx.rows = [];
