@@ -606,6 +606,7 @@ def test_moot_eval_end_to_end_on_fake_models(tmp_path: Path) -> None:
     assert run_id.startswith("out-") and run_id == json.loads((out / "run.json").read_text())["run_id"]
     assert f"moot list --eval {run_id}" in " ".join(result.output.split())
     assert "hidden from `moot list`" in result.output
+    assert f"<code>moot list --eval {run_id}</code> lists them" in (out / REPORT_HTML).read_text()
     wrong = document["rows"][0]
     shown = runner.invoke(app, ["show", wrong["debate_id"][:8]])
     assert shown.exit_code == 0 and "What is the result of" in shown.output
