@@ -34,9 +34,10 @@ async def test_opening_an_empty_database_creates_the_schema(postgres_db: str) ->
         assert (types["created_at"], types["participants"]) == ("TIMESTAMP", "JSON")
         created = next(c for c in inspector.get_columns("debates") if c["name"] == "created_at")
         assert isinstance(created["type"], sa.DateTime) and created["type"].timezone  # timestamptz
-        assert [i["name"] for i in inspector.get_indexes("debates")] == ["ix_debates_created_at"]
+        indexes = sorted(i["name"] for i in inspector.get_indexes("debates"))
+        assert indexes == ["ix_debates_created_at", "ix_debates_eval_run"]
         with engine.connect() as conn:
-            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0001",)]
+            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0002",)]
     finally:
         engine.dispose()
 
