@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from moot.cli.app import app
 
 ROOT = Path(__file__).parent.parent
 
@@ -27,3 +33,44 @@ def test_readme_opens_with_the_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     _, test = readme_commands()
     assert test in (ROOT / ".ci" / "run").read_text()
+
+
+def readme_blocks_after_the_commands() -> list[str]:
+    return re.findall(r"```bash\n(.+?)\n```", (ROOT / "README.md").read_text(), re.S)[2:]
+
+
+def test_readme_says_what_moot_is_and_shows_it_before_the_commands() -> None:
+    text = (ROOT / "README.md").read_text()
+    top = text.split("```bash", 1)[0]
+    assert "moot makes language models debate a question" in top and "Why:" in top
+    for shot in ("result-desktop.png", "result-phone.png", "terminal-80.png"):
+        assert f"docs/screenshots/{shot}" in top
+    assert (ROOT / "docs" / "screenshots" / "terminal-80.png").is_file()
+
+
+def test_the_ten_second_try_runs_as_written_on_fake_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block right after the two commands: a whole debate with a verdict, on `fake:` models only, so it
+    runs here exactly as a reader pastes it (no model substituted, no key, no network)."""
+    (command,) = readme_blocks_after_the_commands()[:1]
+    words = shlex.split(command)
+    assert words[:2] == ["moot", "run"]
+    models = [w.split(",")[0] for i, w in enumerate(words) if words[i - 1] in ("-p", "--judge", "-j")]
+    assert len(models) == 3 and all(m.startswith("fake:") for m in models)
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path))
+    monkeypatch.delenv("MOOT_DATABASE_URL", raising=False)
+    monkeypatch.setenv("COLUMNS", "80")
+    result = CliRunner().invoke(app, words[1:])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for seen in (
+        "Round 1 of 2",
+        "Round 2 of 2",
+        "Round 2 assessed",
+        "Scores",
+        "Winner:",
+        "completed · 4 turns",
+    ):
+        assert seen in out
+    assert "demo model" not in out  # no embedded-model notice: no embedded model takes part
