@@ -1,26 +1,35 @@
 """`moot mcp` as an MCP client starts it: a subprocess spoken to over stdio by the official SDK's client, with
-its own MOOT_HOME. Its debates land in the store `moot run` and `moot serve` use there. Fake models only."""
+its own MOOT_HOME. Its debates land in the store `moot run` and `moot serve` use there. Fake models only. And the
+README's MCP client configs (its json blocks), each used as a client would use it."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from mcp import Client, StdioServerParameters
 
 from moot.mcp.results import CouncilResult, DebateList, DebateResult
+from moot.server import create_app
+from moot.server.settings import ServerSettings
 from moot.store import EventStore, db_url_from
 from tests.test_mcp import (
     SLOW,
+    TOKEN,
     TOOLS,
     Progress,
     assert_stopped_by_the_user,
     call,
     debate_stopped_by_cancel,
+    mcp_client,
     text_of,
 )
+from tests.test_readme_examples import Block, readme_blocks
+from tests.test_server_cross_site import Served
 
 pytestmark = pytest.mark.subprocess
 
@@ -91,3 +100,40 @@ async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(
         "fake:b",
     ]
     assert not (home / "moot.db").exists()
+
+
+# --- the README's client configs --------------------------------------------------------------------------
+
+
+README_CONFIGS = [b for b in readme_blocks() if b.lang == "json"]
+
+
+def test_the_readme_shows_a_stdio_and_an_http_client_config() -> None:
+    servers = [json.loads(b.code)["mcpServers"]["moot"] for b in README_CONFIGS]
+    assert {"command" in s for s in servers} == {True, False} and all(
+        b.section == "MCP" for b in README_CONFIGS
+    )
+
+
+@pytest.mark.parametrize("block", README_CONFIGS, ids=str)
+async def test_each_readme_client_config_reaches_moots_tools(block: Block, tmp_path: Path) -> None:
+    """Each config as a client reads it: the command it starts (this venv's `moot`), or the URL and header it
+    sends to a served moot (its host and port, and the token the placeholder stands for)."""
+    server = json.loads(block.code)["mcpServers"]["moot"]
+    if "command" in server:
+        assert server["command"] == "moot"
+        env = {**os.environ, **server["env"], "MOOT_HOME": str(tmp_path)}
+        command = str(Path(sys.executable).parent / "moot")
+        async with Client(StdioServerParameters(command=command, args=server["args"], env=env)) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        return
+    url = urlsplit(server["url"])
+    assert server["type"] == "http" and url.path == "/mcp" and url.port == 8000  # `moot serve`'s default
+    kind, placeholder = server["headers"]["Authorization"].split()
+    assert kind == "Bearer" and placeholder == "YOUR_MOOT_API_TOKEN"
+    app = create_app(str(tmp_path / "moot.db"), settings=ServerSettings.from_env(api_token=TOKEN))
+    with Served(app) as http:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        client, connection = mcp_client(str(http.base_url).rstrip("/"), headers)
+        async with connection, client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
