@@ -33,9 +33,8 @@ export async function renderResult({ summary, details, debateId, transcript, onJ
   const colour = (id) => transcript.person(id).colour;
   const verdict = state.verdict;
   const card = h("div", { class: "card summary", dataset: { testid: "summary" } });
-  // The headline leads; a format without a verdict leads with its own result, which the headline then points to.
-  const outcome = outcomeCard(state);
-  append(card, verdict ? [verdictCard(state, name), outcome] : [outcome, verdictCard(state, name)]);
+  // The headline leads (the format's own result line where it records one), then the format's result in full.
+  append(card, [verdictCard(state, name), outcomeCard(state)]);
   if (verdict) {
     const criteria = scoredCriteria(verdict);
     card.append(
