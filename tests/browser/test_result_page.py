@@ -6,6 +6,7 @@ the reader scrolls up, and nothing scrolls sideways on a phone. Each at 1280 and
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -266,3 +267,70 @@ def test_the_page_follows_a_streaming_turn_until_the_reader_scrolls_up(
     # Followed to its end, the page shows the result it has put above the transcript.
     expect(page.get_by_test_id("summary")).to_be_in_viewport()
     tab.shot("finished")
+
+
+# Each text's colour and the background it is drawn on (the nearest ancestor that paints one).
+TEXT_COLOURS = """(selectors) => selectors.map((selector) => {
+  const node = document.querySelector(selector);
+  if (!node) return [selector, null, null];
+  let under = node;
+  let bg = "rgba(0, 0, 0, 0)";
+  while (under && /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg)) {
+    bg = getComputedStyle(under).backgroundColor;
+    under = under.parentElement;
+  }
+  return [selector, getComputedStyle(node).color, bg];
+})"""
+READ = [
+    "h1",
+    ".headline",
+    "[data-testid=status]",
+    "dl.facts dt",
+    ".key-points h4",
+    "button.primary",
+    ".turn .who",
+    ".turn .meta",
+    ".assessment .muted",
+    ".assessment .flag",
+    ".assessment .review .who",
+    "[data-testid=ledger] td",
+    ".top nav a",
+    "a",
+]
+
+
+def _channels(colour: str) -> tuple[float, float, float]:
+    """rgb(...) / rgba(...) as 0-255 channels, or color(srgb r g b) (what color-mix() computes to) as 0-1."""
+    numbers = [float(x) for x in re.findall(r"[\d.]+", colour)]
+    if colour.startswith("color(srgb"):
+        return numbers[0] * 255, numbers[1] * 255, numbers[2] * 255
+    return numbers[0], numbers[1], numbers[2]
+
+
+def contrast(fg: str, bg: str) -> float:
+    def luminance(colour: str) -> float:
+        def linear(c: float) -> float:
+            c /= 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        r, g, b = _channels(colour)
+        return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+
+    hi, lo = sorted([luminance(fg), luminance(bg)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_reads_in_both_schemes(on: Served, scheme: str, open_extra_tab: Callable[..., Tab]) -> None:
+    debate_id = finished(on)
+    tab = open_extra_tab(scheme, viewport=SIZES["desktop"], color_scheme=scheme)
+    page = tab.open(on, f"#/debates/{debate_id}")
+    expect(page.get_by_test_id("summary")).to_be_visible()
+    expect(page.locator(".assessment .flag").first).to_be_visible()
+    low = []
+    for selector, fg, bg in page.evaluate(TEXT_COLOURS, READ):
+        assert fg is not None, f"nothing matches {selector}"
+        ratio = contrast(fg, bg)
+        if ratio < 4.5:
+            low.append(f"{selector}: {fg} on {bg} is {ratio:.2f}:1")
+    assert not low, f"text below 4.5:1 in the {scheme} scheme:\n" + "\n".join(low)
