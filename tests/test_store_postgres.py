@@ -34,7 +34,7 @@ async def test_opening_an_empty_database_creates_the_schema(postgres_db: str) ->
         assert (types["created_at"], types["participants"]) == ("TIMESTAMP", "JSON")
         created = next(c for c in inspector.get_columns("debates") if c["name"] == "created_at")
         assert isinstance(created["type"], sa.DateTime) and created["type"].timezone  # timestamptz
-        indexes = sorted(i["name"] for i in inspector.get_indexes("debates"))
+        indexes = sorted(str(i["name"]) for i in inspector.get_indexes("debates"))
         assert indexes == ["ix_debates_created_at", "ix_debates_eval_run"]
         with engine.connect() as conn:
             assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0002",)]
