@@ -155,3 +155,28 @@ def test_compose_runs_the_server_two_workers_and_postgres_on_one_database() -> N
     assert all(s["depends_on"]["postgres"]["condition"] == "service_healthy" for s in MOOT_SERVICES.values())
     server = next(s for s in MOOT_SERVICES.values() if s["command"][0] == "serve")
     assert "--enqueue" in server["command"] and server["ports"] == ["127.0.0.1:8000:8000"]
+
+
+def readme_docker_lines() -> list[list[str]]:
+    section = (ROOT / "README.md").read_text().split("\n## Docker\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_s_docker_lines_use_these_files_and_moot_commands_that_exist() -> None:
+    lines = readme_docker_lines()
+    assert {line[0] for line in lines} == {"docker", "export"}
+    for line in lines:
+        if line[:2] == ["docker", "run"]:
+            image = line.index("moot")  # the image; what follows it is moot's command line (the ENTRYPOINT)
+            args = line[image + 1 :]
+            assert parses(args), line
+            assert all(a.split("=")[0] in flags_of(args[0]) for a in args[1:] if a.startswith("-")), line
+        elif line[:2] == ["docker", "build"]:
+            assert line[-1] == "." and (ROOT / "Dockerfile").is_file()
+        elif line[0] == "docker":
+            assert line[1] == "compose" and (ROOT / "compose.yaml").is_file()
+        else:  # what compose.yaml requires (${NAME:?...}), and nothing else
+            exported = {word.split("=")[0] for word in line[1:] if "=" in word}
+            required = set(re.findall(r"\$\{(\w+):\?", (ROOT / "compose.yaml").read_text()))
+            assert exported == required

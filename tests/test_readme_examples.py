@@ -720,7 +720,8 @@ def test_every_example_is_run() -> None:
         if command.program == "moot":
             assert command.sub in CHECKS or command.sub in SUBPROCESS or is_enqueue(command), where
         else:
-            assert command.program in ("curl", "bash"), where
+            # docker and export: the Docker section's lines, checked by tests/test_containers.py.
+            assert command.program in ("curl", "bash", "docker", "export"), where
     # The subprocess tests find their commands: each is in the README once.
     for sub in SUBPROCESS:
         the_block_with(sub)
