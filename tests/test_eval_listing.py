@@ -28,6 +28,7 @@ from moot.domain.events import DebateCompleted, DebateStarted, Event
 from moot.eval.folder import SPEC, ResultsFolder, new_run_id
 from moot.eval.report import RESULTS_JSON
 from moot.eval.results import RunSpec
+from moot.export import export, load_json
 from moot.server import create_app
 from moot.store import EventStore, db_url_from
 from moot.store.db import alembic_config, debates, events, metadata
@@ -105,6 +106,12 @@ async def test_the_tag_is_read_back_from_the_log(store: EventStore) -> None:
     first = (await store.events("eval-1"))[0]
     assert isinstance(first, DebateStarted) and first.eval_run == RUN
     assert debate_row(first)["eval_run"] == RUN
+
+
+async def test_the_tag_survives_a_json_export(store: EventStore) -> None:
+    loaded = load_json(export(await store.events("eval-1"), "json"))
+    first = loaded.events[0]
+    assert isinstance(first, DebateStarted) and first.eval_run == RUN
 
 
 def test_a_tag_that_cannot_name_a_run_is_refused() -> None:
