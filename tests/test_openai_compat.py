@@ -17,13 +17,14 @@ from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from moot.config_files.presets import save_preset
+from moot.config_files.presets import save_preset, user_dir
 from moot.config_files.user_defaults import UserDefaults, save_user_defaults
 from moot.domain.config import ModelOptions, validate_config
 from moot.domain.events import DebateCompleted, TurnCompleted
 from moot.domain.state import DebateState
 from moot.engine import run_debate
 from moot.server import create_app
+from moot.server.debate_answer import debate_answer
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
 from tests.test_readme_examples import CURL, RUN_S, block_commands, readme_blocks
@@ -295,3 +296,102 @@ def test_the_readme_curl_examples_answer(tmp_path: Path) -> None:
         debate_id = reply["moot_debate_id"]
         assert reply["choices"][0]["message"]["content"] and reply["usage"]["total_tokens"] > 0
         assert http.get(f"/api/debates/{debate_id}").json()["config"]["format"] == "council"
+
+
+@pytest.fixture
+def local_client(tmp_path: Path) -> Iterator[TestClient]:
+    """The app in process (no uvicorn) for what needs no real connection; presets on fake models."""
+    save_user_defaults(UserDefaults(participants=[ModelOptions(model="fake:ada")]))
+    settings = ServerSettings(max_running_per_token=1)
+    with TestClient(create_app(str(tmp_path / "moot.db"), settings=settings)) as client:
+        yield client
+
+
+def test_messages_may_come_in_parts_and_the_context_is_bounded(local_client: TestClient) -> None:
+    r = local_client.post(
+        "/v1/chat/completions",
+        json={
+            "model": "council",  # a bare preset name is taken too
+            "temperature": 0.2,  # a client's habit: accepted, the preset decides
+            "messages": [
+                {"role": "assistant", "content": None},
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "Trams"}, {"type": "text", "text": "or buses?"}],
+                },
+            ],
+        },
+    )
+    assert r.status_code == 200, r.text
+    state = local_client.get(f"/api/debates/{r.json()['moot_debate_id']}").json()
+    assert state["config"]["topic"] == "Trams\nor buses?" and state["config"].get("context") is None
+    r = local_client.post(
+        "/v1/chat/completions",
+        json={
+            "model": "moot/council",
+            "messages": [{"role": "system", "content": "x" * 200_001}, {"role": "user", "content": "Q?"}],
+        },
+    )
+    assert r.status_code == 400 and r.json()["error"]["param"] == "messages"
+    assert "200000" in r.json()["error"]["message"]
+
+
+def test_over_the_per_token_limit_is_an_openai_429(local_client: TestClient) -> None:
+    slow = {
+        "topic": "Q?",
+        "rounds": 50,
+        "participants": [{"model": "fake:drip-50"}, {"model": "fake:drip-50"}],
+    }
+    running = local_client.post("/api/debates", json=slow).json()["id"]
+    r = local_client.post(
+        "/v1/chat/completions",
+        json={"model": "moot/council", "messages": [{"role": "user", "content": "Q?"}]},
+    )
+    assert r.status_code == 429 and "running or queued" in r.json()["error"]["message"]
+    assert local_client.post(f"/api/debates/{running}/stop").status_code == 202
+
+
+def test_a_preset_file_that_cannot_be_read_is_a_500_naming_it(local_client: TestClient) -> None:
+    user_dir().mkdir(parents=True)
+    (user_dir() / "broken.yaml").write_text("[not, a, mapping]\n", encoding="utf-8")
+    r = local_client.get("/v1/models")
+    assert r.status_code == 500 and "broken.yaml" in r.json()["error"]["message"]
+    assert r.json()["error"]["type"] == "server_error"
+    (user_dir() / "broken.yaml").unlink()
+    r = local_client.get("/v1/models/moot/nope")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "extra", "expect"),
+    [
+        ("critical-review", {}, "orchestrator"),
+        ("society-of-minds", {"judge": None}, "outcome"),
+        ("oxford", {}, "verdict"),
+        ("free-form", {"judge": None, "rounds": 1}, "last turn"),
+    ],
+)
+async def test_each_format_answers_with_its_own_result(
+    fmt: str, extra: dict[str, object], expect: str, tmp_path: Path
+) -> None:
+    config = validate_config(
+        {
+            "topic": "Q?",
+            "format": fmt,
+            "participants": [{"name": "Ada", "model": "fake:ada"}, {"name": "Bo", "model": "fake:bo"}],
+            **extra,
+        }
+    )
+    async with await EventStore.open(f"sqlite:///{tmp_path / 'm.db'}") as store:
+        [e async for e in run_debate(config, log=store, debate_id="d")]
+        state = await store.state("d")
+    answer = debate_answer(state)
+    if expect == "orchestrator":
+        assert answer == state.turns[-1].text.strip() and state.turns[-1].participant_id == "orchestrator"
+    elif expect == "outcome":
+        assert state.verdict is None and state.outcome is not None and answer.startswith(state.outcome.lead)
+    elif expect == "verdict":
+        assert state.verdict is not None and state.outcome is not None
+        assert answer.startswith(state.outcome.lead) and answer.endswith(state.verdict.summary.strip())
+    else:
+        assert state.outcome is None and state.verdict is None and answer == state.turns[-1].text.strip()

@@ -269,3 +269,20 @@ def test_a_request_may_name_a_preset(tmp_path: Path, fakes: UserDefaults) -> Non
         r = client.post("/api/debates", json={"preset": "nope", "topic": "Q?"})
         assert r.status_code == 422 and r.json()["field"] == "preset", r.text
         assert "council" in r.json()["detail"]
+
+
+def test_a_judge_named_without_a_model_gets_the_configured_one(fakes: UserDefaults) -> None:
+    save_preset("named-judge", {"judge": {"name": "Arbiter"}})
+    cfg = load_preset("named-judge").config_for("Q?")
+    assert cfg.judge is not None and cfg.judge.name == "Arbiter" and str(cfg.judge.model) == "fake:judge"
+
+
+def test_unreadable_files_are_named() -> None:
+    user_dir().mkdir(parents=True)
+    (user_dir() / "latin.yaml").write_bytes(b"description: caf\xe9\n")
+    code, _, err = moot("presets")
+    assert code == 2 and "cannot read preset" in err and "latin.yaml" in err
+    path = save_user_defaults(UserDefaults())
+    path.write_bytes(b"judge: caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"cannot read .*config\.yaml"):
+        load_user_defaults()

@@ -90,8 +90,6 @@ class WireError(Exception):
 
     def body(self) -> dict[str, Any]:
         kind = "invalid_request_error" if self.status < 500 else "server_error"
-        if self.status in (401, 403):
-            kind = "authentication_error" if self.status == 401 else "permission_error"
         return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
 
 
