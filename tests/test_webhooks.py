@@ -19,8 +19,17 @@ from pydantic import ValidationError
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
-from moot.domain.events import Event, WebhookAttempted
+from moot.domain.events import (
+    DebateCompleted,
+    DebateFailed,
+    DebateStarted,
+    Event,
+    OutcomeGiven,
+    WebhookAttempted,
+)
 from moot.domain.notify import Notify, ending
+from moot.domain.outcome import Outcome
+from moot.domain.state import fold
 from moot.engine import InMemoryLog, RunControl, check_run, run_debate
 from moot.engine import webhooks as hooks
 from moot.errors import ConfigError
@@ -211,3 +220,18 @@ def test_the_server_refuses_a_webhook_url_outside_its_allowlist_and_posts_to_one
         assert receiver.got.wait(30)
         ((headers, data),) = receiver.posts
         assert verified(headers, data)["debate_id"] == r.json()["id"]
+
+
+def test_the_payload_tells_a_format_s_result_and_a_failure() -> None:
+    config = make_config(2, rounds=1, notify=[{"url": "https://hooks.example.org/x"}])
+    started = DebateStarted(debate_id="d1", config=config)
+    result = Outcome(summary="Ada's side carried it.", winner_ids=["ada"], headline="Winner: Ada")
+    won = hooks.payload(
+        fold([started, OutcomeGiven(debate_id="d1", outcome=result), DebateCompleted()]), "completed"
+    )
+    assert (won["winner"], won["summary"], won["error"]) == (["Ada"], "Winner: Ada", None)
+    failed = fold(
+        [started, DebateFailed(debate_id="d1", error="no turn could be taken", error_type="RunError")]
+    )
+    body = hooks.payload(failed, "failed")
+    assert (body["winner"], body["summary"], body["error"]) == ([], None, "no turn could be taken")
