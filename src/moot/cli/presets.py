@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -107,20 +106,20 @@ def save_run_preset(name: str, cfg: DebateConfig) -> Preset:
 
 
 def presets_table(presets: list[Preset], console: Any) -> Table:
-    """One row a preset; the description goes under the name where the columns do not fit side by side."""
+    """One row a preset. Side by side where every description fits on one line; else each description gets
+    the width beside the name, with the format, speakers and source under it."""
     wide = Table()
     for col in ("preset", "format", "speakers", "source"):
         wide.add_column(col, no_wrap=True)
-    wide.add_column("description")
+    wide.add_column("description", no_wrap=True)
     for p in presets:
         wide.add_row(p.name, p.format, str(p.participant_count), p.source, Text(terminal_safe(p.description)))
     if fits(wide, console):
         return wide
-    narrow = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    narrow.add_column("preset")
-    narrow.add_column("format", no_wrap=True)
-    narrow.add_column("source", no_wrap=True)
+    narrow = Table(box=None, show_header=False, padding=(0, 2, 1, 0))
+    narrow.add_column("preset", no_wrap=True, style="bold")
+    narrow.add_column("what")
     for p in presets:
-        cell = Text.assemble((p.name, "bold"), "\n", (terminal_safe(p.description), "dim"))
-        narrow.add_row(cell, f"{p.format} ({p.participant_count})", p.source)
+        facts = f"{p.format}, {p.participant_count} speakers, {p.source}"
+        narrow.add_row(p.name, Text.assemble(terminal_safe(p.description), "\n", (facts, "dim")))
     return narrow
