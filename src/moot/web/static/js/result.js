@@ -143,7 +143,7 @@ function shareBar(state, debateId) {
     "div",
     { class: "share", dataset: { testid: "share" } },
     h("div", { class: "actions" }, state.config ? [again, edit] : null, copy, said),
-    h("div", { class: "actions exports" }, h("span", { class: "muted small" }, "Download:"), exportsBar(debateId)),
+    h("div", { class: "actions exports" }, h("span", { class: "muted small" }, "Download:"), exportButtons(debateId)),
   );
 }
 
@@ -446,13 +446,9 @@ function ledgerTable(book, name) {
   );
 }
 
-function exportsBar(debateId) {
-  return h(
-    "div",
-    { class: "actions" },
-    EXPORTS.map(([label, format, ext, type]) =>
-      h("button", { type: "button", onclick: () => download(debateId, format, ext, type) }, label),
-    ),
+function exportButtons(debateId) {
+  return EXPORTS.map(([label, format, ext, type]) =>
+    h("button", { type: "button", onclick: () => download(debateId, format, ext, type) }, label),
   );
 }
 
