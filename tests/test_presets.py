@@ -286,3 +286,9 @@ def test_unreadable_files_are_named() -> None:
     path.write_bytes(b"judge: caf\xe9\n")
     with pytest.raises(ConfigError, match=r"cannot read .*config\.yaml"):
         load_user_defaults()
+
+
+def test_a_templates_roles_speak_with_the_configured_models(fakes: UserDefaults) -> None:
+    code, out, err = moot("run", "--template", "rate-limiting", "--var", "rate=100", "--estimate")
+    assert code == 0, err
+    assert "fake:a" in out and "fake:b" in out and "smollm2" not in out

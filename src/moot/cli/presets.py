@@ -92,6 +92,11 @@ def with_configured(data: dict[str, Any], *, judge_flags: bool) -> dict[str, Any
     out = dict(data)
     if "participants" not in out:
         out["participants"] = defaults.participant_models()
+    elif isinstance(out["participants"], list):  # a template's roles name no model
+        out["participants"] = [
+            {**defaults.participant(i), **p} if isinstance(p, dict) and "model" not in p else p
+            for i, p in enumerate(out["participants"])
+        ]
     judge = defaults.judge_data()
     if judge is not None and not judge_flags and "judge" not in out and "judges" not in out:
         out["judge"] = judge

@@ -19,7 +19,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot.domain.config import FormatName, RoleName
-from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
 
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
@@ -141,5 +140,6 @@ def apply_template(data: dict[str, Any]) -> dict[str, Any]:
     data["topic"] = template.fill(values)
     data.setdefault("format", template.format)
     if "participants" not in data and template.roles:
-        data["participants"] = [{"model": DEFAULT_MODEL, "role": role} for role in template.roles]
+        # No model: the default one, or in `moot run` the one `moot configure` set for that place.
+        data["participants"] = [{"role": role} for role in template.roles]
     return data
