@@ -266,6 +266,9 @@ def test_the_page_follows_a_streaming_turn_until_the_reader_scrolls_up(
     expect(page.get_by_test_id("status")).to_have_text("completed", timeout=30_000)
     # Followed to its end, the page shows the result it has put above the transcript.
     expect(page.get_by_test_id("summary")).to_be_in_viewport()
+    # Seen live, as on a reload: the judge's "weighing" note went with the verdict, and no control is left.
+    expect(page.locator(".notice", has_text="is weighing the debate")).to_have_count(0)
+    expect(page.get_by_role("group", name="Debate controls")).to_be_hidden()
     tab.shot("finished")
 
 
