@@ -14,11 +14,14 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from moot.domain.config import DebateConfig
-from moot.engine import run_debate
+from moot.domain.config import DebateConfig, ModelOptions
+from moot.engine import InMemoryLog, resume_debate, run_debate
 from moot.engine import telemetry as otel
-from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
+from tests.conftest import FAST_RETRY, Recorder, judge_answer, judge_model, make_config, resolver
 
 
 @dataclass
@@ -42,6 +45,13 @@ async def _debate(config: DebateConfig) -> None:
     judge, _ = judge_model([judge_answer(config)])
     async for _ in run_debate(config, resolve=resolver(Recorder(), judge)):
         pass
+
+
+async def broken(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+    """A model whose every call fails."""
+    if messages:
+        raise RuntimeError("provider exploded")
+    yield ""  # pragma: no cover - there are always messages
 
 
 def _tree(spans: tuple[ReadableSpan, ...]) -> dict[str, list[str]]:
@@ -181,22 +191,10 @@ def test_a_model_label_splits_into_provider_and_model() -> None:
 async def test_a_dropped_participant_s_turn_ends_in_error_and_a_resumed_run_is_its_own_trace(
     collected: Collected,
 ) -> None:
-    from pydantic_ai.messages import ModelMessage
-    from pydantic_ai.models import Model
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    from moot.domain.config import ModelOptions
-    from moot.engine import InMemoryLog, resume_debate
-    from tests.conftest import FAST_RETRY
 
     config = make_config(3, rounds=1, limits={"retry": FAST_RETRY})
     judge, _ = judge_model([judge_answer(config)])
     rec = Recorder()
-
-    async def broken(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        if messages:
-            raise RuntimeError("provider exploded")
-        yield ""  # pragma: no cover - there are always messages
 
     def resolve(options: ModelOptions) -> Model:
         name = options.model.name
@@ -215,3 +213,29 @@ async def test_a_dropped_participant_s_turn_ends_in_error_and_a_resumed_run_is_i
     (cy,) = [s for s in spans if s.name == "turn cy"]
     assert cy.status.status_code.name == "ERROR" and "provider exploded" in (cy.status.description or "")
     assert all(s.status.status_code.name != "ERROR" for s in spans if s.name in ("turn ada", "turn bo"))
+
+
+async def test_a_round_s_assessment_is_a_judge_call_that_names_its_round(collected: Collected) -> None:
+    config = make_config(2, rounds=1, stopping={"assess_rounds": True})
+    await _debate(config)
+    spans = collected.spans.get_finished_spans()
+    # Asked once the round has completed (its span ended): beside the rounds, under the debate.
+    assert "judge assessment" in _tree(spans)["debate"]
+    (assessment,) = [s for s in spans if s.name == "judge assessment"]
+    assert _attrs(assessment)["moot.round"] == 1 and _attrs(assessment)["moot.purpose"] == "assessment"
+    under = [s.name for s in spans if s.parent is not None and s.parent.span_id == assessment.context.span_id]
+    assert under  # pydantic-ai's agent run, its model call under that
+
+
+async def test_a_failed_debate_s_span_says_so_and_closes_what_was_open(collected: Collected) -> None:
+
+    def resolve(options: ModelOptions) -> Model:
+        return FunctionModel(stream_function=broken, model_name="broken")
+
+    config = make_config(2, rounds=1, limits={"retry": FAST_RETRY}, judge=None)
+    async for _ in run_debate(config, resolve=resolve):
+        pass
+    spans = collected.spans.get_finished_spans()
+    (debate,) = [s for s in spans if s.name == "debate"]
+    assert _attrs(debate)["moot.status"] == "failed" and debate.status.status_code.name == "ERROR"
+    assert "round 1" in _tree(spans)["debate"]  # ended with the debate, though never completed
