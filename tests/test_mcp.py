@@ -5,6 +5,7 @@ Origin check). The stdio transport (`moot mcp` as a subprocess) is tests/test_mc
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +17,10 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
+from pydantic_ai.models import Model
+from typer.testing import CliRunner
 
+from moot.cli.app import app as cli
 from moot.config_files.user_defaults import UserDefaults, save_user_defaults
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig, ModelOptions
@@ -24,10 +28,12 @@ from moot.domain.events import DebateStopping, JudgingStarted, TokenDelta, TurnC
 from moot.mcp import build_server
 from moot.mcp.configs import debate_config
 from moot.mcp.follow import progress_message
-from moot.mcp.results import CouncilResult, DebateList, DebateResult
+from moot.mcp.results import CouncilResult, DebateList, DebateResult, council_text
+from moot.models.fake import fake_model
 from moot.server import DebateManager, create_app
 from moot.server.settings import ServerSettings
 from moot.store import EventStore, db_url_from
+from tests.conftest import judge_model
 from tests.test_server_cross_site import Served
 
 TOKEN = "mcp-test-token-0123456789"
@@ -125,6 +131,9 @@ async def test_the_tools_are_listed_with_their_schemas(manager: DebateManager) -
         )
         assert (
             tools["list_debates"].annotations is not None and tools["list_debates"].annotations.read_only_hint
+        )
+        assert all(
+            t.description and "\n" not in t.description and "  " not in t.description for t in tools.values()
         )
 
 
@@ -335,6 +344,58 @@ async def test_cancelling_the_call_stops_the_debate_and_the_judge_rules_on_what_
         )
 
 
+async def test_a_verdict_that_fails_is_answered_with_why(tmp_path: Path) -> None:
+    bad_judge, _ = judge_model(["not a verdict"])
+
+    def resolve(options: ModelOptions) -> Model:
+        return bad_judge if options.model.name == "bad-judge" else fake_model(options.model.name)
+
+    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
+        manager = DebateManager(store, resolve=resolve)
+        try:
+            async with connect(manager) as client:
+                arguments = {"topic": "t", "participants": ["fake:a", "fake:b"], "judge": "fake:bad-judge"}
+                result = await call(client, "debate", {**arguments, "rounds": 1})
+        finally:
+            await manager.close()
+    answer = DebateResult.model_validate(result.structured_content)
+    assert answer.status == "completed" and answer.verdict is None and not answer.scores and answer.error
+    assert f"Error: {answer.error}" in text_of(result)
+
+
+async def test_a_format_s_own_result_and_a_broken_preset_file_are_said(manager: DebateManager) -> None:
+    presets = Path(os.environ["MOOT_HOME"]) / "presets"
+    presets.mkdir(parents=True)
+    (presets / "broken.yaml").write_text("format: [unclosed\n", encoding="utf-8")
+    async with connect(manager) as client:  # the server starts all the same, and says why it lists no preset
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "none readable" in tools["debate"].input_schema["properties"]["preset"]["description"]
+        council = await call(
+            client,
+            "debate",
+            {"topic": "2+2?", "format": "council", "participants": ["fake:a", "fake:b", "fake:c"]},
+        )
+    answer = DebateResult.model_validate(council.structured_content)
+    assert answer.result and answer.answer and len(answer.ranking) == 3 and answer.verdict is None
+    assert f"Result: {answer.result}" in text_of(council) and f"Answer:\n{answer.answer}" in text_of(council)
+
+
+def test_the_texts_say_how_a_debate_or_council_ended() -> None:
+    paused = CouncilResult(
+        debate_id="d",
+        status="paused",
+        question="q",
+        answer=None,
+        ranking=[],
+        summary=None,
+        stop=None,
+        error="x",
+    )
+    text = council_text(paused)
+    assert "paused; carry it on with moot resume" in text and "No answer: the council stopped" in text
+    assert text.endswith("Error: x")
+
+
 def test_progress_says_nothing_of_token_deltas_and_markers() -> None:
     config: DebateConfig = debate_config("t", participants=["fake:a", "fake:b"])
     long = "word " * 100
@@ -358,6 +419,29 @@ def test_progress_says_nothing_of_token_deltas_and_markers() -> None:
         progress_message(TokenDelta(debate_id="d", round=1, participant_id="proponent", text="w"), config)
         is None
     )
+
+
+def test_moot_mcp_speaks_the_protocol_on_stdin_and_stdout(tmp_path: Path) -> None:
+    """`moot mcp` in this process, on what a client writes to its stdin: the answer is its stdout. Only the
+    handshake is asserted: it is answered before the next line is read, whereas a request still in flight when
+    stdin ends is dropped (the SDK's stdio transport)."""
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    db = tmp_path / "elsewhere.db"
+    result = CliRunner().invoke(cli, ["mcp", "--db", str(db)], input=json.dumps(hello) + "\n")
+    assert result.exit_code == 0, result.output
+    (answer,) = [json.loads(line) for line in result.stdout.splitlines()]  # nothing else on stdout
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "moot"
+    assert "tools" in answer["result"]["capabilities"] and "`debate`" in answer["result"]["instructions"]
+    assert db.exists()  # the store it was told to use
 
 
 # --- streamable HTTP: `moot serve`'s /mcp ---------------------------------------------------------
@@ -415,16 +499,27 @@ async def test_over_http_the_tools_need_the_token_and_hold_debates_the_api_shows
 
 
 async def test_over_http_on_loopback_without_a_token_the_servers_limits_still_apply(tmp_path: Path) -> None:
-    app = create_app(str(tmp_path / "moot.db"), settings=ServerSettings.from_env(max_participants=2))
+    settings = ServerSettings.from_env(max_participants=2, max_running_per_token=1)
+    app = create_app(str(tmp_path / "moot.db"), settings=settings)
     with Served(app) as http:
         client, plain = mcp_client(str(http.base_url).rstrip("/"))
         async with plain, client:
             refused = await client.call_tool("council", {"question": "q", "participants": ["fake:a"] * 3})
-            assert (
-                refused.is_error
-                and "participants: 3 participants; this server allows at most 2" in text_of(refused)
-            )
-            result = await call(
-                client, "debate", {"topic": "t", "participants": ["fake:a", "fake:b"], "rounds": 1}
-            )
-            assert DebateResult.model_validate(result.structured_content).status == "completed"
+            assert refused.is_error
+            assert "participants: 3 participants; this server allows at most 2" in text_of(refused)
+            # One running at a time for this caller: a second is refused while the first runs.
+            first_turn = anyio.Event()
+
+            async def record(progress: float, total: float | None, message: str | None) -> None:
+                if (message or "").startswith("round 1"):
+                    first_turn.set()
+
+            slow = {"topic": "slow", "participants": SLOW, "judge": "fake:judge", "rounds": 4}
+            async with anyio.create_task_group() as group:
+                group.start_soon(lambda: client.call_tool("debate", slow, progress_callback=record))
+                await first_turn.wait()
+                second = await client.call_tool(
+                    "debate", {"topic": "t", "participants": ["fake:a", "fake:b"]}
+                )
+                group.cancel_scope.cancel()
+            assert second.is_error and "1 debates of this token are running or queued" in text_of(second)

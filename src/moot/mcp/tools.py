@@ -35,6 +35,7 @@ from moot.mcp.results import (
 from moot.protocols import get_protocol
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 SERVER_NAME = "moot"
 LIST_MOST = 100
 INSTRUCTIONS = (
@@ -93,9 +94,18 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
-    @server.tool(
-        annotations=ToolAnnotations(title="Hold a debate", read_only_hint=False, open_world_hint=True)
-    )
+    def tool(title: str, *, read_only: bool) -> Callable[[F], F]:
+        """Register a tool; its description is its docstring on one line (the SDK sends the indentation too).
+        The tools that hold a debate call models: outside this server's world, and not read-only."""
+
+        def register(fn: F) -> F:
+            hints = ToolAnnotations(title=title, read_only_hint=read_only, open_world_hint=not read_only)
+            server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=hints)
+            return fn
+
+        return register
+
+    @tool("Hold a debate", read_only=False)
     async def debate(
         topic: Topic,
         ctx: Context,
@@ -117,9 +127,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         result = debate_result(await held(config, ctx))
         return _answer(debate_text(result), result.model_dump(mode="json"))
 
-    @server.tool(
-        annotations=ToolAnnotations(title="Ask a council", read_only_hint=False, open_world_hint=True)
-    )
+    @tool("Ask a council", read_only=False)
     async def council(
         question: Topic,
         ctx: Context,
@@ -139,7 +147,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         result = council_result(await held(config, ctx))
         return _answer(council_text(result), result.model_dump(mode="json"))
 
-    @server.tool(annotations=ToolAnnotations(title="List debates", read_only_hint=True))
+    @tool("List debates", read_only=True)
     async def list_debates(
         text: Annotated[str | None, Field(description="Only debates whose topic contains this")] = None,
         status: Annotated[
@@ -158,7 +166,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         )
         return DebateList(debates=rows)
 
-    @server.tool(annotations=ToolAnnotations(title="Read a debate", read_only_hint=True))
+    @tool("Read a debate", read_only=True)
     async def get_debate(
         debate_id: Annotated[
             str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
@@ -178,7 +186,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCP
         result = debate_result(await store.state(found))
         return _answer(debate_text(result), result.model_dump(mode="json"))
 
-    @server.tool(annotations=ToolAnnotations(title="Export a debate", read_only_hint=True))
+    @tool("Export a debate", read_only=True)
     async def export_debate(
         debate_id: Annotated[
             str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
