@@ -18,10 +18,13 @@ import atexit
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import Token
 from dataclasses import dataclass, field
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.metrics import Counter, Histogram, MeterProvider
 from opentelemetry.trace import Span, Status, StatusCode, Tracer, TracerProvider
 from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -43,6 +46,7 @@ from moot.domain.events import (
 from moot.domain.usage import Usage
 
 SCOPE = "moot"
+TurnKey = tuple[int, str, str | None]  # round, participant, target: a turn under way
 
 # The role a call's usage is counted under, by the event that records it.
 _ROLES = {
@@ -169,10 +173,10 @@ class RunTelemetry:
         self.debate_id = debate_id
         self.debate: Span | None = None
         self.rounds: dict[int, Span] = {}
-        self.turns: dict[tuple[int, str, str | None], Span] = {}
+        self.turns: dict[TurnKey, Span] = {}
         # The context a turn's span was made current in, so pydantic-ai's model-call span nests under it: detached
         # by the turn's end, in the same task (a turn's start and end are emitted by one coroutine).
-        self._attached: dict[tuple[int, str, str | None], tuple[object, asyncio.Task[object] | None]] = {}
+        self._attached: dict[TurnKey, tuple[Token[Context], asyncio.Task[Any] | None]] = {}
 
     @property
     def instrumentation(self) -> InstrumentationSettings:
@@ -250,7 +254,7 @@ class RunTelemetry:
             span.set_attribute("moot.reply", event.text)
         self._end_turn(key)
 
-    def _end_turn(self, key: tuple[int, str, str | None], *, error: str | None = None) -> None:
+    def _end_turn(self, key: TurnKey, *, error: str | None = None) -> None:
         span = self.turns.pop(key)
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))
@@ -258,7 +262,7 @@ class RunTelemetry:
         attached = self._attached.pop(key, None)
         # A context attached in another task cannot be detached here; that task's context dies with it.
         if attached is not None and attached[1] is _task():
-            otel_context.detach(attached[0])  # type: ignore[arg-type]
+            otel_context.detach(attached[0])
 
     def _close_debate(self, event: Event) -> None:
         for key in list(self.turns):
@@ -314,7 +318,7 @@ def for_run(debate_id: str) -> RunTelemetry | None:
     return RunTelemetry(telemetry, debate_id) if telemetry is not None else None
 
 
-def _task() -> asyncio.Task[object] | None:
+def _task() -> asyncio.Task[Any] | None:
     try:
         return asyncio.current_task()
     except RuntimeError:
