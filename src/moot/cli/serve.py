@@ -45,7 +45,7 @@ def serve_command(
         list[str] | None,
         typer.Option(
             "--allow-base-url",
-            help="URL prefix a request's base_url may use (repeat for more); added to $MOOT_ALLOWED_BASE_URLS.",
+            help="URL prefix a request's base_url and notify URLs may use (repeat for more); added to $MOOT_ALLOWED_BASE_URLS.",
         ),
     ] = None,
     allow_tool: Annotated[

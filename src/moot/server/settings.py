@@ -93,7 +93,8 @@ class ServerSettings(BaseModel):
     )
     allowed_base_urls: tuple[str, ...] = Field(
         default=(),
-        description="URL prefixes a request's base_url may start with; empty: requests may give no base_url",
+        description="URL prefixes a request's base_url and notify URLs may start with; empty: requests may give "
+        "neither",
     )
     allowed_tools: tuple[ToolRef, ...] = Field(
         default=(WEB_SEARCH,),
