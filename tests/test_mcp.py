@@ -4,6 +4,7 @@ Origin check). The stdio transport (`moot mcp` as a subprocess) is tests/test_mc
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -21,18 +22,28 @@ from pydantic_ai.models import Model
 from typer.testing import CliRunner
 
 from moot.cli.app import app as cli
+from moot.cli.mcp import tools_on
 from moot.config_files.user_defaults import UserDefaults, save_user_defaults
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig, ModelOptions
-from moot.domain.events import DebateStopping, JudgingStarted, TokenDelta, TurnCompleted, VerdictGiven
-from moot.mcp import build_server
+from moot.domain.events import (
+    DebateResumed,
+    DebateStopping,
+    JudgingStarted,
+    TokenDelta,
+    TurnCompleted,
+    VerdictGiven,
+)
+from moot.engine import resume_debate
 from moot.mcp.configs import debate_config
 from moot.mcp.follow import progress_message
 from moot.mcp.results import CouncilResult, DebateList, DebateResult, council_text
 from moot.models.fake import fake_model
 from moot.server import DebateManager, create_app
+from moot.server.manager import Action
 from moot.server.settings import ServerSettings
 from moot.store import EventStore, db_url_from
+from moot.workers.client import QueueClient
 from tests.conftest import judge_model
 from tests.test_server_cross_site import Served
 
@@ -56,9 +67,9 @@ async def manager(tmp_path: Path) -> AsyncIterator[DebateManager]:
 
 
 def connect(manager: DebateManager) -> Client:
-    """The SDK's client on the tools in process (entered in the test itself: its task groups must be left in
-    the task that entered them, which a fixture's teardown is not)."""
-    return Client(build_server(lambda: manager))
+    """The SDK's client on `moot mcp`'s tools in process (entered in the test itself: its task groups must be
+    left in the task that entered them, which a fixture's teardown is not)."""
+    return Client(tools_on(manager))
 
 
 def recorder(seen: Progress) -> Any:
@@ -523,3 +534,68 @@ async def test_over_http_on_loopback_without_a_token_the_servers_limits_still_ap
                 )
                 group.cancel_scope.cancel()
             assert second.is_error and "1 debates of this token are running or queued" in text_of(second)
+
+
+class Workers:
+    """Stands in for `moot serve --enqueue`'s queue and its workers: a dispatched debate runs from its stored
+    log in a task here, on a store of its own, as a worker process runs it (`resume_debate`)."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self.dispatched: list[tuple[str, Action]] = []
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def __aenter__(self) -> Workers:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+        self.dispatched.append((debate_id, action))
+        self.tasks[debate_id] = asyncio.create_task(self.work(debate_id))
+        return f"debate:{debate_id}:{after_seq}"
+
+    async def active(self, debate_id: str) -> bool:
+        task = self.tasks.get(debate_id)
+        return task is not None and not task.done()
+
+    async def work(self, debate_id: str) -> None:
+        async with await EventStore.open(db_url_from(self.db)) as store:
+            async for _ in resume_debate(await store.events(debate_id), log=store, reason=WORKER):
+                pass
+
+
+WORKER = "started by a worker"
+
+
+async def test_under_enqueue_a_debate_is_queued_for_the_workers_and_followed_in_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "moot.db")
+    workers = Workers(db)
+
+    async def queue(url: str) -> Workers:
+        return workers
+
+    monkeypatch.setattr(QueueClient, "open", queue)
+    with Served(create_app(db, enqueue_to="sqlite:///queue.db")) as http:
+        client, plain = mcp_client(str(http.base_url).rstrip("/"))
+        async with plain, client:
+            seen: Progress = []
+            result = await call(
+                client,
+                "debate",
+                {"topic": "Queued?", "participants": ["fake:a", "fake:b"], "rounds": 1},
+                seen,
+            )
+    answer = DebateResult.model_validate(result.structured_content)
+    assert answer.status == "completed" and answer.turns == 2 and answer.verdict
+    assert workers.dispatched == [(answer.debate_id, "start")]  # the server only recorded it
+    assert [m.split(":")[0] for _, m in seen if m.startswith("round ")] == [
+        "round 1, Proponent",
+        "round 1, Opponent",
+    ]
+    async with await EventStore.open(db_url_from(db)) as store:
+        events = await store.events(answer.debate_id)
+    assert [e.reason for e in events if isinstance(e, DebateResumed)] == [WORKER]

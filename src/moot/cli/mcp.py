@@ -7,11 +7,16 @@ stdout is the protocol's: nothing else may print there, so errors before serving
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from moot.cli.live import DbOption, run_command
+
+if TYPE_CHECKING:  # the MCP SDK and the server's manager load only when `moot mcp` runs
+    from mcp.server.mcpserver import MCPServer
+
+    from moot.server.manager import DebateManager
 
 
 def mcp_command(
@@ -28,18 +33,28 @@ def mcp_command(
     run_command(_serve(db, max_running))
 
 
-async def _serve(db: str | None, max_running: int) -> None:
+def tools_on(manager: DebateManager) -> MCPServer[Any]:
+    """The MCP tools on `manager`: a debate a call asks for starts on it at once."""
+    from moot.domain.config import DebateConfig
     from moot.mcp import build_server
+
+    async def start(config: DebateConfig, request: object) -> str:
+        return manager.start(config).id
+
+    return build_server(lambda: manager, admit=start)
+
+
+async def _serve(db: str | None, max_running: int) -> None:
     from moot.server.manager import DebateManager
     from moot.store import EventStore, db_url_from
 
     async with await EventStore.open(db_url_from(db)) as store:
         manager = DebateManager(store, max_running=max_running)
         try:
-            await build_server(lambda: manager).run_stdio_async()
+            await tools_on(manager).run_stdio_async()
         finally:
             # The client went away: a debate still running is recorded as interrupted (moot resume carries it on).
             await manager.close()
 
 
-__all__ = ["mcp_command"]
+__all__ = ["mcp_command", "tools_on"]

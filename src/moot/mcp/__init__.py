@@ -6,7 +6,7 @@ listed and streamed like any other. The transports are the edges': `moot mcp` se
 (moot.cli.mcp), `moot serve` over streamable HTTP at /mcp (moot.server.mcp_mount).
 """
 
-from moot.mcp.host import Admit, Feed, Launched, Runs
+from moot.mcp.host import Admit, Feed, Runs
 from moot.mcp.tools import SERVER_NAME, build_server
 
-__all__ = ["SERVER_NAME", "Admit", "Feed", "Launched", "Runs", "build_server"]
+__all__ = ["SERVER_NAME", "Admit", "Feed", "Runs", "build_server"]

@@ -3,7 +3,7 @@ run, stream and stop debates exactly as the HTTP API does, without this package 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from moot.domain.config import DebateConfig
@@ -17,27 +17,23 @@ class Feed(Protocol):
     async def get(self) -> Event | None: ...
 
 
-class Launched(Protocol):
-    @property
-    def id(self) -> str: ...
-
-
 class Runs(Protocol):
     """Debates run in the background, each stored in `store` as it happens."""
 
     @property
     def store(self) -> EventStore: ...
 
-    def start(self, config: DebateConfig) -> Launched: ...
-
     def subscribe(self, debate_id: str, *, size: int | None = None) -> Feed | None: ...
 
     def stop(self, debate_id: str) -> bool: ...
 
 
-# Starts a checked config for the caller and returns the debate's id: the HTTP server counts it against the
-# caller's token and applies its limits (moot.server.security.admit); `request` is the HTTP request, None on stdio.
-Admit = Callable[[DebateConfig, Any], str]
+# Starts a config for the caller and returns the debate's id (a UserError names what is wrong with it): the
+# stdio server starts it on its manager; the HTTP server counts it against the
+# caller's token, applies its limits (moot.server.security.admit) and queues it for workers under `--enqueue`;
+# `request` is the HTTP request. It must not wait between starting a debate here and returning, so that the
+# subscription that follows misses none of its events.
+Admit = Callable[[DebateConfig, Any], Awaitable[str]]
 
 
-__all__ = ["Admit", "Feed", "Launched", "Runs"]
+__all__ = ["Admit", "Feed", "Runs"]

@@ -71,19 +71,20 @@ Rounds = Annotated[
 ExportFormat = Literal["markdown", "json", "text", "html"]
 
 
-def build_server(runs: Callable[[], Runs], *, admit: Admit | None = None) -> MCPServer[Any]:
+def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
     """An MCP server whose tools run debates through `runs()` (read at each call: the HTTP server makes its
-    manager when it starts). `admit` starts a checked config for the caller (the HTTP server's limits and
-    per-token counts); left out, a debate is started as given."""
+    manager when it starts). `admit` starts a config for the caller and answers its id: on stdio straight on the
+    manager; over HTTP under the server's limits and per-token counts, or on its queue."""
 
-    def start(config: DebateConfig, ctx: Context) -> str:
-        if admit is None:
-            return runs().start(config).id
-        return admit(config, ctx.request_context.request)
+    async def start(config: DebateConfig, ctx: Context) -> str:
+        try:
+            return await admit(config, ctx.request_context.request)
+        except UserError as exc:
+            raise ToolError(str(exc)) from None
 
     async def held(config: DebateConfig, ctx: Context) -> Any:
         _check_format(config)
-        debate_id = _checked(lambda: start(config, ctx))
+        debate_id = await start(config, ctx)
 
         async def report(progress: float, message: str) -> None:
             await ctx.report_progress(progress, None, message)

@@ -2,14 +2,15 @@
 
 The tools run debates through the server's `DebateManager`, so a debate an MCP client starts is checked
 against the server's limits and counted against the caller's token like a `POST /api/debates`, shows on the
-page and in /api while it runs, and can be stopped there. /mcp sits behind the same middleware as /api (the
-token, the Host and Origin checks, the body limit: moot.server.security), so the SDK's own Host/Origin check,
-which would know nothing of MOOT_ALLOWED_HOSTS or MOOT_CORS_ORIGINS, is left off.
+page and in /api while it runs, and can be stopped there; under `moot serve --enqueue` it is queued for the
+workers like any other, and followed in the store as they write it. /mcp sits behind the same middleware as /api
+(the token, the Host and Origin checks, the body limit: moot.server.security), so the SDK's own Host/Origin
+check, which would know nothing of MOOT_ALLOWED_HOSTS or MOOT_CORS_ORIGINS, is left off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -19,32 +20,69 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from moot.domain.config import DebateConfig
+from moot.domain.events import Event
 from moot.errors import UserError
-from moot.mcp import build_server
+from moot.mcp import Feed, build_server
 from moot.server.manager import DebateManager
 from moot.server.security import admit
+from moot.store import EventStore
 
 PATH = "/mcp"
+
+
+class Followed:
+    """A debate a worker runs, as a feed: its stored events from the first, as the worker stores them."""
+
+    def __init__(self, events: AsyncIterator[Event]) -> None:
+        self._events = events
+
+    async def get(self) -> Event | None:
+        return await anext(self._events, None)
+
+
+class ServerRuns:
+    """The server's manager as the tools' `Runs`: a debate that runs on a worker is followed in the store."""
+
+    def __init__(self, manager: DebateManager) -> None:
+        self.manager = manager
+
+    @property
+    def store(self) -> EventStore:
+        return self.manager.store
+
+    def subscribe(self, debate_id: str, *, size: int | None = None) -> Feed | None:
+        live = self.manager.subscribe(debate_id, size=size)
+        if live is not None or self.manager.dispatcher is None:
+            return live
+        return Followed(self.manager.follow(debate_id, 0))
+
+    def stop(self, debate_id: str) -> bool:
+        return self.manager.stop(debate_id)  # a worker's debate is not this server's to cut
 
 
 def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
     """Serve the MCP tools at /mcp on `app`; the returned context manager runs the MCP sessions and is entered
     in the app's lifespan, after the manager exists."""
 
-    def manager() -> DebateManager:
-        running: DebateManager = app.state.manager
-        return running
+    def runs() -> ServerRuns:
+        return ServerRuns(app.state.manager)
 
-    def start(config: DebateConfig, request: Any) -> str:
+    async def start(config: DebateConfig, request: Any) -> str:
         # The HTTP transport always passes its request; anything else is a bug, not a caller's mistake.
         if not isinstance(request, Request):  # pragma: no cover
             raise UserError("an MCP debate over HTTP needs its request")
+        manager: DebateManager = app.state.manager
+        queued = manager.dispatcher is not None
         try:
-            return admit(request, config, manager().start).id
+            run = admit(request, config, lambda c: manager.start(c, hold=queued))
         except HTTPException as exc:  # too many running for this token: a tool error the caller reads
             raise UserError(str(exc.detail)) from None
+        if queued:  # as POST /api/debates queues one: recorded here, run by a worker
+            await manager.settled(run)
+            await manager.carry_on(run.id, "start")
+        return run.id
 
-    server = build_server(manager, admit=start)
+    server = build_server(runs, admit=start)
     # Makes the session manager; its own Starlette app is not used: the route below keeps FastAPI's scope (the
     # caller's token digest, this app's state) for the tools.
     server.streamable_http_app(
@@ -55,4 +93,4 @@ def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
     return server.session_manager.run
 
 
-__all__ = ["PATH", "mount_mcp"]
+__all__ = ["PATH", "Followed", "ServerRuns", "mount_mcp"]
