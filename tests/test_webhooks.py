@@ -3,6 +3,8 @@ server's allowlist; the config's checks."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -235,3 +237,26 @@ def test_the_payload_tells_a_format_s_result_and_a_failure() -> None:
     )
     body = hooks.payload(failed, "failed")
     assert (body["winner"], body["summary"], body["error"]) == ([], None, "no turn could be taken")
+
+
+async def test_an_interrupted_run_is_posted_as_stopped_with_one_attempt(receiver: Receiver) -> None:
+    receiver.answers = [503]  # not retried: the process running it is shutting down
+    config = make_config(2, rounds=2, notify=[{"url": receiver.url}])
+    judge, _ = judge_model([judge_answer(config)])
+    log = InMemoryLog()
+    speaking = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in run_debate(config, resolve=resolver(Recorder(delay=60), judge), log=log):
+            if event.type == "turn_started":
+                speaking.set()
+
+    task = asyncio.create_task(consume())
+    await speaking.wait()
+    task.cancel()  # Ctrl-C, or a server shutting down
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    attempts = [e for e in log.events if isinstance(e, WebhookAttempted)]
+    assert [(a.event, a.attempt, a.status) for a in attempts] == [("stopped", 1, 503)]
+    ((headers, data),) = receiver.posts
+    assert verified(headers, data)["status"] == "interrupted"
