@@ -292,3 +292,21 @@ def test_a_templates_roles_speak_with_the_configured_models(fakes: UserDefaults)
     code, out, err = moot("run", "--template", "rate-limiting", "--var", "rate=100", "--estimate")
     assert code == 0, err
     assert "fake:a" in out and "fake:b" in out and "smollm2" not in out
+
+
+def test_the_api_lists_and_shows_the_presets(tmp_path: Path, fakes: UserDefaults) -> None:
+    with TestClient(create_app(str(tmp_path / "moot.db"))) as client:
+        listed = client.get("/api/presets").json()
+        assert {p["name"] for p in listed} >= SHIPPED
+        council = next(p for p in listed if p["name"] == "council")
+        assert council == {
+            "name": "council",
+            "description": council["description"],
+            "source": "shipped",
+            "format": "council",
+            "participants": 3,
+        }
+        shown = client.get("/api/presets/council").json()
+        assert [p["model"] for p in shown["config"]["participants"]] == ["fake:a", "fake:b", "fake:a"]
+        r = client.get("/api/presets/nope")
+        assert r.status_code == 404 and r.json()["field"] == "name" and "council" in r.json()["detail"]

@@ -197,9 +197,14 @@ def id_strategy(path: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]
 
 
 def check_error_body(case: Case[Any], response: schemathesis.Response) -> None:
-    """A 4xx carries {"detail": message} or {"detail": [{"field", "message"}, ...]}."""
-    detail = response.json()["detail"]
+    """A 4xx carries {"detail": message} or {"detail": [{"field", "message"}, ...]}; under /v1, OpenAI's
+    {"error": {"message", "type", "param", "code"}}, which OpenAI clients read."""
     where = f"{case.as_curl_command()}\n-> {response.status_code}: {response.text[:300]}"
+    if case.path.startswith("/v1/") and "error" in response.json():  # what /v1's routes answer
+        error = response.json()["error"]
+        assert error["message"] and error["type"] == "invalid_request_error", where
+        return
+    detail = response.json()["detail"]
     if isinstance(detail, str):
         assert detail, where
     else:

@@ -38,6 +38,7 @@ from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.mcp_mount import mount_mcp
 from moot.server.meta import router as meta_router
 from moot.server.openai_compat import router as openai_router
+from moot.server.presets_api import router as presets_router
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
@@ -405,8 +406,9 @@ def create_app(
 
     app.include_router(configs_router)
     app.include_router(meta_router)
-    mcp_sessions = mount_mcp(app)
     app.include_router(openai_router)  # /v1: presets as OpenAI models
+    app.include_router(presets_router)
+    mcp_sessions = mount_mcp(app)
     # Last, so that every route above wins over a file of the same name.
     app.mount("/", page_app(), name="page")
     return app
