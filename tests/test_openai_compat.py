@@ -27,6 +27,8 @@ from moot.server import create_app
 from moot.server.debate_answer import debate_answer
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
+from moot.workers.client import QueueClient
+from tests.test_mcp import Workers
 from tests.test_readme_examples import CURL, RUN_S, block_commands, readme_blocks
 from tests.test_server_cross_site import Served
 
@@ -395,3 +397,27 @@ async def test_each_format_answers_with_its_own_result(
         assert answer.startswith(state.outcome.lead) and answer.endswith(state.verdict.summary.strip())
     else:
         assert state.outcome is None and state.verdict is None and answer == state.turns[-1].text.strip()
+
+
+def test_under_enqueue_the_debate_runs_on_a_worker_and_is_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "moot.db")
+    workers = Workers(db)
+
+    async def queue(url: str) -> Workers:
+        return workers
+
+    monkeypatch.setattr(QueueClient, "open", queue)
+    save_user_defaults(UserDefaults(participants=[ModelOptions(model="fake:ada")]))
+    with TestClient(create_app(db, enqueue_to="sqlite:///queue.db")) as http:
+        r = http.post(
+            "/v1/chat/completions",
+            json={"model": "moot/council", "messages": [{"role": "user", "content": "Q?"}]},
+        )
+        assert r.status_code == 200, r.text
+        debate_id = r.json()["moot_debate_id"]
+        assert workers.dispatched == [(debate_id, "start")]  # the server only recorded it
+        state = DebateState.model_validate(http.get(f"/api/debates/{debate_id}").json())
+    chair = [t for t in state.turns if t.participant_id == "chair"]
+    assert chair and r.json()["choices"][0]["message"]["content"] == chair[-1].text.strip()
