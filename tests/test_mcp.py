@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -374,13 +373,8 @@ async def test_a_verdict_that_fails_is_answered_with_why(tmp_path: Path) -> None
     assert f"Error: {answer.error}" in text_of(result)
 
 
-async def test_a_format_s_own_result_and_a_broken_preset_file_are_said(manager: DebateManager) -> None:
-    presets = Path(os.environ["MOOT_HOME"]) / "presets"
-    presets.mkdir(parents=True)
-    (presets / "broken.yaml").write_text("format: [unclosed\n", encoding="utf-8")
-    async with connect(manager) as client:  # the server starts all the same, and says why it lists no preset
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert "none readable" in tools["debate"].input_schema["properties"]["preset"]["description"]
+async def test_a_format_s_own_result_is_said_through_the_debate_tool(manager: DebateManager) -> None:
+    async with connect(manager) as client:
         council = await call(
             client,
             "debate",

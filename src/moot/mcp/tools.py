@@ -15,7 +15,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from moot import __version__
-from moot.config_files.presets import preset_names
+from moot.config_files.presets import shipped_dir
 from moot.domain.config import DebateConfig
 from moot.domain.state import Status
 from moot.errors import UserError
@@ -68,6 +68,16 @@ Format = Annotated[
 Rounds = Annotated[
     int | None, Field(description="Rounds of debate, 1-50 (default: the format's)", ge=1, le=50)
 ]
+# The shipped presets, named once here (a person's own are in `moot presets`); read per call, the description
+# cost every app the server makes a read of the presets folder.
+SHIPPED = ", ".join(sorted(p.stem for p in shipped_dir().glob("*.yaml")))
+Preset = Annotated[
+    str | None,
+    Field(
+        description="A named setup to start from (participants, format, rounds, judge), the other arguments on "
+        f"top: {SHIPPED}, or one saved with `moot presets save` (`moot presets` lists them)"
+    ),
+]
 ExportFormat = Literal["markdown", "json", "text", "html"]
 
 
@@ -110,7 +120,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
     async def debate(
         topic: Topic,
         ctx: Context,
-        preset: Annotated[str | None, Field(description=preset_help())] = None,
+        preset: Preset = None,
         participants: Participants = None,
         judge: Judge = None,
         format: Format = None,
@@ -203,18 +213,6 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         return export(await store.events(found), format)
 
     return server
-
-
-def preset_help() -> str:
-    """The `preset` argument's description, naming the presets there are as the server starts."""
-    try:
-        names = ", ".join(preset_names())
-    except UserError as exc:  # a broken preset file must not keep the server from starting
-        names = f"none readable ({exc})"
-    return (
-        "A named setup to start from (participants, format, rounds, judge), the other arguments on top: "
-        f"{names} (`moot presets` lists them; `moot presets save` adds one)"
-    )
 
 
 def _answer(text: str, structured: dict[str, Any]) -> CallToolResult:
