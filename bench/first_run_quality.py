@@ -3,9 +3,10 @@
     python bench/first_run_quality.py [--debates 10] [--keep DIR]
     python bench/first_run_quality.py --score DIR      # score exports kept by an earlier run again
 
-Holds `--debates` default debates, each exactly what a new user types (`moot run "TOPIC"`: the embedded model
-for both debaters and the judge, the CLI's defaults), one at a time on varied topics, each in a fresh
-MOOT_HOME, and reads the JSON export (`-O`). `PYTHONPATH=/other/src` measures another checkout's code.
+Holds `--debates` default debates, each what a new user types (`moot run "TOPIC"`: the embedded model for both
+debaters and the judge, two rounds, the CLI's defaults) with only the time limits raised (LIMITS), one at a time
+on varied topics, each in a fresh MOOT_HOME, and reads the JSON export (`-O`); each run's terminal output is kept
+beside it (`.log`). `PYTHONPATH=/other/src` measures another checkout's code.
 
 A turn ECHOES the scaffolding when its text contains any of:
 - a fence marker the prompts quote turns between: `<<<`, `>>>`, or their defused forms `‹‹‹`, `›››`;
@@ -47,6 +48,10 @@ TOPICS = [
     "Should zoos be closed?",
     "Is it better to rent than to buy a home?",
 ]
+
+# The CLI's defaults for the embedded model (two rounds), with time limits a loaded 2-core machine cannot hit:
+# a turn that times out would measure the machine, not the text.
+LIMITS = "rounds: 2\nlimits:\n  turn_timeout_s: 1800\n  judge_timeout_s: 3600\n"
 
 FENCES = ("<<<", ">>>", "‹‹‹", "›››")
 # Headings the prompts write in capitals; matched case-sensitively so everyday words do not count.
@@ -161,19 +166,22 @@ def score_export(path: Path, tally: Tally) -> None:
                         tally.examples.append(f"verdict field {item[:50]!r}")
 
 
-def run_one(topic: str, out: Path) -> float:
+def run_one(topic: str, out: Path) -> tuple[float, int]:
+    """Seconds taken and the exit code; the CLI's output goes beside the export (`.log`)."""
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "MOOT_HOME": home}
+    with tempfile.TemporaryDirectory() as home, out.with_suffix(".log").open("w") as log:
+        env = {**os.environ, "MOOT_HOME": home, "COLUMNS": "100"}
         env.pop("MOOT_DATABASE_URL", None)
-        subprocess.run(
-            [sys.executable, "-m", "moot", "run", topic, "-q", "-O", str(out)],
+        limits = Path(home) / "limits.yaml"
+        limits.write_text(LIMITS)
+        done = subprocess.run(
+            [sys.executable, "-m", "moot", "run", topic, "-c", str(limits), "-O", str(out)],
             env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    return time.perf_counter() - started
+    return time.perf_counter() - started, done.returncode
 
 
 def share(part: int, whole: int) -> str:
@@ -195,6 +203,9 @@ def report(tally: Tally, debates: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--debates", type=int, default=10)
+    parser.add_argument(
+        "--first", type=int, default=0, help="start at this debate (to continue a --keep folder)"
+    )
     parser.add_argument("--keep", type=Path, help="keep each debate's JSON export in this folder")
     parser.add_argument("--score", type=Path, help="only score the exports in this folder")
     args = parser.parse_args()
@@ -207,12 +218,14 @@ def main() -> None:
         return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="first-run-"))
     folder.mkdir(parents=True, exist_ok=True)
-    for i in range(args.debates):
+    for i in range(args.first, args.debates):
         topic = TOPICS[i % len(TOPICS)]
         out = folder / f"debate-{i:02d}.json"
-        seconds = run_one(topic, out)
-        print(f"debate {i + 1}/{args.debates}: {seconds:.0f} s  {topic}", flush=True)
-        score_export(out, tally)
+        seconds, code = run_one(topic, out)
+        status = "" if code == 0 else f" (exit {code}; see {out.with_suffix('.log')})"
+        print(f"debate {i + 1}/{args.debates}: {seconds:.0f} s  {topic}{status}", flush=True)
+        if out.exists():
+            score_export(out, tally)
     report(tally, args.debates)
 
 
