@@ -126,6 +126,14 @@ def test_a_debate_streams_its_verdict_and_its_turns_on_request(
     assert whole.index("**Opponent** (round 3)") < whole.index("---")
     assert len([p for p in pieces if p.startswith("**")]) == 6  # each of the six turns as it came
 
+    # Without the turns, each turn is an SSE comment: the stream is never idle for a whole debate.
+    asked = {"model": "moot/debate", "messages": [{"role": "user", "content": "Q?"}], "stream": True}
+    with http.stream(
+        "POST", "/v1/chat/completions", json=asked, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+    ) as raw:
+        lines = list(raw.iter_lines())
+    assert lines.count(": a turn was spoken") == 6 and lines[-2] == "data: [DONE]"
+
 
 def test_bad_requests_get_openai_error_bodies(served: tuple[OpenAI, httpx.Client, str]) -> None:
     client, http, url = served

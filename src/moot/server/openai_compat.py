@@ -40,6 +40,7 @@ from moot.server.openai_wire import (
 from moot.server.security import admit
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+KEEPALIVE = ": a turn was spoken\n\n"
 
 
 @router.get("/models")
@@ -184,9 +185,15 @@ async def _streamed(
         yield chunk(run.id, model, {"role": "assistant", "content": ""})
         shown = False
         async for item in feed:
-            if turns and isinstance(item, TurnCompleted) and item.text.strip():
+            if not isinstance(item, TurnCompleted):
+                continue
+            if turns and item.text.strip():
                 shown = True
                 yield chunk(run.id, model, {"content": _turn_text(run, item)})
+            else:
+                # An SSE comment (clients skip it): the connection is not idle for a whole debate, so proxies
+                # and clients that time out idle streams keep it.
+                yield KEEPALIVE
         ended = True
         state, failure = await _ended(manager, run.id)
         if failure is not None:
