@@ -579,7 +579,8 @@ class DebateRenderer:
                 self.console.print(Text(words, style="dim"))
         if verdict.quality is not None:
             self.console.print(Text(f"Debate quality: {verdict.quality:g}/100"))
-        self.console.print(Text(verdict.summary))
+        if verdict.summary:  # empty when a small judge wrote filler (moot.judging.words)
+            self.console.print(Text(verdict.summary))
         for title, items in (
             ("Agreement", verdict.areas_of_agreement),
             ("Disagreement", verdict.areas_of_disagreement),

@@ -1,0 +1,117 @@
+"""A small judge's filler ("1", "][", bare ids, identifier junk) is not shown as if the judge had said it."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.domain.config import DebateConfig, Participant
+from moot.judging.assessment import assessment_model, to_round_assessment
+from moot.judging.schema import answer_model, to_verdict
+from moot.judging.words import is_words, text_or_empty, words_only
+
+NAMES = ["proponent", "Proponent", "opponent", "Opponent"]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "1",
+        "2",
+        "][",
+        " - ",
+        "",
+        "evidence_relevance",
+        "lack of evidence_relevance_relevance_re",
+        "proponent",
+        "Opponent.",
+        "relevance relevance",
+    ],
+)
+def test_filler_is_not_words(junk: str) -> None:
+    assert not is_words(junk, NAMES)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Both agree cars pollute",
+        "max_retries should default to 3",
+        "very very costly",
+        "AI",
+        "CO2 levels",
+        "Proponent argues for buses",
+        "Relevance is relevance",
+    ],
+)
+def test_sentences_a_capable_judge_writes_are_kept(words: str) -> None:
+    assert is_words(words, NAMES)
+
+
+def test_helpers_keep_order_and_blank_filler() -> None:
+    assert words_only(["1", "Cars pollute", "proponent", "Buses help"], NAMES) == [
+        "Cars pollute",
+        "Buses help",
+    ]
+    assert text_or_empty("][", NAMES) == "" and text_or_empty("A fair point.", NAMES) == "A fair point."
+
+
+def _config() -> DebateConfig:
+    return DebateConfig(
+        topic="Should cities ban cars?",
+        participants=[
+            Participant(name="Proponent", model="local:smollm2", stance="for"),
+            Participant(name="Opponent", model="local:smollm2", stance="against"),
+        ],
+    )
+
+
+def test_the_verdict_drops_filler_where_it_is_read() -> None:
+    config = _config()
+    criteria = {"logic": 1, "evidence": 1, "engagement": 2, "novelty": 1, "persuasiveness": 1, "relevance": 1}
+    score = {"criteria": criteria, "reasoning": "][", "key_arguments": ["proponent", "Cars choke streets"]}
+    answer = answer_model(config).model_validate(
+        {
+            "scores": {"proponent": score, "opponent": {**score, "reasoning": "Answered no point."}},
+            "quality": 2,
+            "summary": "][",
+            "areas_of_agreement": ["1", "2"],
+            "areas_of_disagreement": ["lack of evidence_relevance_relevance_re", "Whether bans work"],
+            "insights": ["opponent"],
+        }
+    )
+    verdict = to_verdict(answer, config)
+    assert verdict.summary == "" and verdict.areas_of_agreement == [] and verdict.insights == []
+    assert verdict.areas_of_disagreement == ["Whether bans work"]
+    assert [s.reasoning for s in verdict.scores] == ["", "Answered no point."]
+    assert all(s.key_arguments == ["Cars choke streets"] for s in verdict.scores)
+    assert verdict.quality == 2  # the judge's numbers stand: only words are checked
+
+
+def test_the_round_assessment_drops_filler_too() -> None:
+    config = _config()
+    review = {
+        "score": 1,
+        "relevance": 1,
+        "novelty": 1,
+        "engagement": 1,
+        "strengths": ["1", "Clear"],
+        "weaknesses": ["proponent"],
+    }
+    answer = assessment_model(config).model_validate(
+        {
+            "quality": 0,
+            "should_continue": True,
+            "flags": {
+                "repetitive": False,
+                "drifting": False,
+                "diminishing_returns": False,
+                "convergence_reached": False,
+            },
+            "participants": {"proponent": review, "opponent": review},
+            "reasoning": "2",
+            "recommendations": "Answer the other side.",
+        }
+    )
+    assessment = to_round_assessment(answer, config)
+    assert assessment.reasoning == "" and assessment.recommendations == "Answer the other side."
+    assert all(p.strengths == ["Clear"] and p.weaknesses == [] for p in assessment.participants)
