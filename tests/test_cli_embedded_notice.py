@@ -21,7 +21,7 @@ def _config(*models: str, judge: str | None = None) -> DebateConfig:
     return DebateConfig(
         topic="T",
         participants=[Participant(name=f"P{i}", model=m) for i, m in enumerate(models)],
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 

@@ -16,7 +16,7 @@ def _config(model: str, **extra: object) -> DebateConfig:
         ],
         rounds=2,
         judge={"model": "fake:judge"},
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 

@@ -388,7 +388,7 @@ def run(
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         if not (json_lines or quiet):
-            print_embedded_notice(start, out)
+            print_embedded_notice(cfg, out)  # the models are those of the assembled config
         debate_id = uuid.uuid4().hex  # known before the run, so --output can find what it left behind
         async with await EventStore.open(db_url_from(db)) as store:
             try:
