@@ -183,7 +183,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
             str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
         ],
         wait: Annotated[
-            bool, Field(description="If it is running, wait until it has ended before answering")
+            bool, Field(description="If this server is running it, wait until it has ended before answering")
         ] = False,
     ) -> Annotated[CallToolResult, DebateResult]:
         """A stored debate's result as it stands: status, verdict or format result, why it stopped."""
