@@ -86,7 +86,7 @@ def serve_command(
 ) -> None:
     """Serve the API; the docs are at /docs. Keys come from this machine's environment only.
 
-    Anywhere but a loopback address it needs MOOT_API_TOKEN: every /api call then sends
+    Anywhere but a loopback address it needs MOOT_API_TOKEN: every /api, /v1 and /mcp call then sends
     `Authorization: Bearer <token>`. The token is read from the environment only (a command line shows in `ps`).
     It answers only requests addressed to its loopback names, the --host address and --allowed-host names, and
     refuses changes other sites' pages ask for. One line per request goes to the log, never a query string.
