@@ -23,8 +23,9 @@ Report = Callable[[float, str], Awaitable[None]]
 
 
 async def hold(runs: Runs, debate_id: str, config: DebateConfig, report: Report) -> DebateState:
-    """Follow the debate `debate_id` (just started, so no event is missed) to its end, reporting progress; its
-    stored state. Call it right after the start, with no await in between."""
+    """Follow the debate `debate_id` to its end, reporting progress; its stored state. For a debate this process
+    runs, call it right after the start with no await in between, so no event is missed; a worker's debate is
+    read from the store from its first event."""
     feed = runs.subscribe(debate_id, size=FEED_SIZE)
     step = 0
     try:

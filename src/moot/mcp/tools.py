@@ -17,7 +17,7 @@ from pydantic import Field
 from moot import __version__
 from moot.config_files.presets import shipped_dir
 from moot.domain.config import DebateConfig
-from moot.domain.state import Status
+from moot.domain.state import DebateState, Status
 from moot.errors import UserError
 from moot.export import export
 from moot.mcp.configs import COUNCIL, debate_config
@@ -68,8 +68,8 @@ Format = Annotated[
 Rounds = Annotated[
     int | None, Field(description="Rounds of debate, 1-50 (default: the format's)", ge=1, le=50)
 ]
-# The shipped presets, named once here (a person's own are in `moot presets`); read per call, the description
-# cost every app the server makes a read of the presets folder.
+# The shipped presets, named once at import: reading the presets folder for each server built (every create_app)
+# cost three folder reads. A person's own are listed by `moot presets`, and by the error an unknown name gets.
 SHIPPED = ", ".join(sorted(p.stem for p in shipped_dir().glob("*.yaml")))
 Preset = Annotated[
     str | None,
@@ -92,7 +92,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         except UserError as exc:
             raise ToolError(str(exc)) from None
 
-    async def held(config: DebateConfig, ctx: Context) -> Any:
+    async def held(config: DebateConfig, ctx: Context) -> DebateState:
         _check_format(config)
         debate_id = await start(config, ctx)
 
