@@ -18,7 +18,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
@@ -45,6 +45,9 @@ from moot.engine import (
 from moot.errors import NotFoundError, StateError
 from moot.store import EventStore
 
+if TYPE_CHECKING:
+    from moot.workers.live import ServerLive  # psycopg only for a server whose queue is on PostgreSQL
+
 # Events after which a run holds no task: the live feed ends with them.
 RUN_ENDS = (DebateCompleted, DebateFailed, DebateInterrupted, DebatePaused)
 SHUTDOWN = "the server shut down"
@@ -62,6 +65,8 @@ FROM_STATUSES: dict[Action, tuple[str, ...]] = {
 HELD_CHECKS = 1000  # created debates whose checks are kept for their start; each holds its models' resolver
 QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection never gets near it
 FOLLOW_POLL_S = 0.25  # how often a stream of a debate that a worker runs looks for new stored events
+# With live events (PostgreSQL), the store is read on a gap, a pointer or a run's end, and else this often.
+LIVE_POLL_S = 2.0
 
 
 class Dispatcher(Protocol):
@@ -245,10 +250,12 @@ class DebateManager:
         return self._launch(run, judge_again(events, planned, log=self.store, control=run.control))
 
     def pause(self, debate_id: str) -> bool:
-        """Ask a running debate to pause after its step under way. False when it is not running here."""
+        """Ask a running debate to pause after its step under way. False when it is not running here or on a
+        worker this server hears from."""
         run = self._runs.get(debate_id)
         if run is None:
-            return False
+            live = self._live()
+            return live is not None and live.signal(debate_id, "pause")
         run.control.pause()
         return True
 
@@ -292,14 +299,21 @@ class DebateManager:
         return self._runs.get(debate_id)
 
     def running(self, debate_id: str) -> bool:
-        return debate_id in self._runs
+        """Running here, or (live events on PostgreSQL) dispatched to a worker whose run has not ended."""
+        live = self._live()
+        return debate_id in self._runs or (live is not None and debate_id in live.running)
+
+    def _live(self) -> ServerLive | None:
+        live: ServerLive | None = getattr(self.dispatcher, "live", None)
+        return live
 
     def stop(self, debate_id: str) -> bool:
         """End a running debate now: the step under way is cut and the judge rules on what exists. False
         when it is not running here."""
         run = self._runs.get(debate_id)
         if run is None:
-            return False
+            live = self._live()
+            return live is not None and live.signal(debate_id, "stop")
         run.control.stop()
         return True
 
@@ -319,6 +333,11 @@ class DebateManager:
         never stored, so a worker's turns arrive whole."""
         if self.dispatcher is None:
             return
+        live = self._live()
+        if live is not None:
+            async for event in self._follow_live(live, debate_id, after):
+                yield event
+            return
         while True:
             # Asked before the read, so a run that ends in between is read whole.
             active = await self.dispatcher.active(debate_id)
@@ -328,6 +347,40 @@ class DebateManager:
             if not active:
                 return
             await asyncio.sleep(FOLLOW_POLL_S)
+
+    async def _follow_live(self, live: ServerLive, debate_id: str, after: int) -> AsyncIterator[Event]:
+        """`follow` with the workers' live events: token deltas included, in order. Durable events go out by
+        seq with no gap: what is missing is read from the store (committed) or from the markers the server
+        heard (not stored yet); a delta goes out only right after the durable event it followed."""
+        assert self.dispatcher is not None
+        last = after
+        async with live.watch(debate_id) as watch:  # before the reads: nothing falls between
+            while True:
+                active = await self.dispatcher.active(debate_id)
+                for event in await self.store.events(debate_id, after_seq=last):
+                    yield event
+                    last = event.seq or last
+                for event in live.recent(debate_id, last):
+                    yield event
+                    last = event.seq or last
+                if not active:
+                    return
+                while (message := await watch.get(LIVE_POLL_S)) is not None:
+                    heard = message.event
+                    if message.done or heard is None:
+                        break  # a run's end or a pointer to a stored event: read the store
+                    if not heard.durable:
+                        if message.after == last:
+                            yield heard
+                        continue
+                    if (heard.seq or 0) <= last:
+                        continue
+                    if (heard.seq or 0) > last + 1:
+                        break  # a gap: the store (or what was heard) has the events between
+                    yield heard
+                    last = heard.seq or last
+                    if isinstance(heard, RUN_ENDS):
+                        return
 
     def unsubscribe(self, debate_id: str, sub: Subscriber) -> None:
         run = self._runs.get(debate_id)

@@ -8,6 +8,7 @@ from typing import Self
 
 from dbos import DBOSClient, EnqueueOptions, WorkflowHandleAsync
 
+from moot.workers.live import ServerLive
 from moot.workers.queue import (
     ACTIVE,
     APP_NAME,
@@ -24,9 +25,11 @@ from moot.workers.queue import (
 class QueueClient:
     """Enqueues debates for the workers of the queue at `queue_url`. Open with `await QueueClient.open(url)`."""
 
-    def __init__(self, client: DBOSClient, queue_url: str) -> None:
+    def __init__(self, client: DBOSClient, queue_url: str, live: ServerLive | None = None) -> None:
         self._client = client
         self.queue_url = queue_url
+        # On PostgreSQL, the workers' live events and the pauses and stops sent to them; None on SQLite.
+        self.live = live
 
     @classmethod
     async def open(cls, queue_url: str) -> QueueClient:
@@ -37,7 +40,14 @@ class QueueClient:
             with queue_errors("open the queue", queue_url):
                 return DBOSClient(system_database_url=queue_url, application_name=APP_NAME)
 
-        return cls(await asyncio.to_thread(connect), queue_url)
+        client = await asyncio.to_thread(connect)
+        try:
+            with queue_errors("listen for live events", queue_url):
+                live = await ServerLive.open(queue_url)
+        except BaseException:
+            await asyncio.to_thread(client.destroy)
+            raise
+        return cls(client, queue_url, live)
 
     async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
         """Put the debate on the queue, as its log stands at `after_seq`; the workflow's id. Idempotent:
@@ -47,6 +57,8 @@ class QueueClient:
             "queue_name": QUEUE_NAME,
             "workflow_id": workflow_id(debate_id, after_seq),
         }
+        if self.live is not None:  # before: a quick worker's `done` may come before enqueue_async returns
+            self.live.dispatched(debate_id)
         with queue_errors(f"enqueue debate {debate_id!r}", self.queue_url):
             handle: WorkflowHandleAsync[str] = await self._client.enqueue_async(
                 options, debate_id, after_seq, action
@@ -66,6 +78,8 @@ class QueueClient:
         return bool(found)
 
     async def close(self) -> None:
+        if self.live is not None:
+            await self.live.close()
         await asyncio.to_thread(self._client.destroy)
 
     async def __aenter__(self) -> Self:

@@ -26,6 +26,7 @@ from moot.domain.state import fold
 from moot.engine import ModelResolver, RunControl, resume_debate
 from moot.errors import StoreConflictError, UserError, one_line
 from moot.store import EventStore
+from moot.workers.live import Controls, Signal, WorkerLive
 from moot.workers.queue import Action
 
 STOPPED = "the worker stopped"
@@ -114,6 +115,20 @@ class DebateRuns:
         self._tasks: dict[str, asyncio.Task[object]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._stopping = threading.Event()  # read by DBOS threads too
+        self.live: WorkerLive | None = None  # on PostgreSQL: every event sent to the server as it comes
+        self._controls: dict[str, RunControl] = {}
+        self._kept = Controls()
+
+    def signal(self, debate_id: str, signal: Signal) -> None:
+        """A pause or stop from the server: for the run of the debate under way here, else kept for a while
+        in case this worker takes it off the queue next."""
+        control = self._controls.get(debate_id)
+        if control is None:
+            self._kept.keep(debate_id, signal)
+        elif signal == "stop":
+            control.stop()
+        else:
+            control.pause()
 
     def run_blocking(self, job: Job) -> str:
         """Run `job` on the worker's loop and wait for it (on a DBOS thread); its outcome, or WorkerStopping."""
@@ -149,6 +164,8 @@ class DebateRuns:
                     raise
                 finally:
                     del self._tasks[job.debate_id]
+                    if self.live is not None:
+                        self.live.done(job.debate_id)
         finally:
             if not lock.locked():
                 self._locks.pop(job.debate_id, None)
@@ -180,6 +197,12 @@ class DebateRuns:
             control.interrupt_reason = STOPPED
             if step.stop:
                 control.stop()
+            kept = self._kept.take(job.debate_id)
+            if kept == "stop":
+                control.stop()
+            elif kept == "pause":
+                control.pause()
+            self._controls[job.debate_id] = control
             log = _RunLog(self._store)
             self._say(f"debate {short}: {step.reason}")
             last: Event | None = None
@@ -189,6 +212,8 @@ class DebateRuns:
                 )
                 async for event in run:
                     last = event
+                    if self.live is not None:
+                        self.live.publish(job.debate_id, event)
             except StoreConflictError as exc:
                 if not log.landed and attempt < RACE_TRIES:
                     continue  # someone wrote between the read and the first write: plan again
@@ -200,6 +225,8 @@ class DebateRuns:
                 )
                 self._say(f"debate {short}: failed: {one_line(exc, 200)}")
                 return "failed"
+            finally:
+                self._controls.pop(job.debate_id, None)
             status = RUN_ENDS.get(type(last), "running") if last is not None else "running"
             self._say(f"debate {short}: finished, {status}")
             return status

@@ -20,6 +20,7 @@ from moot.errors import one_line
 from moot.store import EventStore
 from moot.store.location import redact
 from moot.workers.leases import Leases
+from moot.workers.live import WorkerLive
 from moot.workers.queue import (
     DEFAULT_CONCURRENCY,
     QUEUE_NAME,
@@ -63,7 +64,13 @@ class Worker:
                     say=self._say,
                     resolve=self._resolve,
                 )
-                await self._serve(runs, leases, stop)
+                with queue_errors("listen for pauses and stops", s.queue_url):
+                    runs.live = await WorkerLive.open(s.queue_url, on_signal=runs.signal, say=self._say)
+                try:
+                    await self._serve(runs, leases, stop)
+                finally:
+                    if runs.live is not None:
+                        await runs.live.close()
         finally:
             await asyncio.to_thread(leases.close)
 

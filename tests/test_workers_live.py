@@ -1,0 +1,216 @@
+"""Workers that stream (issue 19): on PostgreSQL a `moot worker` sends every event of its debates, token deltas
+included, to the server with NOTIFY, and the server sends pause and stop back. The first tests check the
+wire format and the bookkeeping without a database; the others run a real worker and a server on one."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from moot.domain.events import TokenDelta, TurnCompleted, TurnStarted
+from moot.domain.usage import Usage
+from moot.server import create_app
+from moot.server.settings import ServerSettings
+from moot.workers.live import (
+    KEPT_CONTROL_S,
+    MAX_PAYLOAD,
+    Controls,
+    Message,
+    ServerLive,
+    Watch,
+    conninfo,
+    decode,
+    decode_signal,
+    encode,
+    encode_done,
+    encode_signal,
+)
+from tests.test_server import body, sse
+from tests.worker_processes import WorkerProcess, start_worker
+
+DEBATE = "d" * 32
+
+
+def turn_completed(seq: int, text: str) -> TurnCompleted:
+    return TurnCompleted(
+        debate_id=DEBATE,
+        seq=seq,
+        round=1,
+        participant_id="ada",
+        model="fake:ada",
+        text=text,
+        usage=Usage(),
+        latency_s=0.1,
+    )
+
+
+def test_an_event_that_fits_goes_whole_and_comes_back_the_same() -> None:
+    event = turn_completed(4, "Cars out.")
+    [payload] = encode(DEBATE, event, after=3)
+    assert decode(payload) == Message(DEBATE, event=event, after=3)
+    assert decode(encode_done(DEBATE)) == Message(DEBATE, done=True)
+    assert decode("not json") is None and decode(json.dumps({"x": 1})) is None
+
+
+def test_a_long_delta_goes_in_pieces_and_a_large_stored_event_as_a_pointer() -> None:
+    text = "é\n" * 9000  # escapes and two-byte characters: the bytes, not the characters, must fit
+    delta = TokenDelta(debate_id=DEBATE, round=1, participant_id="ada", text=text)
+    payloads = encode(DEBATE, delta, after=7)
+    assert len(payloads) > 1 and all(len(p.encode()) <= MAX_PAYLOAD for p in payloads)
+    pieces = [decode(p) for p in payloads]
+    assert all(m is not None and m.after == 7 for m in pieces)
+    assert "".join(m.event.text for m in pieces if m and isinstance(m.event, TokenDelta)) == text
+    [pointer] = encode(DEBATE, turn_completed(8, text), after=7)
+    assert len(pointer.encode()) < 200
+    assert decode(pointer) == Message(DEBATE, seq=8, after=7)
+
+
+def test_signals_are_read_back_and_anything_else_is_ignored() -> None:
+    assert decode_signal(encode_signal(DEBATE, "pause")) == (DEBATE, "pause")
+    assert decode_signal(json.dumps({"d": DEBATE, "c": "delete"})) is None
+    assert decode_signal("{") is None
+
+
+def test_only_a_postgresql_queue_has_live_events() -> None:
+    assert conninfo("sqlite:///tmp/q.db") is None
+    assert conninfo("postgresql+psycopg://u:pw@db:5432/moot") == "postgresql://u:pw@db:5432/moot"
+
+
+def test_a_signal_for_a_debate_not_run_yet_waits_a_while_and_stop_outranks_pause() -> None:
+    now = [0.0]
+    controls = Controls(clock=lambda: now[0])
+    controls.keep("a", "stop")
+    controls.keep("a", "pause")
+    assert controls.take("a") == "stop" and controls.take("a") is None
+    controls.keep("b", "pause")
+    now[0] = KEPT_CONTROL_S + 1
+    assert controls.take("b") is None  # too old: meant for a run that never came here
+
+
+async def test_a_watch_that_falls_behind_says_so_once_and_starts_again() -> None:
+    watch = Watch(size=2)
+    for seq in (1, 2, 3):
+        watch.offer(Message(DEBATE, seq=seq))
+    assert await watch.get(0) is None  # fell behind: the stream reads the store instead
+    watch.offer(Message(DEBATE, seq=4))
+    assert await watch.get(0) == Message(DEBATE, seq=4)
+    assert await watch.get(0.01) is None  # nothing more
+
+
+async def test_the_server_keeps_the_markers_it_heard_until_the_run_is_done() -> None:
+    class Nothing:
+        def send(self, channel: str, payload: str) -> None:
+            raise AssertionError("nothing is sent for a debate that runs nowhere")
+
+    live = ServerLive.__new__(ServerLive)  # its bookkeeping only: no connection
+    live._sender = Nothing()  # type: ignore[assignment]
+    live._watches, live._recent, live.running = {}, {}, set()
+    marker = TurnStarted(debate_id=DEBATE, seq=5, round=1, participant_id="ada", model="fake:ada")
+    live.hear(Message(DEBATE, event=marker, after=4))
+    live.hear(Message(DEBATE, event=turn_completed(7, "x"), after=6))
+    assert live.recent(DEBATE, 4) == [marker]  # 7 is not next after 5: the store has 6 and 7
+    assert live.signal(DEBATE, "pause") is False
+    live.hear(Message(DEBATE, done=True))
+    assert live.recent(DEBATE, 4) == []
+
+
+# --- a server and a worker on PostgreSQL -----------------------------------------------------------------
+
+
+@pytest.fixture
+def worker(postgres_db: str, tmp_path: Path) -> Iterator[WorkerProcess]:
+    running = start_worker(tmp_path, "w1", store=postgres_db, queue=postgres_db)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def wait_status(client: TestClient, debate_id: str, wanted: set[str], within_s: float = 60) -> str:
+    deadline = time.monotonic() + within_s
+    while (status := client.get(f"/api/debates/{debate_id}/status").json()["status"]) not in wanted:
+        assert time.monotonic() < deadline, f"debate {debate_id} stayed {status}"
+        time.sleep(0.05)
+    return str(status)
+
+
+@pytest.mark.postgres
+@pytest.mark.subprocess
+def test_a_worker_run_debate_streams_its_deltas_live_in_order_and_replays_after_a_reconnect(
+    postgres_db: str, worker: WorkerProcess
+) -> None:
+    with TestClient(create_app(postgres_db, enqueue_to=postgres_db)) as client:
+        answer = client.post("/api/debates", json=body(model="fake:drip-5", rounds=2))
+        assert answer.status_code == 202 and answer.json()["status"] == "queued", answer.text
+        debate_id = answer.json()["id"]
+        events = sse(client.get(f"/api/debates/{debate_id}/events").text)
+        assert events[-1]["event"] == "debate_completed"
+        durable = [int(e["id"]) for e in events if "id" in e]
+        assert durable == list(range(1, len(durable) + 1))  # no gap, no repeat
+        # Each turn's text arrived as deltas first, between its start and its completion: live, not from the store.
+        # (A turn under way when the stream began has only its rest; the stream begins as the debate is queued.)
+        streamed = []
+        for i, e in enumerate(events):
+            if e["event"] == "turn_completed":
+                begun = max(j for j in range(i) if events[j]["event"] == "turn_started")
+                deltas = [
+                    json.loads(d["data"])["text"] for d in events[begun:i] if d["event"] == "token_delta"
+                ]
+                text = json.loads(e["data"])["text"]
+                assert text.endswith("".join(deltas).strip())
+                streamed.append("".join(deltas).strip() == text)
+        assert len(streamed) == 4 and all(streamed[1:])
+        # A reconnect from an id replays what follows it, from the store.
+        middle = durable[len(durable) // 2]
+        again = sse(
+            client.get(f"/api/debates/{debate_id}/events", headers={"Last-Event-ID": str(middle)}).text
+        )
+        assert [int(e["id"]) for e in again] == durable[middle:]
+
+
+@pytest.mark.postgres
+@pytest.mark.subprocess
+def test_pause_and_stop_from_the_server_reach_the_worker(postgres_db: str, worker: WorkerProcess) -> None:
+    with TestClient(create_app(postgres_db, enqueue_to=postgres_db)) as client:
+        paused_id = client.post("/api/debates", json=body(model="fake:drip-20", rounds=5)).json()["id"]
+        wait_status(client, paused_id, {"running"})
+        assert client.post(f"/api/debates/{paused_id}/pause").json()["status"] == "pausing"
+        assert wait_status(client, paused_id, {"paused", "completed"}) == "paused"
+        assert f"debate {paused_id[:8]}: finished, paused" in "\n".join(worker.lines())
+
+        stopped_id = client.post("/api/debates", json=body(model="fake:drip-20", rounds=5)).json()["id"]
+        wait_status(client, stopped_id, {"running"})
+        assert client.post(f"/api/debates/{stopped_id}/stop").json()["status"] == "stopping"
+        assert wait_status(client, stopped_id, {"completed", "failed"}) == "completed"
+        state = client.get(f"/api/debates/{stopped_id}").json()
+        # Cut short by the user's stop, and the judge ruled on what existed.
+        assert state["stop_reason"]["kind"] == "user" and len(state["rounds"]) < 5
+
+
+@pytest.mark.postgres
+@pytest.mark.subprocess
+def test_worker_run_debates_count_against_the_per_token_running_limit(
+    postgres_db: str, worker: WorkerProcess
+) -> None:
+    settings = ServerSettings(max_running_per_token=1)
+    with TestClient(create_app(postgres_db, enqueue_to=postgres_db, settings=settings)) as client:
+        first = client.post("/api/debates", json=body(model="fake:drip-20", rounds=3))
+        assert first.status_code == 202, first.text
+        second = client.post("/api/debates", json=body(model="fake:drip-20", rounds=3))
+        assert second.status_code == 429 and "running or queued" in second.json()["detail"]
+        first_id = first.json()["id"]
+        assert client.post(f"/api/debates/{first_id}/stop").status_code == 202
+        wait_status(client, first_id, {"completed"})
+        deadline = time.monotonic() + 30  # the worker's `done` frees the place
+        while (
+            third := client.post("/api/debates", json=body(model="fake:ada", rounds=1))
+        ).status_code == 429:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert third.status_code == 202, third.text
+        wait_status(client, third.json()["id"], {"completed"})
