@@ -4,18 +4,22 @@ wire format and the bookkeeping without a database; the others run a real worker
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from fastapi.testclient import TestClient
 
 from moot.domain.events import TokenDelta, TurnCompleted, TurnStarted
 from moot.domain.usage import Usage
+from moot.engine import RunControl
 from moot.server import create_app
 from moot.server.settings import ServerSettings
+from moot.store import EventStore
 from moot.workers.live import (
     KEPT_CONTROL_S,
     MAX_PAYLOAD,
@@ -23,6 +27,7 @@ from moot.workers.live import (
     Message,
     ServerLive,
     Watch,
+    WorkerLive,
     conninfo,
     decode,
     decode_signal,
@@ -30,6 +35,7 @@ from moot.workers.live import (
     encode_done,
     encode_signal,
 )
+from moot.workers.runs import DebateRuns
 from tests.test_server import body, sse
 from tests.worker_processes import WorkerProcess, start_worker
 
@@ -214,3 +220,60 @@ def test_worker_run_debates_count_against_the_per_token_running_limit(
             time.sleep(0.05)
         assert third.status_code == 202, third.text
         wait_status(client, third.json()["id"], {"completed"})
+
+
+def test_a_worker_applies_a_signal_to_its_run_or_keeps_it_for_one_it_has_not_begun() -> None:
+    loop = asyncio.new_event_loop()
+    runs = DebateRuns(cast(EventStore, None), loop, worker="w", say=lambda _: None)
+    control = RunControl()
+    runs._controls[DEBATE] = control
+    runs.signal(DEBATE, "pause")
+    assert (control.pause_requested, control.stop_requested) == (True, False)
+    runs.signal(DEBATE, "stop")
+    assert (control.pause_requested, control.stop_requested) == (True, True)
+    runs.signal("other", "stop")
+    assert runs._kept.take("other") == "stop"
+    loop.close()
+
+
+@pytest.mark.postgres
+async def test_events_cross_to_the_server_in_order_and_signals_come_back(postgres_db: str) -> None:
+    signals: list[tuple[str, str]] = []
+    signalled = asyncio.Event()
+
+    def on_signal(debate_id: str, signal: str) -> None:
+        signals.append((debate_id, signal))
+        signalled.set()
+
+    worker = await WorkerLive.open(postgres_db, on_signal=on_signal, say=lambda _: None)
+    server = await ServerLive.open(postgres_db)
+    assert worker is not None and server is not None
+    try:
+        server.dispatched(DEBATE)
+        async with server.watch(DEBATE) as watch:
+            marker = TurnStarted(debate_id=DEBATE, seq=1, round=1, participant_id="ada", model="fake:ada")
+            # Its pieces are identical: PostgreSQL folds equal payloads of one transaction unless they are numbered.
+            long = TokenDelta(debate_id=DEBATE, round=1, participant_id="ada", text="word " * 4000)
+            worker.publish(DEBATE, marker)
+            worker.publish(DEBATE, long)
+            worker.publish(DEBATE, turn_completed(2, "y" * 9000))  # too large: sent as a pointer
+            worker.done(DEBATE)
+            heard: list[Message] = []
+            while not heard or not heard[-1].done:
+                message = await watch.get(30)
+                assert message is not None, "a notification never came"
+                heard.append(message)
+        assert heard[0] == Message(DEBATE, event=marker, after=0)
+        deltas = heard[1:-2]
+        assert len(deltas) > 1 and all(m.after == 1 for m in deltas)
+        assert "".join(m.event.text for m in deltas if isinstance(m.event, TokenDelta)) == long.text
+        assert heard[-2] == Message(DEBATE, seq=2, after=1)
+        assert DEBATE not in server.running and server.recent(DEBATE, 0) == []  # done: nothing kept
+        assert server.signal(DEBATE, "stop") is False  # runs nowhere now
+        server.dispatched(DEBATE)
+        assert server.signal(DEBATE, "stop") is True
+        await asyncio.wait_for(signalled.wait(), 30)
+        assert signals == [(DEBATE, "stop")]
+    finally:
+        await worker.close()
+        await server.close()

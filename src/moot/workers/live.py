@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # psycopg is the `postgres` extra: imported only for a queue 
 CHANNEL = "moot_live"
 CONTROL_CHANNEL = "moot_control"
 # PostgreSQL refuses a payload of 8000 bytes or more; room is left for the envelope around the event.
-MAX_PAYLOAD = 7900
+MAX_PAYLOAD = 7880  # and for the sender's number before it
 DELTA_PIECE = 1500  # characters of a long delta per notification: 4 bytes a character at worst, plus escapes
 RECENT = 200  # durable events kept per debate for streams that start mid-run
 KEPT_CONTROL_S = 60.0  # a pause or stop for a debate no worker runs yet waits this long for its run
@@ -72,6 +72,11 @@ def encode(debate_id: str, event: Event, after: int) -> list[str]:
             p for piece in pieces for p in encode(debate_id, event.model_copy(update={"text": piece}), after)
         ]
     return [json.dumps({"d": debate_id, "a": after, "s": event.seq})]
+
+
+def unnumbered(payload: str) -> str:
+    """A notification's payload without the number its sender put before it."""
+    return payload.partition(":")[2]
 
 
 def encode_done(debate_id: str) -> str:
@@ -115,10 +120,14 @@ class _Sender:
         self._conn = conn
         self._on_error = on_error
         self._queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
+        self._sent = 0
         self._task = asyncio.create_task(self._drain(), name="moot-live-sender")
 
     def send(self, channel: str, payload: str) -> None:
-        self._queue.put_nowait((channel, payload))
+        # PostgreSQL delivers one of identical payloads sent in one transaction: two equal deltas ("the ") in a
+        # batch would lose one. A number of its own makes each payload unique.
+        self._sent += 1
+        self._queue.put_nowait((channel, f"{self._sent}:{payload}"))
 
     async def _drain(self) -> None:
         while (first := await self._queue.get()) is not None:
@@ -180,7 +189,7 @@ class WorkerLive:
 
     async def _receive(self) -> None:
         async for note in self._listen.notifies():
-            signal = decode_signal(note.payload)
+            signal = decode_signal(unnumbered(note.payload))
             if signal is not None:
                 self._on_signal(*signal)
 
@@ -313,7 +322,7 @@ class ServerLive:
 
     async def _receive(self) -> None:
         async for note in self._listen.notifies():
-            message = decode(note.payload)
+            message = decode(unnumbered(note.payload))
             if message is not None:
                 self.hear(message)
 
