@@ -7,7 +7,9 @@ its step under way; resume, retry and the recovery at start-up are new runs over
 (moot.engine.resume_debate), so they hold no task while nothing runs.
 
 With a `Dispatcher` (`moot serve --enqueue`), debates run on workers instead: the server records a new debate,
-queues its start (and resume, retry, stop), and follows what workers store by polling the log.
+queues its start (and resume, retry, stop), and follows what workers store by polling the log; on PostgreSQL the
+workers' live events (token deltas included) come through the queue's `live` (moot.workers.live), and pause and
+stop go back to the worker that runs the debate.
 """
 
 from __future__ import annotations
@@ -330,7 +332,7 @@ class DebateManager:
     async def follow(self, debate_id: str, after: int) -> AsyncIterator[Event]:
         """The stored events after `after` of a debate a worker runs, as they are stored, until no workflow of
         it is left (a debate that does not run here and is not dispatched ends at once). Token deltas are
-        never stored, so a worker's turns arrive whole."""
+        never stored: without live events (an SQLite queue), a worker's turns arrive whole."""
         if self.dispatcher is None:
             return
         live = self._live()

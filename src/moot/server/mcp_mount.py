@@ -57,7 +57,7 @@ class ServerRuns:
         return Followed(self.manager.follow(debate_id, 0))
 
     def stop(self, debate_id: str) -> bool:
-        return self.manager.stop(debate_id)  # a worker's debate is not this server's to cut
+        return self.manager.stop(debate_id)  # a worker's debate too, on PostgreSQL (moot.workers.live)
 
 
 def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
