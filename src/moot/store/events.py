@@ -37,6 +37,7 @@ from moot.domain.state import DebateState, Status, fold
 from moot.errors import NotFoundError, StoreConflictError, StoreError, UserError, one_line
 from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
 from moot.store.db import ID_LENGTH, debates, events, upgrade_schema
+from moot.store.group_commit import GroupCommitter, settled
 from moot.store.location import db_url_from
 from moot.store.projection import (
     SUMMARY_COLUMNS,
@@ -60,6 +61,18 @@ class _Tail:
     next_seq: int
     names: dict[str, str]  # participant id -> display name, for the winner column
     pending: list[Event] = field(default_factory=list)  # progress markers not yet committed
+
+
+@dataclass
+class _Job:
+    """One debate's checkpoint and the markers before it, waiting in the group committer."""
+
+    tail: _Tail
+    batch: list[Event]
+
+    @property
+    def debate_id(self) -> str:
+        return self.batch[0].debate_id
 
 
 class EventStore:
@@ -89,8 +102,10 @@ class EventStore:
         self._tails: dict[str, _Tail] = {}
         self._lost: set[str] = set()  # debates another writer took over from this store's run
         # The worker runs one statement at a time anyway; this lock keeps each debate's seq bookkeeping
-        # in order across the awaits of concurrent appends.
+        # in order across the awaits of concurrent appends. It is not held while a checkpoint commits:
+        # the checkpoints of concurrent debates queue for the committer and share one transaction.
         self._write_lock = asyncio.Lock()
+        self._committer: GroupCommitter[_Job] | None = None
 
     # -- opening and closing -------------------------------------------------------------------
 
@@ -128,6 +143,7 @@ class EventStore:
         self._closed = True
         try:
             async with self._write_lock:
+                await self._commits_done()
                 await _in_worker(self._executor, self._close)
         finally:
             # The worker is idle by now (a cancelled hop is waited for), so this only joins its thread.
@@ -162,14 +178,28 @@ class EventStore:
             return event
         require_debate_id(event)
         debate_id = event.debate_id
+        action = f"append {event.type} to debate {debate_id!r} in {self._where}"
         async with self._write_lock:
             self._check_open()
             self._check_not_lost(event)
-            with translate(f"append {event.type} to debate {debate_id!r} in {self._where}", self._url):
+            with translate(action, self._url):
                 tail = self._tails.get(debate_id)
-                if tail is not None and not event.checkpoint:
-                    return _queue(tail, event)  # nothing to read or write yet: no hop
-                return await _in_worker(self._executor, functools.partial(self._append, event))
+                resuming = isinstance(event, DebateResumed) and event.after_seq is not None
+                if tail is None or resuming:
+                    # The debate's seq must be read first: lookup and commit in one hop, as the first event
+                    # of a run (once per debate) does. A new run reads the log as committed so far.
+                    if resuming:
+                        await self._commits_done()
+                    return await _in_worker(self._executor, functools.partial(self._append, event))
+                stored = _queue(tail, event)
+                if not stored.checkpoint:
+                    return stored  # nothing to read or write yet: no hop
+                job = _Job(tail, tail.pending)
+                tail.pending = []
+                # Queued under the lock, so one debate's jobs reach the committer in seq order.
+                committed = self._group().enqueue(job)
+        await settled(committed)
+        return stored
 
     def _check_not_lost(self, event: Event) -> None:
         if event.debate_id not in self._lost:
@@ -201,10 +231,85 @@ class EventStore:
             self._flush(tail)
         return stored
 
+    def _group(self) -> GroupCommitter[_Job]:
+        # Made on first use: the committer's writer task belongs to the running loop, not to `open`'s.
+        if self._committer is None:
+            self._committer = GroupCommitter(self._commit_jobs)
+        return self._committer
+
+    async def _commits_done(self) -> None:
+        """Wait for every queued checkpoint: called under the write lock, so no new one joins them."""
+        if self._committer is not None:
+            await self._committer.idle()
+
+    async def _commit_jobs(self, jobs: list[_Job]) -> list[BaseException | None]:
+        """Commit a batch of jobs in one transaction; each job's outcome, as its waiter gets it."""
+        outcomes: list[BaseException | None] = [None] * len(jobs)
+        live: list[int] = []
+        for i, job in enumerate(jobs):
+            if self._tails.get(job.debate_id) is job.tail:
+                live.append(i)
+            else:  # an earlier commit of this debate failed: committing this one would leave a gap
+                outcomes[i] = StoreError(
+                    f"could not append {job.batch[-1].type} to debate {job.debate_id!r} in {self._where}: "
+                    "an earlier event of this debate was not saved"
+                )
+        if not live:
+            return outcomes
+        call = functools.partial(self._write_jobs, [jobs[i] for i in live])
+        done = asyncio.get_running_loop().run_in_executor(self._executor, call)
+        while not done.done():
+            # The worker cannot be interrupted; its outcome is what the waiters must get.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([done])
+        for i, error in zip(live, done.result(), strict=True):
+            job = jobs[i]
+            if error is None:
+                continue
+            if self._tails.get(job.debate_id) is job.tail:
+                # Whether the commit landed is unknown: look the seq up again next time.
+                self._tails.pop(job.debate_id)
+            if isinstance(error, StoreConflictError):
+                self._lost.add(job.debate_id)
+            outcomes[i] = _as_store_error(
+                f"append {job.batch[-1].type} to debate {job.debate_id!r} in {self._where}", self._url, error
+            )
+        return outcomes
+
+    def _write_jobs(self, jobs: list[_Job]) -> list[BaseException | None]:
+        """On the worker: every job in one transaction. A conflict is one debate's, so when a batch of
+        several debates hits one, each debate is committed alone to find whose it is."""
+        try:
+            self._commit_together(jobs)
+            return [None] * len(jobs)
+        except sa.exc.IntegrityError:
+            if len({job.debate_id for job in jobs}) == 1:
+                return [_conflict(jobs[-1].batch[-1], self._where)] * len(jobs)
+        except Exception as exc:
+            return [exc] * len(jobs)  # nothing of the batch was committed (or the file is gone)
+        errors: dict[str, BaseException | None] = {}
+        for debate_id in dict.fromkeys(job.debate_id for job in jobs):
+            own = [job for job in jobs if job.debate_id == debate_id]  # in seq order, all or none
+            try:
+                self._commit_together(own)
+                errors[debate_id] = None
+            except sa.exc.IntegrityError:
+                errors[debate_id] = _conflict(own[-1].batch[-1], self._where)
+            except Exception as exc:
+                errors[debate_id] = exc
+        return [errors[job.debate_id] for job in jobs]
+
+    def _commit_together(self, jobs: list[_Job]) -> None:
+        with self._engine.begin() as conn:
+            for job in jobs:
+                self._write(conn, job.batch, job.tail)
+        self._check_file_still_there()
+
     async def flush(self) -> None:
         """Commit every progress marker still waiting for a checkpoint."""
         async with self._write_lock:
             self._check_open()
+            await self._commits_done()
             if any(tail.pending for tail in self._tails.values()):
                 await _in_worker(self._executor, self._flush_all)
 
@@ -295,6 +400,7 @@ class EventStore:
             if not _storable(debate_id):
                 raise _not_found(debate_id)
             with translate(f"delete debate {debate_id!r} from {self._where}", self._url):
+                await self._commits_done()
                 self._tails.pop(debate_id, None)
                 await _in_worker(self._executor, functools.partial(self._delete, debate_id))
 
@@ -494,6 +600,15 @@ class EventStore:
                 f"the database file {self._db_file} was deleted or replaced while in use; "
                 "the last event was not saved"
             )
+
+
+def _as_store_error(action: str, url: URL, error: BaseException) -> BaseException:
+    """`error` as the one-line StoreError the append that waited for it raises (moot's errors as they are)."""
+    try:
+        with translate(action, url):
+            raise error
+    except BaseException as translated:
+        return translated
 
 
 def _queue(tail: _Tail, event: Event) -> Event:
