@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,6 +126,9 @@ class Tally:
     fields: int = 0
     junk: int = 0
     verdicts: int = 0
+    # The same verdict fields passed through this checkout's filter (moot.judging.words), with --refilter.
+    kept: int = 0
+    kept_junk: int = 0
     qualities: list[float] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
 
@@ -141,7 +144,7 @@ def verdict_fields(verdict: dict[str, Any]) -> list[str]:
     return items
 
 
-def score_export(path: Path, tally: Tally) -> None:
+def score_export(path: Path, tally: Tally, keep: Callable[[str, list[str]], bool] | None = None) -> None:
     events = json.loads(path.read_text())["events"]
     names: list[str] = []
     for event in events:
@@ -160,6 +163,9 @@ def score_export(path: Path, tally: Tally) -> None:
                 tally.qualities.append(float(verdict["quality"]))
             for item in verdict_fields(verdict):
                 tally.fields += 1
+                if keep is not None and keep(item, names):
+                    tally.kept += 1
+                    tally.kept_junk += not_words(item, names)
                 if not_words(item, names):
                     tally.junk += 1
                     if len(tally.examples) < 12:
@@ -188,7 +194,7 @@ def share(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.0f} %)" if whole else "-"
 
 
-def report(tally: Tally, debates: int) -> None:
+def report(tally: Tally, debates: int, refiltered: bool = False) -> None:
     mean_quality = sum(tally.qualities) / len(tally.qualities) if tally.qualities else float("nan")
     print("| debates | turns echoing scaffolding | verdict fields not words | verdicts | mean quality |")
     print("|---|---|---|---|---|")
@@ -196,6 +202,11 @@ def report(tally: Tally, debates: int) -> None:
         f"| {debates} | {share(tally.echoing, tally.turns)} | {share(tally.junk, tally.fields)} "
         f"| {tally.verdicts} | {mean_quality:.0f}/100 |"
     )
+    if refiltered:
+        print(
+            f"the same verdicts through this checkout's filter: {tally.kept} of {tally.fields} fields shown, "
+            f"{share(tally.kept_junk, tally.kept)} of them not words"
+        )
     for example in tally.examples:
         print("  e.g.", example)
 
@@ -208,13 +219,23 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, help="keep each debate's JSON export in this folder")
     parser.add_argument("--score", type=Path, help="only score the exports in this folder")
+    parser.add_argument(
+        "--refilter",
+        action="store_true",
+        help="with --score: also pass each verdict field through this checkout's moot.judging.words filter",
+    )
     args = parser.parse_args()
     tally = Tally()
     if args.score:
         exports = sorted(args.score.glob("*.json"))
+        keep = None
+        if args.refilter:
+            from moot.judging.words import is_words
+
+            keep = is_words
         for path in exports:
-            score_export(path, tally)
-        report(tally, len(exports))
+            score_export(path, tally, keep)
+        report(tally, len(exports), refiltered=args.refilter)
         return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="first-run-"))
     folder.mkdir(parents=True, exist_ok=True)
