@@ -315,8 +315,13 @@ class ServerLive:
         if message.done:
             self.running.discard(message.debate_id)
             self._recent.pop(message.debate_id, None)
-        elif message.event is not None and message.event.durable:
-            self._recent.setdefault(message.debate_id, collections.deque(maxlen=RECENT)).append(message.event)
+        else:
+            # Also a run this server did not dispatch: one recovered by another worker, or from before a restart.
+            self.running.add(message.debate_id)
+            if message.event is not None and message.event.durable:
+                self._recent.setdefault(message.debate_id, collections.deque(maxlen=RECENT)).append(
+                    message.event
+                )
         for watch in self._watches.get(message.debate_id, ()):
             watch.offer(message)
 
