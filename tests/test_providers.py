@@ -6,6 +6,7 @@ import pytest
 from pydantic_ai import models
 
 from moot.domain.config import validate_config
+from moot.domain.events import TokenDelta
 from moot.domain.models import ModelRef
 from moot.domain.state import fold
 from moot.engine import InMemoryLog, run_debate
@@ -46,7 +47,10 @@ async def test_a_debate_through_an_openai_compatible_server(monkeypatch: pytest.
         "tabs",
         "spaces",
     }
-    assert sum(e.type == "token_delta" for e in events) >= 8 * 4  # streamed word by word
+    # Streamed: each turn's deltas (coalesced, moot.engine.coalesce) join up to its text, and come before it.
+    for turn in state.turns:
+        said = [e for e in events if isinstance(e, TokenDelta) and e.participant_id == turn.participant_id]
+        assert "".join(e.text for e in said).strip().count(turn.text) == 2  # two rounds each
     # Four streamed turns, then one judge call with the verdict tool; the OpenAI key never left the machine.
     assert [bool(r.get("stream")) for r in seen.requests] == [True] * 4 + [False]
     assert seen.requests[-1]["tools"][0]["function"]["parameters"]["properties"]["scores"]

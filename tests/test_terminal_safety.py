@@ -25,6 +25,7 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 from moot import engine
+from moot.engine import coalesce
 from moot.cli import personas as persona_review
 from moot.cli.app import app
 from moot.cli.safe_text import (
@@ -130,7 +131,9 @@ def hostile_resolver() -> Callable[[ModelOptions], Model]:
 
 @pytest.fixture
 def hostile_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`moot run` with fake:evil speaking HOSTILE and fake:judge giving a hostile verdict."""
+    """`moot run` with fake:evil speaking HOSTILE and fake:judge giving a hostile verdict, every token its own
+    delta (not coalesced): escape sequences split across deltas reach the renderer split."""
+    monkeypatch.setattr(coalesce, "DELTA_WINDOW_S", 0.0)
     monkeypatch.setattr(
         engine, "run_debate", functools.partial(engine.run_debate, resolve=hostile_resolver())
     )

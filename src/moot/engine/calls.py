@@ -268,8 +268,11 @@ async def ask_judge(
     tried again by `guard`'s policy without spending them.
     """
     ref, user, settings, timeout_s = request.ref, request.user, request.settings, request.timeout_s
-    agent = Agent(request.model, output_type=answer_type, system_prompt=request.system, retries={"output": 0})
-    agent.instrument = request.instrument
+    if request.instrument is None:
+        agent = answer_agent(answer_type)
+    else:  # the run's own spans: an agent of its own, not the shared one
+        agent = build_answer_agent(answer_type)
+        agent.instrument = request.instrument
     started = time.perf_counter()
     usage = Usage()
     error: str | None = None
@@ -283,7 +286,7 @@ async def ask_judge(
             attempt_settings["seed"] = settings.get("seed", 0) + attempt - 1
         with capture_run_messages() as messages:
             once = functools.partial(
-                _judge_attempt, agent, prompt, attempt_settings, ref=ref, timeout_s=timeout_s
+                _judge_attempt, agent, request, prompt, attempt_settings, ref=ref, timeout_s=timeout_s
             )
             try:
                 result = await (guard.run(once) if guard is not None else once())
@@ -321,13 +324,39 @@ async def ask_judge(
     )
 
 
+def build_answer_agent(answer_type: type[AnswerT]) -> Agent[str, AnswerT]:
+    """An agent that answers in `answer_type`, for any model and system prompt (given per run: the model, and
+    the system prompt as the run's deps), so one can serve every call for that answer type."""
+    agent: Agent[str, AnswerT] = Agent(output_type=answer_type, deps_type=str, retries={"output": 0})
+
+    @agent.system_prompt
+    def _system(ctx: pydantic_ai.RunContext[str]) -> str:
+        return ctx.deps
+
+    return agent
+
+
+@functools.lru_cache(maxsize=256)
+def answer_agent(answer_type: type[BaseModel]) -> Agent[str, Any]:
+    """The agent of an answer type, built once: building one (its output tool and JSON schema) cost ~20 ms of
+    CPU a verdict. The answer types are themselves built once per shape (moot.judging.schema), so the bound
+    only matters to a process that judges many different rosters."""
+    return build_answer_agent(answer_type)
+
+
 async def _judge_attempt(
-    agent: Agent[None, AnswerT], prompt: str, settings: ModelSettings, *, ref: ModelRef, timeout_s: float
+    agent: Agent[str, AnswerT],
+    request: CallRequest,
+    prompt: str,
+    settings: ModelSettings,
+    *,
+    ref: ModelRef,
+    timeout_s: float,
 ) -> AgentRunResult[AnswerT]:
     """One structured-answer call; an invalid answer (UnexpectedModelBehavior) is left for the caller's retries."""
     with call_errors(ref, timeout_s, "limits.judge_timeout_s", keep=UnexpectedModelBehavior):
         async with asyncio.timeout(timeout_s):
-            return await agent.run(prompt, model_settings=settings)
+            return await agent.run(prompt, model=request.model, deps=request.system, model_settings=settings)
 
 
 @contextmanager

@@ -96,20 +96,31 @@ class RunContext:
         """Record `event`: appended to the log if durable (before the next step is decided, so a completed turn
         is on disk before the next begins), folded into the state, handed to the consumer. Events are made
         without their debate's id; this stamps it, so no handler passes it along."""
+        if not event.durable:
+            self.emit_live(event)
+            return
         if event.debate_id != self.debate_id:
             event = event.model_copy(update={"debate_id": self.debate_id})
-        if event.durable:
-            # One append at a time keeps seq order equal to emission order under concurrent speakers.
-            async with self._append_lock:
-                event = await self.log.append(event)
-                self.state.apply(event)
-        else:
+        # One append at a time keeps seq order equal to emission order under concurrent speakers.
+        async with self._append_lock:
+            event = await self.log.append(event)
             self.state.apply(event)
         if self.telemetry is not None:
             self.telemetry.on_event(event)
         self.events.put_nowait(event)
         if hasattr(event, "usage"):  # only calls change the cost; token deltas are many and do not
             await warn_cost(self)
+
+    def emit_live(self, event: Event) -> None:
+        """Record a live-only event (a token delta) at once: folded into the state and handed to the consumer,
+        never stored; synchronous, so a timer can hand on a turn's held deltas (moot.engine.coalesce)."""
+        assert not event.durable, "a durable event is stored first: emit it"
+        if event.debate_id != self.debate_id:
+            event = event.model_copy(update={"debate_id": self.debate_id})
+        self.state.apply(event)
+        if self.telemetry is not None:
+            self.telemetry.on_event(event)
+        self.events.put_nowait(event)
 
     async def together(self, calls: list[Coroutine[Any, Any, None]]) -> None:
         """Run these calls at the same time (one directly); the first failure cancels the rest and is raised."""

@@ -3,6 +3,7 @@ prompt, and turning an answer into the stored `RoundAssessment`."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -10,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from moot.domain.assessment import DRIFT_BELOW, AssessmentFlags, ParticipantAssessment, RoundAssessment
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
+from moot.judging.anonymise import Entrant, Roster, named_roster
 from moot.judging.prompt import JudgePrompt, judge_templates
-from moot.judging.schema import bounded_items, bounded_text, each_participant, per_participant, whole_numbers
+from moot.judging.schema import bounded_items, bounded_text, each_participant, per_entrant, whole_numbers
 from moot.judging.words import text_or_empty, words_only
 
 
@@ -72,7 +74,13 @@ def assessment_model(config: DebateConfig) -> type[AssessmentAnswer]:
 
     The decision comes first (quality, should_continue): a model that runs out of tokens has made it.
     """
-    reviews = per_participant("ParticipantReviews", config, ParticipantReview)
+    return _assessment_model(named_roster(config).entrants)
+
+
+@functools.lru_cache(maxsize=256)
+def _assessment_model(entrants: tuple[Entrant, ...]) -> type[AssessmentAnswer]:
+    """The assessment model of one roster, built once (as moot.judging.schema's answer models are)."""
+    reviews = per_entrant("ParticipantReviews", Roster(entrants), ParticipantReview)
     answer: type[AssessmentAnswer] = create_model(
         "RoundAssessment",
         __base__=AssessmentAnswer,

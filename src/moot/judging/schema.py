@@ -7,6 +7,7 @@ misspelt or missing ids to repair.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -21,7 +22,7 @@ from moot.domain.verdict import (
     default_rubric,
     weighted_score,
 )
-from moot.judging.anonymise import Roster, named_roster, reveal
+from moot.judging.anonymise import Entrant, Roster, named_roster, reveal
 from moot.judging.words import text_or_empty, words_only
 
 
@@ -116,11 +117,18 @@ def answer_model(
     """
     judge = judge if judge is not None else config.judge
     roster = roster if roster is not None else named_roster(config)
+    return _answer_model(tuple(criteria_of(judge)), roster.entrants)
+
+
+@functools.lru_cache(maxsize=256)
+def _answer_model(criteria: tuple[ScoredCriterion, ...], entrants: tuple[Entrant, ...]) -> type[JudgeAnswer]:
+    """The answer model of one rubric and roster, built once: the same shape gives the same class, so its
+    agent (moot.engine.calls.answer_agent) and JSON schema are built once too."""
     assessment = create_model(
         "Assessment",
         # maxLength/maxItems shape what a grammar-constrained model may write, so its whole answer fits its
         # token budget; validation does not enforce them, so a long answer from a large model is never rejected.
-        criteria=(criteria_model(criteria_of(judge)), Field(description="0 (absent) to 10 (excellent) each")),
+        criteria=(criteria_model(list(criteria)), Field(description="0 (absent) to 10 (excellent) each")),
         reasoning=(
             str,
             Field(
@@ -132,7 +140,7 @@ def answer_model(
             Field(description="The participant's main arguments", json_schema_extra=bounded_items(2)),
         ),
     )
-    scores = per_entrant("Scores", roster, assessment)
+    scores = per_entrant("Scores", Roster(entrants), assessment)
     answer: type[JudgeAnswer] = create_model(
         "DebateVerdict",
         __base__=JudgeAnswer,

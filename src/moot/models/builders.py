@@ -65,14 +65,25 @@ def _model_class(spec: ProviderSpec) -> Callable[..., Model]:
 
 def _pydantic_ai_class(spec: ProviderSpec, options: ModelOptions) -> Model:
     """A row moot builds with pydantic-ai's classes: the OpenAI wire through moot's client, else the SDK's."""
-    if spec.wire in _OPENAI_WIRE:
-        from moot.models.openai_client import openai_client
+    from moot.models.shared import shared
 
-        client = openai_client(base_url=server_url(spec, options), api_key=key_of(spec) or NO_KEY)
-        provider = _provider(spec, openai_client=client)
+    # One provider (its client and connection pool) per provider, server and key, shared by the debates of
+    # this process (moot.models.shared).
+    key = key_of(spec)
+    if spec.wire in _OPENAI_WIRE:
+        url = server_url(spec, options)
+        provider = shared(spec.name, url, key, lambda: _openai_provider(spec, url, key))
     else:
-        provider = _provider(spec, api_key=key_of(spec))
+        provider = shared(spec.name, None, key, lambda: _provider(spec, api_key=key))
     return _model_class(spec)(options.model.name, provider=provider, settings=one_attempt())
+
+
+def _openai_provider(spec: ProviderSpec, url: str | None, key: str | None) -> Provider[Any]:
+    from moot.models.openai_client import EndCheckedOpenAI
+    from moot.models.shared import http_client
+
+    client = EndCheckedOpenAI(base_url=url, api_key=key or NO_KEY, http_client=http_client(url))
+    return _provider(spec, openai_client=client)
 
 
 def _through_infer_model(spec: ProviderSpec, options: ModelOptions) -> Model:

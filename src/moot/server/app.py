@@ -34,6 +34,7 @@ from moot.export import ExportFormat, export
 from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
 from moot.protocols import PROTOCOLS, get_protocol
 from moot.server.configs import router as configs_router
+from moot.server.frames import wire_json
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.mcp_mount import mount_mcp
 from moot.server.meta import router as meta_router
@@ -384,7 +385,7 @@ def create_app(
                 yield ServerSentEvent(event="disconnected", data={"reason": item})
                 return
             seq = str(item.seq) if item.durable else None
-            yield ServerSentEvent(raw_data=item.model_dump_json(), event=item.type, id=seq)
+            yield ServerSentEvent(raw_data=wire_json(item), event=item.type, id=seq)
 
     @app.websocket("/api/ws/{debate_id}")
     async def ws(
@@ -397,7 +398,7 @@ def create_app(
                 if isinstance(item, str):
                     await websocket.send_json({"type": "disconnected", "reason": item})
                     break
-                await websocket.send_text(item.model_dump_json())
+                await websocket.send_text(wire_json(item))
         except NotFoundError as exc:
             await websocket.send_json({"type": "error", "detail": str(exc)})
         except WebSocketDisconnect:

@@ -45,6 +45,7 @@ from moot.engine import (
     verdict_failed,
 )
 from moot.errors import NotFoundError, StateError
+from moot.server.frames import published
 from moot.store import EventStore
 
 if TYPE_CHECKING:
@@ -431,6 +432,8 @@ class DebateManager:
                 sub.end()
 
     def _publish(self, run: Run, event: Event) -> None:
+        if run.subscribers:
+            published(event)  # serialised once, by the first subscriber to send it (moot.server.frames)
         for sub in list(run.subscribers):
             if not sub.offer(event):
                 run.subscribers.remove(sub)

@@ -13,6 +13,7 @@ from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate
 from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
+from moot.engine.coalesce import DeltaBuffer
 from moot.engine.overflow import on_overflow, overflow_stop, summarised
 from moot.engine.retry import CallSite
 from moot.engine.stops import stop_now
@@ -135,17 +136,31 @@ async def _reply(
 ) -> Reply:
     """One attempt at a turn's reply, streamed as token deltas."""
     pid, target = spec.speaker, spec.target
+    debate_id = ctx.debate_id
+
+    def send(text: str) -> None:
+        ctx.emit_live(
+            TokenDelta(debate_id=debate_id, round=round_number, participant_id=pid, target=target, text=text)
+        )
+
+    # Deltas are coalesced (moot.engine.coalesce); whatever is held goes out before the event that follows:
+    # a tool call, the turn's completion, or the retry of an attempt that failed part way.
+    held = DeltaBuffer(send)
 
     async def on_text(text: str) -> None:
-        await ctx.emit(TokenDelta(round=round_number, participant_id=pid, target=target, text=text))
+        held.add(text)
 
     seed = ctx.seed_of(pid)
     turn_round = ctx.state.round(round_number)
     kit = kit_for(ctx.tools, pid, turn_round.phase if turn_round is not None else None)
     if kit is None:
-        return await caller.stream(prompt, purpose="turn", seed=seed, on_text=on_text)
+        try:
+            return await caller.stream(prompt, purpose="turn", seed=seed, on_text=on_text)
+        finally:
+            held.flush()
 
     async def on_tool(use: ToolUse) -> None:
+        held.flush()
         await ctx.emit(
             ToolCalled(
                 round=round_number,
@@ -158,4 +173,9 @@ async def _reply(
             )
         )
 
-    return await caller.stream(prompt, purpose="turn", seed=seed, on_text=on_text, kit=kit, on_tool=on_tool)
+    try:
+        return await caller.stream(
+            prompt, purpose="turn", seed=seed, on_text=on_text, kit=kit, on_tool=on_tool
+        )
+    finally:
+        held.flush()
