@@ -308,3 +308,19 @@ async def test_flushing_markers_over_a_taken_seq_is_a_conflict(store: EventStore
         await store.flush()
     with pytest.raises(StoreConflictError):
         await store.append(turn())
+
+
+def test_a_store_serves_one_event_loop_after_another(tmp_path: Path) -> None:
+    store = asyncio.run(EventStore.open(str(tmp_path / "moot.db")))
+
+    async def append_both(text: str) -> list[int | None]:
+        # flush runs while the two commits are queued: it waits for the committer in this loop.
+        *stored, _ = await asyncio.gather(
+            store.append(turn("d0", text=text)), store.append(turn("d1", text=text)), store.flush()
+        )
+        return [e.seq for e in stored if e is not None]
+
+    asyncio.run(_start(store, 2))
+    assert asyncio.run(append_both("first")) == [2, 2]
+    assert asyncio.run(append_both("second")) == [3, 3]
+    asyncio.run(store.close())

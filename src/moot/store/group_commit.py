@@ -27,8 +27,6 @@ class GroupCommitter(Generic[_T]):
         self._commit = commit
         self._queue: list[tuple[_T, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
-        self._idle = asyncio.Event()
-        self._idle.set()
         self.batches = 0  # commits made, for measurement
 
     def enqueue(self, item: _T) -> asyncio.Future[None]:
@@ -38,13 +36,15 @@ class GroupCommitter(Generic[_T]):
         future = asyncio.get_running_loop().create_future()
         self._queue.append((item, future))
         if self._writer is None:
-            self._idle.clear()
             self._writer = asyncio.get_running_loop().create_task(self._drain(), name="moot-group-commit")
         return future
 
     async def idle(self) -> None:
         """Wait until everything queued so far has been committed (or has failed)."""
-        await self._idle.wait()
+        # Waits on the writer task itself, not an asyncio.Event: nothing here is tied to the loop of a past
+        # run, so a store used by one asyncio.run after another is never refused.
+        while self._writer is not None:
+            await asyncio.wait([self._writer])
 
     async def _drain(self) -> None:
         cancelled = False
@@ -63,7 +63,6 @@ class GroupCommitter(Generic[_T]):
                 _settle(batch, commit)
         finally:
             self._writer = None
-            self._idle.set()
         if cancelled:
             raise asyncio.CancelledError
 
