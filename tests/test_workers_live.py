@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
@@ -275,6 +276,38 @@ async def test_events_cross_to_the_server_in_order_and_signals_come_back(postgre
         assert server.signal(DEBATE, "stop") is True
         await asyncio.wait_for(signalled.wait(), 30)
         assert signals == [(DEBATE, "stop")]
+    finally:
+        await worker.close()
+        await server.close()
+
+
+@pytest.mark.postgres
+async def test_a_dropped_live_connection_is_opened_again(postgres_db: str) -> None:
+    server = await ServerLive.open(postgres_db)
+    worker = await WorkerLive.open(postgres_db, on_signal=lambda *_: None, say=lambda _: None)
+    assert server is not None and worker is not None
+    info = conninfo(postgres_db)
+    assert info is not None
+    try:
+        async with server.watch(DEBATE) as watch:
+            # Cut every LISTEN of this database, as a database restart or a network blip would.
+            async with await psycopg.AsyncConnection.connect(info, autocommit=True) as admin:
+                cut = await admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND query LIKE 'LISTEN %%'"
+                )
+                assert [row[0] for row in await cut.fetchall()] == [
+                    True,
+                    True,
+                ]  # the server's and the worker's
+            marker = TurnStarted(debate_id=DEBATE, seq=1, round=1, participant_id="ada", model="fake:ada")
+            deadline = time.monotonic() + 60
+            heard = None
+            while heard is None:  # sent again until the listener is back: what fell in the gap is lost
+                assert time.monotonic() < deadline, "the listener never came back"
+                worker.publish(DEBATE, marker)
+                heard = await watch.get(0.5)
+            assert heard == Message(DEBATE, event=marker, after=heard.after)
     finally:
         await worker.close()
         await server.close()

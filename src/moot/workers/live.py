@@ -17,6 +17,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from moot.domain.events import EVENT_ADAPTER, Event, TokenDelta
 from moot.errors import one_line
+from moot.store.location import redact
 
 if TYPE_CHECKING:  # psycopg is the `postgres` extra: imported only for a queue on PostgreSQL
     import psycopg
@@ -38,6 +40,7 @@ DELTA_PIECE = 1500  # characters of a long delta per notification: 4 bytes a cha
 RECENT = 200  # durable events kept per debate for streams that start mid-run
 KEPT_CONTROL_S = 60.0  # a pause or stop for a debate no worker runs yet waits this long for its run
 SEND_BATCH = 200  # notifications per transaction
+RECONNECT_S = 1.0  # after a dropped connection
 Signal = Literal["pause", "stop"]
 
 
@@ -116,7 +119,10 @@ class _Sender:
     """Sends notifications in the order given, from one connection, batched per transaction; `send` never
     waits for the database."""
 
-    def __init__(self, conn: psycopg.AsyncConnection[Any], on_error: Callable[[str], None]) -> None:
+    def __init__(
+        self, info: str, conn: psycopg.AsyncConnection[Any], on_error: Callable[[str], None]
+    ) -> None:
+        self._info = info
         self._conn = conn
         self._on_error = on_error
         self._queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
@@ -143,6 +149,15 @@ class _Sender:
                     await cur.executemany("SELECT pg_notify(%s, %s)", batch)
             except Exception as exc:  # psycopg's errors, a dropped connection: live-only, the log has it all
                 self._on_error(f"live events not sent: {one_line(exc, 200)}")
+                await self._reconnect()
+
+    async def _reconnect(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._conn.close()
+        try:
+            self._conn = await _connect(self._info)
+        except Exception as exc:  # the database is away: the next batch tries again
+            self._on_error(f"live events: cannot reconnect: {one_line(exc, 200)}")
 
     async def close(self) -> None:
         self._queue.put_nowait(None)
@@ -150,18 +165,65 @@ class _Sender:
         await self._conn.close()
 
 
+class _Listener:
+    """LISTENs on `channel` and hands each payload (unnumbered) to `on_payload`; a dropped connection is opened
+    again after RECONNECT_S (what was sent meanwhile is lost: live-only; streams read the store)."""
+
+    def __init__(
+        self,
+        info: str,
+        channel: str,
+        conn: psycopg.AsyncConnection[Any],
+        on_payload: Callable[[str], None],
+        on_error: Callable[[str], None],
+    ) -> None:
+        self._info = info
+        self._channel = channel
+        self._on_payload = on_payload
+        self._on_error = on_error
+        self._task = asyncio.create_task(self._run(conn), name=f"moot-live-{channel}")
+
+    @classmethod
+    async def open(
+        cls, info: str, channel: str, on_payload: Callable[[str], None], on_error: Callable[[str], None]
+    ) -> _Listener:
+        return cls(info, channel, await _listening(info, channel), on_payload, on_error)
+
+    async def _run(self, conn: psycopg.AsyncConnection[Any] | None) -> None:
+        while True:
+            try:
+                if conn is None:
+                    conn = await _listening(self._info, self._channel)
+                async for note in conn.notifies():
+                    self._on_payload(unnumbered(note.payload))
+            except Exception as exc:  # a dropped connection, a database restarting
+                self._on_error(f"live {self._channel}: {one_line(exc, 200)}; listening again")
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+                conn = None
+            await asyncio.sleep(RECONNECT_S)
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+
+
+async def _listening(info: str, channel: str) -> psycopg.AsyncConnection[Any]:
+    conn = await _connect(info)
+    await conn.execute(f"LISTEN {channel}")
+    return conn
+
+
 class WorkerLive:
     """A worker's side: `publish` each event of its runs; `on_signal` is called with the pauses and stops
     the server sends (on the worker's event loop)."""
 
-    def __init__(
-        self, sender: _Sender, listen: psycopg.AsyncConnection[Any], on_signal: Callable[[str, Signal], None]
-    ) -> None:
+    def __init__(self, sender: _Sender) -> None:
         self._sender = sender
-        self._listen = listen
-        self._on_signal = on_signal
         self._last: dict[str, int] = {}
-        self._task = asyncio.create_task(self._receive(), name="moot-live-control")
+        self._listener: _Listener | None = None
 
     @classmethod
     async def open(
@@ -171,9 +233,15 @@ class WorkerLive:
         info = conninfo(queue_url)
         if info is None:
             return None
-        send, listen = await _connect(info), await _connect(info)
-        await listen.execute(f"LISTEN {CONTROL_CHANNEL}")
-        return cls(_Sender(send, say), listen, on_signal)
+
+        def heard(payload: str) -> None:
+            signal = decode_signal(payload)
+            if signal is not None:
+                on_signal(*signal)
+
+        live = cls(_Sender(info, await _connect(info), say))
+        live._listener = await _Listener.open(info, CONTROL_CHANNEL, heard, say)
+        return live
 
     def publish(self, debate_id: str, event: Event) -> None:
         after = self._last.get(debate_id, 0)
@@ -187,17 +255,9 @@ class WorkerLive:
         self._last.pop(debate_id, None)
         self._sender.send(CHANNEL, encode_done(debate_id))
 
-    async def _receive(self) -> None:
-        async for note in self._listen.notifies():
-            signal = decode_signal(unnumbered(note.payload))
-            if signal is not None:
-                self._on_signal(*signal)
-
     async def close(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
-        await self._listen.close()
+        if self._listener is not None:
+            await self._listener.close()
         await self._sender.close()
 
 
@@ -259,25 +319,27 @@ class ServerLive:
     """The server's side: one LISTEN connection for every debate's events, fanned out to its streams; the
     debates running on workers as far as it heard; and pauses and stops sent to the workers."""
 
-    def __init__(
-        self, sender: _Sender, listen: psycopg.AsyncConnection[Any], *, queue_size: int = 10_000
-    ) -> None:
+    def __init__(self, sender: _Sender, *, queue_size: int = 10_000) -> None:
         self._sender = sender
-        self._listen = listen
         self._queue_size = queue_size
         self._watches: dict[str, set[Watch]] = {}
         self._recent: dict[str, collections.deque[Event]] = {}
-        self.running: set[str] = set()  # dispatched and not heard done
-        self._task = asyncio.create_task(self._receive(), name="moot-live-listen")
+        self.running: set[str] = set()  # dispatched or heard, and not heard done
+        self._listener: _Listener | None = None
 
     @classmethod
     async def open(cls, queue_url: str) -> ServerLive | None:
         info = conninfo(queue_url)
         if info is None:
             return None
-        send, listen = await _connect(info), await _connect(info)
-        await listen.execute(f"LISTEN {CHANNEL}")
-        return cls(_Sender(send, lambda _line: None), listen)
+        live = cls(_Sender(info, await _connect(info), _warn))
+        live._listener = await _Listener.open(info, CHANNEL, live.heard, _warn)
+        return live
+
+    def heard(self, payload: str) -> None:
+        message = decode(payload)
+        if message is not None:
+            self.hear(message)
 
     def dispatched(self, debate_id: str) -> None:
         self.running.add(debate_id)
@@ -325,18 +387,15 @@ class ServerLive:
         for watch in self._watches.get(message.debate_id, ()):
             watch.offer(message)
 
-    async def _receive(self) -> None:
-        async for note in self._listen.notifies():
-            message = decode(unnumbered(note.payload))
-            if message is not None:
-                self.hear(message)
-
     async def close(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
-        await self._listen.close()
+        if self._listener is not None:
+            await self._listener.close()
         await self._sender.close()
+
+
+def _warn(line: str) -> None:
+    # Streams fall back on the store meanwhile; the operator should still hear that live events stopped.
+    logging.getLogger(__name__).warning("%s", redact(line))
 
 
 async def _connect(info: str) -> psycopg.AsyncConnection[Any]:
