@@ -168,7 +168,8 @@ class EventStore:
     async def append(self, event: Event) -> Event:
         """Store `event` as the debate's next event and return it with its `seq`.
 
-        Checkpoint events are committed before this returns, together with the debate's projection row
+        Checkpoint events are committed before this returns (in one transaction with the checkpoints of
+        other debates queued meanwhile: group commit), together with the debate's projection row
         and any progress markers (`event.checkpoint` False: round/turn/judging started) appended since
         the last checkpoint. Markers ride along with the next checkpoint because losing one in a crash
         loses nothing that resume needs: the unfinished step it announced is simply run again.
