@@ -15,7 +15,8 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from moot.domain.events import TokenDelta, TurnCompleted, TurnStarted
+from moot.domain.events import Event, TokenDelta, TurnCompleted, TurnStarted
+from moot.domain.state import fold
 from moot.domain.usage import Usage
 from moot.engine import RunControl
 from moot.server import create_app
@@ -36,9 +37,10 @@ from moot.workers.live import (
     encode_done,
     encode_signal,
 )
-from moot.workers.runs import DebateRuns
+from moot.workers.runs import DebateRuns, Job
+from tests.conftest import Recorder, make_config, resolver
 from tests.test_server import body, sse
-from tests.worker_processes import WorkerProcess, start_worker
+from tests.worker_processes import WorkerProcess, record, start_worker
 
 DEBATE = "d" * 32
 
@@ -311,3 +313,38 @@ async def test_a_dropped_live_connection_is_opened_again(postgres_db: str) -> No
     finally:
         await worker.close()
         await server.close()
+
+
+class Published:
+    """A stand-in for WorkerLive: what a worker's runs would send."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.ended: list[str] = []
+
+    def publish(self, debate_id: str, event: Event) -> None:
+        self.events.append(event)
+
+    def done(self, debate_id: str) -> None:
+        self.ended.append(debate_id)
+
+
+async def test_a_worker_sends_every_event_of_its_run_and_applies_a_stop_sent_before_it_began(
+    tmp_path: Path,
+) -> None:
+    async with await EventStore.open(str(tmp_path / "moot.db")) as store:
+        debate_id, seq = await record(store, make_config(2, rounds=3))
+        runs = DebateRuns(
+            store, asyncio.get_running_loop(), worker="w", say=lambda _: None, resolve=resolver(Recorder())
+        )
+        sent = Published()
+        runs.live = cast(WorkerLive, sent)
+        runs.signal(debate_id, "stop")  # sent while the debate waited on the queue
+        assert await runs.run(Job(debate_id, seq, "start")) == "completed"
+        stored = await store.events(debate_id)
+    durable = [e for e in sent.events if e.durable]
+    assert durable == stored[len(stored) - len(durable) :] and durable[0].type == "debate_resumed"
+    reason = fold(stored).stop_reason
+    assert reason is not None and reason.kind == "user"
+    assert not any(isinstance(e, TurnCompleted) for e in stored)  # stopped before its first turn
+    assert sent.ended == [debate_id]
