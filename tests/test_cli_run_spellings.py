@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from moot.cli import app as cli_app
 from moot.cli.app import app
 from moot.cli.render import DebateRenderer
 from moot.domain.events import Event
@@ -147,7 +146,8 @@ class _InterruptedAfterTwoTurns(DebateRenderer):
 def test_output_is_written_when_the_run_stops_after_turns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli_app, "DebateRenderer", _InterruptedAfterTwoTurns)
+    # `run` imports the renderer when it runs: patched where it is defined.
+    monkeypatch.setattr("moot.cli.render.DebateRenderer", _InterruptedAfterTwoTurns)
     target = tmp_path / "partial.json"
     code, _, err = moot("run", "T", *FAKES, "-O", str(target), "--db", str(tmp_path / "m.db"))
     assert code == 130

@@ -6,7 +6,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # Imported now, not on first use: the subpackage `moot.export` would otherwise shadow the function `export`.
-from moot.export import DebateRecord, export
+# The package itself is light; DebateRecord, which is not, comes on first use like the names below.
+from moot.export import export
 
 __version__ = "0.1.0"
 
@@ -14,6 +15,7 @@ __version__ = "0.1.0"
 # Names are imported on first use: `moot --version` or `moot list` should not pay for loading every
 # provider SDK that the engine pulls in.
 _EXPORTS = {
+    "DebateRecord": "moot.export",
     "build_config": "moot.config_files",
     "load_config": "moot.config_files",
     "DebateConfig": "moot.domain",
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
     from moot.domain import DebateConfig, DebateState, Event, JudgeConfig, Participant, Verdict, fold
     from moot.engine import InMemoryLog, run_debate
     from moot.errors import MootError, RunError, UserError
+    from moot.export import DebateRecord
     from moot.store import EventStore
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 import uuid
+from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from dotenv import find_dotenv, load_dotenv
@@ -17,43 +18,22 @@ from rich.table import Table
 from rich.text import Text
 
 from moot import __version__
-from moot.cli.configure import configure_command
-from moot.cli.embedded_notice import print_embedded_notice
-from moot.cli.eval import eval_command
-from moot.cli.formats import formats_command
 from moot.cli.help_layout import PlainHelpCommand
-from moot.cli.judge import judge_command
-from moot.cli.live import DbOption, confirm, err, follow_pauses, print_error
-from moot.cli.live import run_command as _run
-from moot.cli.live_check import check_models, checked_live
-from moot.cli.mcp import mcp_command
-from moot.cli.personas import review_personas
-from moot.cli.presets import presets_app, save_run_preset, start_from_preset, with_configured
-from moot.cli.render import DebateRenderer, fits
-from moot.cli.resume import resume_command
-from moot.cli.run_output import OutputTarget, output_target, write_output
+from moot.cli.lazy_commands import LazyGroup, StandIn, register_lazy
+from moot.cli.options import DbOption, QueueUrlOption
 from moot.cli.safe_text import SafeConsole, terminal_safe, write_document
-from moot.cli.serve import serve_command
-from moot.cli.templates import templates_command
-from moot.cli.worker import QueueUrlOption, enqueue_debate, worker_command
-from moot.config_files import (
-    build_config,
-    mark_auto_personas,
-    parse_options,
-    parse_participant_spec,
-    read_config_file,
-    read_context,
-)
-from moot.config_files.context_flag import checked_context
-from moot.domain.config import DebateConfig
-from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError, UserError
-from moot.export import FORMATS, SUFFIXES, DebateRecord, export, parse_format
-from moot.models.catalog import ProviderStatus, broken_plugins, other_prefixes, provider_statuses
-from moot.problem_templates import with_cli_template
-from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
-from moot.protocols import config_schema
-from moot.store import DebateSummary, EventStore, db_url_from
+from moot.export import FORMATS
+
+# What a command needs to run is imported in its body: `moot --help`, `moot --version` and `moot list` start
+# without loading the engine, the provider SDKs or the store's migrations (issue 19: a fast start).
+if TYPE_CHECKING:
+    from moot.cli.run_output import OutputTarget
+    from moot.domain.config import DebateConfig
+    from moot.models.catalog import ProviderStatus
+    from moot.store import DebateSummary, EventStore
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="moot",
@@ -61,8 +41,21 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
 out = SafeConsole()
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    from moot.cli.live import run_command
+
+    return run_command(coro)
+
+
+def print_error(message: str) -> None:
+    from moot.cli.live import print_error as print_line
+
+    print_line(message)
 
 
 def _fixed_structure(fmt: object) -> bool:
@@ -124,6 +117,18 @@ def _assemble_config(
     variables: list[str] | None = None,
     preset: str | None = None,
 ) -> DebateConfig:
+    from moot.cli.presets import start_from_preset, with_configured
+    from moot.config_files import (
+        build_config,
+        mark_auto_personas,
+        parse_participant_spec,
+        read_config_file,
+        read_context,
+    )
+    from moot.config_files.context_flag import checked_context
+    from moot.domain.models import DEFAULT_MODEL
+    from moot.problem_templates import with_cli_template
+
     data: dict[str, Any] = read_config_file(config_file) if config_file else {}
     data = start_from_preset(data, preset)
     if topic is not None:
@@ -191,7 +196,9 @@ def run(
     ] = None,
     preset: Annotated[
         str | None,
-        typer.Option("--preset", "-P", help="Start from a named setup (see `moot presets`); flags override it."),
+        typer.Option(
+            "--preset", "-P", help="Start from a named setup (see `moot presets`); flags override it."
+        ),
     ] = None,
     save_preset: Annotated[
         str | None,
@@ -338,7 +345,16 @@ def run(
     """Hold a debate and stream it live."""
 
     async def go() -> int:
+        from moot.cli.embedded_notice import print_embedded_notice
+        from moot.cli.live import confirm, follow_pauses
+        from moot.cli.live_check import checked_live
+        from moot.cli.personas import review_personas
+        from moot.cli.presets import save_run_preset
+        from moot.cli.render import DebateRenderer
+        from moot.cli.worker import enqueue_debate
+        from moot.config_files import parse_options
         from moot.engine import run_debate  # only `run` needs the engine and its provider SDKs
+        from moot.store import EventStore, db_url_from
 
         target = _output_target(output, estimate=estimate_only, enqueue=enqueue)
         stopping = {
@@ -415,6 +431,8 @@ def run(
 
 def _output_target(output: Path | None, *, estimate: bool, enqueue: bool) -> OutputTarget | None:
     """--output checked before anything runs: a wrong suffix must not cost a debate."""
+    from moot.cli.run_output import output_target
+
     if output is None:
         return None
     if estimate or enqueue:
@@ -431,6 +449,9 @@ async def _save_output(
 ) -> None:
     """The export written and the file named on stderr; with `quiet_errors` (the run already failed), a failure
     to write is one more line, never an error that hides the run's own."""
+    from moot.cli.live import err
+    from moot.cli.run_output import write_output
+
     try:
         wrote = await write_output(target, store, debate_id)
     except (UserError, OSError) as exc:
@@ -511,6 +532,8 @@ def list_(
     """Recent debates, newest first. Debates held by `moot eval` are hidden unless asked for."""
 
     async def go() -> None:
+        from moot.store import EventStore, db_url_from
+
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
         filters: dict[str, Any] = {
             "text": search,
@@ -557,6 +580,9 @@ def show(
     """Replay a stored debate in the terminal."""
 
     async def go() -> None:
+        from moot.cli.render import DebateRenderer
+        from moot.store import EventStore, db_url_from
+
         async with await EventStore.open(db_url_from(db)) as store:
             events = await store.events(await store.resolve_id(debate_id))
         renderer = DebateRenderer(out, live=False)
@@ -579,6 +605,10 @@ def export_(
     """Export a debate as Markdown, JSON, plain text or a standalone HTML page."""
 
     async def go() -> None:
+        from moot.cli.live import err
+        from moot.export import SUFFIXES, DebateRecord, export, parse_format
+        from moot.store import EventStore, db_url_from
+
         chosen = parse_format(fmt)
         async with await EventStore.open(db_url_from(db)) as store:
             events = await store.events(await store.resolve_id(debate_id))
@@ -622,6 +652,10 @@ def models(
 ) -> None:
     """Providers moot can use and whether each one's key is set (the key itself is never shown); with --check,
     what each provider says of its key and the models named."""
+    from moot.cli.live_check import check_models
+    from moot.domain.models import DEFAULT_MODEL
+    from moot.models.catalog import broken_plugins, other_prefixes, provider_statuses
+
     if check:
         code = _run(check_models(out, model or [], config))
         if code:
@@ -652,6 +686,8 @@ def models(
 def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
     """`moot list`'s rows: the topic gets the room. Side by side where every column fits; in a narrower
     terminal who took part and who won go under the topic."""
+    from moot.cli.table_fit import fits
+
     # Stored text, made safe before it is measured and laid out.
     topics = [_listed_topic(r) for r in rows]
     names = [terminal_safe(", ".join(p.name for p in r.participants)) for r in rows]
@@ -699,6 +735,8 @@ def _providers_table(statuses: list[ProviderStatus], console: Console) -> Table:
     """One row a provider, its columns side by side where they fit; in a narrower terminal the description
     goes under the provider's prefix. What a user types or copies (the prefix, the variable to export) is never
     cut: the prose wraps between words."""
+    from moot.cli.table_fit import fits
+
     wide = Table()
     for col in ("provider", "what", "key variable", "key", "installed"):
         wide.add_column(col)
@@ -721,21 +759,15 @@ def _providers_table(statuses: list[ProviderStatus], console: Console) -> Table:
     return narrow
 
 
-app.command("formats")(formats_command)
-app.command("templates")(templates_command)
-app.command("serve")(serve_command)
-app.command("resume")(resume_command)
-app.command("judge")(judge_command)
-app.command("worker")(worker_command)
-app.command("eval")(eval_command)
-app.command("mcp")(mcp_command)
-app.command("configure")(configure_command)
-app.add_typer(presets_app, name="presets")
+# Listed by name and help; each one's module is imported when the command line names it.
+register_lazy(app, ["formats", "templates", "serve", "resume", "judge", "worker", "eval", "mcp", "configure"])
 
 
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of a debate config file."""
+    from moot.protocols import config_schema
+
     sys.stdout.write(json.dumps(config_schema(), indent=2) + "\n")
 
 
@@ -744,6 +776,8 @@ def prompts(
     name: Annotated[str | None, typer.Argument(help="A template to print, e.g. debater_system.j2.")] = None,
 ) -> None:
     """List the prompt templates, or print one to copy into your prompts folder and edit."""
+    from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
+
     if name is None:
         out.print(f"Override any of these by putting a file of the same name in {user_prompt_dir()}")
         for t in TEMPLATE_NAMES:
@@ -755,9 +789,14 @@ def prompts(
     write_document(template_source(name))
 
 
-# Registered last: every command's --help in the layout that never cuts an option's name or help.
+register_lazy(app, ["presets"])  # a group of subcommands, listed last as before
+
+
+# Registered last: every command's --help in the layout that never cuts an option's name or help (the lazy
+# ones get it when they load).
 for _command in app.registered_commands:
-    _command.cls = PlainHelpCommand
+    if _command.cls is not StandIn:
+        _command.cls = PlainHelpCommand
 
 
 def main() -> None:

@@ -5,28 +5,25 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.text import Text
 
-from moot.cli.render import DebateRenderer
+from moot.cli.options import DbOption as DbOption  # declared where `moot --help` can read it cheaply
 from moot.cli.safe_text import SafeConsole, terminal_safe_json
-from moot.domain.events import CostPause, DebateFailed, DebateInterrupted, DebatePaused, Event
 from moot.errors import MootError, UserError
 
+# The renderer and the events are imported where debates are followed: every command runs through
+# run_command, and `moot list` must not load the renderer's exports and protocols (issue 19).
 if TYPE_CHECKING:
+    from moot.cli.render import DebateRenderer
+    from moot.domain.events import CostPause, DebatePaused, Event
     from moot.store import EventStore
 
 T = TypeVar("T")
 # Errors are one line each, whatever the terminal width: scripts and people both read them as lines.
 err = SafeConsole(stderr=True, soft_wrap=True)
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db", help="Database file or SQLAlchemy URL (default: $MOOT_DATABASE_URL, else $MOOT_HOME/moot.db)"
-    ),
-]
 
 
 def print_error(message: str, *, label: str = "error", style: str = "bold red") -> None:
@@ -75,6 +72,8 @@ async def follow_pauses(
     """`follow`, and when the debate pauses at `limits.pause_at_cost`: with `ask` (a person at a terminal),
     "continue? [y/N]": yes carries it on here (the resume records the acknowledgement); no, or nobody to ask,
     leaves it paused and prints the `moot resume ID` line (exit 0, as for any pause)."""
+    from moot.domain.events import DebatePaused
+
     code, last = await _follow(events, renderer, json_lines=json_lines)
     while isinstance(last, DebatePaused) and last.cost is not None:
         if ask is None or not await asyncio.to_thread(ask, _question(last.cost)):
@@ -111,6 +110,8 @@ def _resume_line(paused: DebatePaused, db: str | None) -> str:
 async def _follow(
     events: AsyncIterator[Event], renderer: DebateRenderer, *, json_lines: bool
 ) -> tuple[int, Event | None]:
+    from moot.domain.events import DebateFailed, DebateInterrupted
+
     last: Event | None = None
     try:
         async for event in events:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import io
-
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
-from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
@@ -16,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
+from moot.cli.table_fit import fits as fits  # where it always was, for the modules that import it from here
 from moot.cli.waiting import Waiting
 from moot.cli.word_wrap import WordWrap
 from moot.domain.config import DebateConfig, Participant
@@ -76,18 +74,6 @@ def cache_text(usage: Usage) -> str:
 # From this width the verdict's scores are a table; below it each participant's scores are stacked.
 WIDE = 100
 INDENT = "  "
-
-
-def fits(table: Table, console: Console) -> bool:
-    """Whether `table` is drawn at the console's width with no cell cut short. Drawn to find out: rich narrows
-    the widest wrapping columns first, whatever their longest word, and marks each cut with an ellipsis."""
-    # Its columns' least widths (a measurement is capped at the width it is given: measured unbounded).
-    if Measurement.get(console, console.options.update_width(10_000), table).minimum > console.width:
-        return False
-    file = io.StringIO()
-    Console(file=file, width=console.width, color_system=None, legacy_windows=False).print(table)
-    texts = [str(c.header) for c in table.columns] + [str(cell) for c in table.columns for cell in c.cells]
-    return file.getvalue().count("…") <= sum(text.count("…") for text in texts)
 
 
 class DebateRenderer:

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TypeVar, cast
 
-from pydantic import BaseModel
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
@@ -80,10 +79,17 @@ def terminal_safe_data(value: T) -> T:
     return cast(T, _safe_any(value))
 
 
+def _is_model(value: object) -> bool:
+    """Whether `value` is a pydantic model, without importing pydantic for the commands that show none (a
+    model can only exist once pydantic is loaded): `moot --help` starts faster (issue 19)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
+
+
 def _safe_any(value: Any) -> Any:
     if isinstance(value, str):
         return terminal_safe(value)
-    if isinstance(value, BaseModel):
+    if _is_model(value):
         # model_copy, not a new validation: a stored record is shown as it is, only its text made safe.
         update = {}
         for name in type(value).model_fields:

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from moot.cli.live import run_command
+from moot.cli.options import QueueUrlOption as QueueUrlOption  # declared where `moot --help` reads it cheaply
 from moot.cli.safe_text import terminal_safe
 from moot.domain.config import DebateConfig
 from moot.errors import StoreError
@@ -22,14 +23,6 @@ from moot.workers import WorkerSettings, queue_url_from
 
 if TYPE_CHECKING:
     from moot.engine import Checked  # the engine is imported when a command needs it, not at start-up
-
-QueueUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--queue-url",
-        help="The queue: an SQLite file or a postgresql:// URL (default: $MOOT_QUEUE_URL, else beside the store).",
-    ),
-]
 
 
 def worker_command(

@@ -8,24 +8,26 @@ event log does not: no keys, no environment.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Literal, get_args
+import importlib
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from moot.domain.events import Event
 from moot.errors import UserError
-from moot.export import html, jsonfmt, markdown, text
-from moot.export.record import DebateRecord
+
+# The renderers and the record are imported on first use: `import moot` (and so `moot --help`) imports this
+# package, and must not pay for the HTML renderer's markdown parser or the record's protocols (issue 19).
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from moot.domain.events import Event
+    from moot.export.jsonfmt import load as load_json
+    from moot.export.record import DebateRecord
 
 ExportFormat = Literal["markdown", "json", "text", "html"]
 FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 SUFFIXES: dict[ExportFormat, str] = {"markdown": ".md", "json": ".json", "text": ".txt", "html": ".html"}
 
-_RENDERERS: dict[str, Callable[[DebateRecord], str]] = {
-    "markdown": markdown.render,
-    "json": jsonfmt.render,
-    "text": text.render,
-    "html": html.render,
-}
+# Each format's module (in this package), which has a `render(record) -> str`.
+_RENDERERS: dict[str, str] = {"markdown": "markdown", "json": "jsonfmt", "text": "text", "html": "html"}
 
 
 def parse_format(value: str) -> ExportFormat:
@@ -39,11 +41,25 @@ def parse_format(value: str) -> ExportFormat:
 
 def export(source: DebateRecord | Iterable[Event], fmt: ExportFormat) -> str:
     """The debate in `fmt`. `source` is a record or the debate's events (live-only ones are skipped)."""
+    from moot.export.record import DebateRecord
+
     record = source if isinstance(source, DebateRecord) else DebateRecord.from_events(source)
     # Checked at run time too: the CLI and servers pass whatever the user typed.
-    return _RENDERERS[parse_format(fmt)](record)
+    renderer = importlib.import_module(f"moot.export.{_RENDERERS[parse_format(fmt)]}")
+    rendered: str = renderer.render(record)
+    return rendered
 
 
-load_json = jsonfmt.load
+def __getattr__(name: str) -> Any:
+    if name == "DebateRecord":
+        from moot.export.record import DebateRecord
+
+        return DebateRecord
+    if name == "load_json":
+        from moot.export.jsonfmt import load
+
+        return load
+    raise AttributeError(f"module 'moot.export' has no attribute {name!r}")
+
 
 __all__ = ["FORMATS", "SUFFIXES", "DebateRecord", "ExportFormat", "export", "load_json", "parse_format"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from alembic.util import CommandError
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
@@ -35,12 +35,21 @@ def translate(action: str, url: URL | None = None) -> Iterator[None]:
     """Turn database and file-system failures into a one-line StoreError, with any password hidden."""
     try:
         yield
-    except CommandError as exc:
-        message = f"{one_line(str(exc), 200)} (was the database written by a newer moot?)"
-        raise StoreError(f"could not {action}: {_hide_password(message, url)}") from exc
     except (SQLAlchemyError, OSError) as exc:
         reason = exc.orig if isinstance(exc, DBAPIError) else exc
         raise StoreError(f"could not {action}: {_hide_password(one_line(str(reason), 200), url)}") from exc
+    except Exception as exc:
+        if not _is_migration_error(exc):
+            raise
+        message = f"{one_line(str(exc), 200)} (was the database written by a newer moot?)"
+        raise StoreError(f"could not {action}: {_hide_password(message, url)}") from exc
+
+
+def _is_migration_error(exc: Exception) -> bool:
+    """Whether Alembic refused to migrate. Alembic is imported only when a schema is migrated (a store that is
+    current opens without it, issue 19), so an error of its own can only come once it is loaded."""
+    errors = sys.modules.get("alembic.util.exc")
+    return errors is not None and isinstance(exc, errors.CommandError)
 
 
 def _hide_password(text: str, url: URL | None) -> str:

@@ -6,14 +6,20 @@ The schema itself is only ever created by the migrations in `migrations/versions
 
 from __future__ import annotations
 
+import ast
+import functools
+import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
 from sqlalchemy.engine import Connection, Dialect
+
+# Alembic is imported only to migrate: a store whose schema is current opens without it (issue 19: `moot
+# list` starts in a fraction of the time; Alembic took a third of a second to import and read its scripts).
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Any fixed number: PostgreSQL advisory-lock key that serialises migrations across processes.
@@ -94,6 +100,8 @@ def alembic_config(url: str | None = None, *, connection: Connection | None = No
     Pass `connection` to migrate over it (what the store does), or `url` for Alembic's own commands,
     e.g. `command.revision(alembic_config(url), "add x", autogenerate=True)` when writing a migration.
     """
+    from alembic.config import Config
+
     config = Config()
     # Config values go through configparser interpolation: a '%' in a path must be doubled.
     config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
@@ -111,4 +119,46 @@ def upgrade_schema(connection: Connection) -> None:
         # Two stores opening an empty database at once would both create the tables and one would fail
         # on the catalog; the lock, held until the caller commits, makes the second see the first's work.
         connection.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))
+    head = head_revision()
+    if head is not None and stored_revision(connection) == head:
+        return
+    from alembic import command
+
     command.upgrade(alembic_config(connection=connection), "head")
+
+
+def stored_revision(connection: Connection) -> str | None:
+    """The revision Alembic recorded in the database; None before the first migration (or if unclear)."""
+    if not sa.inspect(connection).has_table("alembic_version"):
+        return None
+    rows = connection.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
+    return str(rows[0]) if len(rows) == 1 else None
+
+
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\b[^=\n]*=\s*(.+)$", re.MULTILINE)
+
+
+@functools.cache
+def head_revision() -> str | None:
+    """The newest revision in `migrations/versions`, read from the files' `revision` and `down_revision`
+    lines as Alembic would; None (so Alembic decides) when any file is not that plain or there is no
+    single head. tests/test_store_fast_open.py checks it against Alembic's own answer."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in sorted((MIGRATIONS_DIR / "versions").glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        lines = _REVISION_LINE.findall(path.read_text(encoding="utf-8"))
+        found = dict(lines)
+        if len(lines) != len(found):  # a name set twice: not plain enough to read without Alembic
+            return None
+        try:
+            revision, down = ast.literal_eval(found["revision"]), ast.literal_eval(found["down_revision"])
+        except (KeyError, ValueError, SyntaxError):
+            return None
+        if not isinstance(revision, str):
+            return None
+        revisions.add(revision)
+        parents.update([down] if isinstance(down, str) else list(down or ()))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None

@@ -1,0 +1,149 @@
+"""`moot --help`, `moot --version` and `moot list` start without the heavy libraries (issue 19: a fast start).
+
+Structural, not timed: which modules a command imported, read from sys.modules in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer import _click as click
+from typer.testing import CliRunner
+
+from moot.cli.app import app
+from moot.cli.lazy_commands import LAZY_COMMANDS, LazyGroup, StandIn
+
+# Modules none of the three commands needs: the engine's SDKs, the servers, the store's migrations, the
+# renderer's exports and the template engine.
+HEAVY = (
+    "pydantic_ai",
+    "openai",
+    "anthropic",
+    "httpx",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "dbos",
+    "mcp",
+    "opentelemetry",
+    "llama_cpp",
+    "matplotlib",
+    "jinja2",
+    "alembic",
+    "moot.engine",
+    "moot.judging",
+    "moot.protocols",
+    "moot.server",
+    "moot.web",
+    "moot.eval",
+    "moot.cli.render",
+    "moot.export.html",
+    "moot.export.record",
+)
+# What `moot --help` and `moot --version` need is typer and rich; not even the store or the domain.
+NOT_FOR_HELP = (*HEAVY, "sqlalchemy", "moot.store", "moot.domain", "moot.config_files", "pydantic")
+
+PROBE = """
+import json, sys
+from moot.cli.app import main
+sys.argv = ["moot", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {"moot", "sqlalchemy"} or "." not in m)))
+"""
+
+
+def _imported_by(args: list[str], home: Path) -> set[str]:
+    """The modules loaded in a fresh interpreter that ran `moot ARGS` (its own output is in the last line)."""
+    env = {"MOOT_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=home,
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if any(m == n or m.startswith(n + ".") for m in modules))
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_load_neither_the_store_nor_the_sdks(args: list[str], tmp_path: Path) -> None:
+    modules = _imported_by(args, tmp_path)
+    assert "moot.cli.app" in modules  # the probe ran the CLI
+    assert _loaded(modules, NOT_FOR_HELP) == []
+
+
+@pytest.mark.subprocess
+def test_list_loads_the_store_but_no_sdk_server_or_migration(tmp_path: Path) -> None:
+    assert "alembic" in _imported_by(["list"], tmp_path)  # the first open creates the store's tables
+    modules = _imported_by(["list"], tmp_path)
+    assert "moot.store.events" in modules  # it did read the store
+    assert _loaded(modules, HEAVY) == []
+
+
+@pytest.mark.subprocess
+def test_a_lazy_command_loads_its_module_when_named(tmp_path: Path) -> None:
+    assert "moot.cli.formats" not in _imported_by(["--help"], tmp_path)
+    assert "moot.cli.formats" in _imported_by(["formats"], tmp_path)
+
+
+def _loaded_group() -> LazyGroup:
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    for name in LAZY_COMMANDS:
+        group.load(name)
+    return group
+
+
+def test_each_listed_help_is_the_first_paragraph_of_the_commands_own() -> None:
+    group = _loaded_group()
+    for name in LAZY_COMMANDS:
+        command = group.commands[name]
+        assert not isinstance(command, StandIn)
+        own = inspect.cleandoc(command.help or "").split("\n\n")[0]
+        assert LAZY_COMMANDS[name].help == own, name
+
+
+def test_the_command_list_is_the_same_before_and_after_the_commands_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runner = CliRunner()
+    lazy = runner.invoke(app, ["--help"], terminal_width=100)
+    listed = LazyGroup.list_commands
+
+    def loading_first(self: LazyGroup, ctx: click.Context) -> list[str]:
+        for name in LAZY_COMMANDS:
+            self.load(name)
+        return listed(self, ctx)
+
+    monkeypatch.setattr(LazyGroup, "list_commands", loading_first)
+    loaded = runner.invoke(app, ["--help"], terminal_width=100)
+    assert lazy.exit_code == loaded.exit_code == 0
+    assert "configure" in lazy.output and "presets" in lazy.output
+    assert lazy.output == loaded.output
+
+
+def test_a_lazy_commands_own_help_shows_its_options() -> None:
+    result = CliRunner().invoke(app, ["worker", "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    assert "--queue-url" in result.output and "--concurrency" in result.output
+
+
+def test_a_lazy_group_runs_its_subcommands() -> None:
+    result = CliRunner().invoke(app, ["presets", "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    assert "Named debate setups" in result.output
