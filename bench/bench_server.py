@@ -1,6 +1,7 @@
 """Live delivery under load: many debates at once through the real server, each with its own SSE reader.
 
     python bench/bench_server.py [--debates 200] [--participants 2] [--rounds 3] [--latency-ms 100]
+                                 [--model fake:drip-20]
 
 Starts `moot serve` (uvicorn) on 127.0.0.1 with a temporary SQLite store, then creates every debate at
 once with POST /api/debates (all models `fake:slow-<latency>`, so each model call waits that long) and
@@ -103,11 +104,11 @@ async def wait_healthy(client: httpx.AsyncClient, proc: subprocess.Popen[bytes])
     raise SystemExit("the server did not answer /health in time")
 
 
-def payload(participants: int, rounds: int, latency_ms: int, i: int) -> dict[str, object]:
+def payload(participants: int, rounds: int, latency_ms: int, i: int, speaker: str = "") -> dict[str, object]:
     model = f"fake:slow-{latency_ms}"
     return {
         "topic": f"Benchmark topic {i}",
-        "participants": [{"name": f"P{k}", "model": model} for k in range(participants)],
+        "participants": [{"name": f"P{k}", "model": speaker or model} for k in range(participants)],
         "judge": {"model": model},
         "rounds": rounds,
         # Judge only at the end: rounds then cost the same in every format, and the run is predictable.
@@ -192,7 +193,7 @@ async def measure(args: argparse.Namespace, port: int, proc: subprocess.Popen[by
         started = time.perf_counter()
         results = await asyncio.gather(
             *(
-                follow(client, payload(args.participants, args.rounds, args.latency_ms, i))
+                follow(client, payload(args.participants, args.rounds, args.latency_ms, i, args.model))
                 for i in range(args.debates)
             ),
             return_exceptions=True,
@@ -227,7 +228,7 @@ async def measure(args: argparse.Namespace, port: int, proc: subprocess.Popen[by
         "subscribers with a gap or repeat in seq": f"{len(bad)} of {len(readers)}",
         "wall time (s)": f"{wall:.2f}",
         "debates/s": f"{completed / wall:.1f}",
-        "ideal wall time (s): model calls alone": f"{ideal(args):.2f}",
+        "ideal wall time (s): model calls alone": f"{ideal(args):.2f}" if not args.model else "-",
         "server CPU time (s) / share of one core": f"{cpu:.2f} / {cpu / wall:.0%}",
         "this client's CPU time (s) / share of one core": f"{client_cpu:.2f} / {client_cpu / wall:.0%}",
         "server RSS idle / peak sampled / VmHWM (MiB)": (
@@ -251,6 +252,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--participants", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=int, default=100, help="per model call (fake:slow-N)")
+    parser.add_argument(
+        "--model",
+        default="",
+        help="the participants' model (default fake:slow-N); fake:drip-20 streams a word every 20 ms, as a hosted "
+        "model does",
+    )
     parser.add_argument("--max-running", type=int, default=0, help="server slots (default: --debates)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as home:
@@ -271,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
         rows["server log lines other than INFO"] = str(len(odd))
     print(
         f"\n{args.debates} debates at once, {args.participants} participants + judge, {args.rounds} rounds, "
-        f"fake:slow-{args.latency_ms}, one SSE reader each, CPUs: {os.cpu_count()}\n"
+        f"{args.model or f'fake:slow-{args.latency_ms}'} (judge fake:slow-{args.latency_ms}), one SSE reader each, CPUs: {os.cpu_count()}\n"
     )
     width = max(len(k) for k in rows)
     print(f"| {'measure':<{width}} | value |")
