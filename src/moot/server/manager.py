@@ -68,8 +68,11 @@ FROM_STATUSES: dict[Action, tuple[str, ...]] = {
 HELD_CHECKS = 1000  # created debates whose checks are kept for their start; each holds its models' resolver
 QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection never gets near it
 FOLLOW_POLL_S = 0.25  # how often a stream of a debate that a worker runs looks for new stored events
-# With live events (PostgreSQL), the store is read on a gap, a pointer or a run's end, and else this often.
-LIVE_POLL_S = 2.0
+# With live events (PostgreSQL), the store is read on a gap, a pointer or a run's end, and else this often;
+# the queue is asked whether the debate is still active every LIVE_ASK_EVERY such reads while a worker is heard
+# running it (always, else): a thousand streams must not each poll the queue every few seconds.
+LIVE_POLL_S = 5.0
+LIVE_ASK_EVERY = 6
 
 
 class Dispatcher(Protocol):
@@ -358,8 +361,11 @@ class DebateManager:
         assert self.dispatcher is not None
         last = after
         async with live.watch(debate_id) as watch:  # before the reads: nothing falls between
+            reads = 0
             while True:
-                active = await self.dispatcher.active(debate_id)
+                heard_running = debate_id in live.running and reads % LIVE_ASK_EVERY != 0
+                active = heard_running or await self.dispatcher.active(debate_id)
+                reads += 1
                 for event in await self.store.events(debate_id, after_seq=last):
                     yield event
                     last = event.seq or last
