@@ -1,6 +1,6 @@
 """Commits and fsyncs per turn when many debates share one SQLite store (issue 19, group commit).
 
-    python bench/bench_group_commit.py [--sizes 1,10,100] [--model slow|instant] [--strace]
+    python bench/bench_group_commit.py [--sizes 1,10,100] [--model slow|instant] [--strace] [--postgres]
 
 Each case runs N debates at once (asyncio.gather) over one SQLite store in a fresh subprocess. A debate is
 2 participants x 3 rounds, sequential, judged at the end. Models: `slow` is `fake:slow-100` (100 ms of
@@ -10,12 +10,15 @@ once (bench_engine's model), so the debates' turns interleave.
 Printed per case: wall seconds, turns, committed transactions (counted with an SQLAlchemy `commit` listener on
 the store's engine) and commits per turn. With `--strace` each case also runs under `strace -f -c` and prints
 the fsync/fdatasync calls the process made (strace slows the run: its wall time is not reported).
+`--postgres` runs the same on a throwaway PostgreSQL server, as the tests start one (a new database per case;
+its fsyncs are the server's, so `--strace` does not apply).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import subprocess
@@ -30,7 +33,7 @@ ROUNDS = 3
 STRACE = ["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o"]
 
 
-async def run_case(model: str, debates: int) -> dict[str, float]:
+async def run_case(model: str, debates: int, url: str) -> dict[str, float]:
     import sqlalchemy as sa
 
     from moot.domain.config import DebateConfig, Participant
@@ -66,7 +69,7 @@ async def run_case(model: str, debates: int) -> dict[str, float]:
         commits += 1
 
     with tempfile.TemporaryDirectory() as tmp:
-        async with await EventStore.open(str(Path(tmp) / "bench.db")) as store:
+        async with await EventStore.open(url or str(Path(tmp) / "bench.db")) as store:
             sa.event.listen(store._engine, "commit", on_commit)
             t0 = time.perf_counter()
             await asyncio.gather(*(one(store) for _ in range(debates)))
@@ -78,7 +81,7 @@ def fsyncs(model: str, debates: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "strace.txt"
         subprocess.run(
-            [*STRACE, str(out), sys.executable, __file__, "--child", model, str(debates)],
+            [*STRACE, str(out), sys.executable, __file__, "--child", model, str(debates), ""],
             check=True,
             capture_output=True,
         )
@@ -96,22 +99,39 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,100")
     parser.add_argument("--model", choices=("slow", "instant"), default="slow")
     parser.add_argument("--strace", action="store_true")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL server, not SQLite")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(run_case(args.child[0], int(args.child[1])))))
+        print(json.dumps(asyncio.run(run_case(args.child[0], int(args.child[1]), args.child[2]))))
         return
-    print(f"{args.model} model, {PARTICIPANTS} participants x {ROUNDS} rounds, one SQLite store")
+    with contextlib.ExitStack() as stack:
+        server = None
+        if args.postgres:
+            sys.path.insert(0, str(Path(__file__).parent.parent))
+            from tests.postgres_server import PostgresServer, find_bindir, throwaway_server
+
+            bindir = find_bindir()
+            if bindir is None:
+                raise SystemExit("no PostgreSQL server installed (pg_ctl)")
+            server = PostgresServer(stack.enter_context(throwaway_server(bindir)))
+        cases(args, server)
+
+
+def cases(args: argparse.Namespace, server: Any) -> None:
+    store = "PostgreSQL database" if server is not None else "SQLite store"
+    print(f"{args.model} model, {PARTICIPANTS} participants x {ROUNDS} rounds, one {store}")
     print(f"{'debates':>8} {'wall s':>8} {'turns':>6} {'commits':>8} {'commits/turn':>13} {'fsyncs':>7}")
     for n in (int(s) for s in args.sizes.split(",")):
+        url = server.create_database() if server is not None else ""
         done = subprocess.run(
-            [sys.executable, __file__, "--child", args.model, str(n)],
+            [sys.executable, __file__, "--child", args.model, str(n), url],
             check=True,
             capture_output=True,
             text=True,
         )
         r = json.loads(done.stdout.strip().splitlines()[-1])
-        synced = str(fsyncs(args.model, n)) if args.strace else "-"
+        synced = str(fsyncs(args.model, n)) if args.strace and server is None else "-"
         print(
             f"{n:>8} {r['wall']:>8.2f} {r['turns']:>6} {r['commits']:>8} {r['commits'] / r['turns']:>13.2f} {synced:>7}"
         )
