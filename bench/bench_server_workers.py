@@ -2,7 +2,7 @@
 PostgreSQL database, each debate with its own SSE reader on the server (issue 19, workers that stream).
 
     python bench/bench_server_workers.py [--debates 10,50] [--workers 2] [--participants 2] [--rounds 3]
-                                         [--latency-ms 100] [--postgres URL]
+                                         [--latency-ms 100] [--model fake:drip-20] [--postgres URL]
 
 The measure is bench_server.py's (delay of a durable event = when its SSE frame is read - its `at`, stamped
 by the engine in the worker; same machine, same clock), so the figures compare with a server that runs the
@@ -71,6 +71,11 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=int, default=100, help="per model call (fake:slow-N)")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="the participants' model, as bench_server.py takes it (e.g. fake:drip-20)",
+    )
     parser.add_argument("--postgres", help="a PostgreSQL server URL whose user may CREATE DATABASE")
     args = parser.parse_args()
     counts = [int(n) for n in args.debates.split(",")]
@@ -88,7 +93,7 @@ def main() -> None:
             results[debates] = run_one(args, server, debates, home)
     print(
         f"\nserver (--enqueue) + {args.workers} workers on PostgreSQL, {args.participants} participants + judge, "
-        f"{args.rounds} rounds, fake:slow-{args.latency_ms}, one SSE reader each, CPUs: {os.cpu_count()}\n"
+        f"{args.rounds} rounds, {args.model or f'fake:slow-{args.latency_ms}'}, one SSE reader each, CPUs: {os.cpu_count()}\n"
     )
     keys = list(next(iter(results.values())))
     width = max(len(k) for k in keys)
