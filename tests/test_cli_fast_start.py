@@ -147,3 +147,13 @@ def test_a_lazy_group_runs_its_subcommands() -> None:
     result = CliRunner().invoke(app, ["presets", "--help"], terminal_width=100)
     assert result.exit_code == 0
     assert "Named debate setups" in result.output
+
+
+def test_the_command_tree_read_by_name_holds_the_real_commands() -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    assert isinstance(group.commands.get("serve"), StandIn)  # listing the commands loads nothing
+    serve = group.commands["serve"]  # reading one by name, as code that walks the tree does, loads it
+    assert not isinstance(serve, StandIn)
+    assert "--port" in {o for p in serve.params for o in p.opts}
+    assert group.commands.get("serve") is serve

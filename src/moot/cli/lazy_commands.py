@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer import _click as click  # typer 0.29 vendors click: its types, not the package's
@@ -106,8 +106,25 @@ def register_lazy(app: typer.Typer, names: list[str]) -> None:
         )
 
 
+class _Commands(dict[str, click.Command]):
+    """The group's commands: looked up by name (`group.commands["serve"]`, as code that reads the command tree
+    does), a stand-in is loaded first; `get`, which listing the commands for `--help` uses, loads nothing."""
+
+    def __init__(self, group: LazyGroup, commands: dict[str, click.Command]) -> None:
+        super().__init__(commands)
+        self._group = group
+
+    def __getitem__(self, name: str) -> click.Command:
+        command = super().__getitem__(name)
+        return self._group.load(name) if isinstance(command, StandIn) else command
+
+
 class LazyGroup(TyperGroup):
     """A typer group that imports a lazy command's module when the command line names that command."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands(self, dict(self.commands))
 
     def load(self, name: str) -> click.Command:
         """The real command `name`, built from its module (once) in place of its stand-in."""

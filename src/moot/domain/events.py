@@ -21,7 +21,6 @@ from moot.domain.text import RECORDED
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, PanelResult, Verdict
 
-
 # Names an evaluation run (`moot eval`), e.g. 'gsm8k-3f9a1c': safe in a URL, a terminal and a file name.
 EvalRunId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 
