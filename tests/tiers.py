@@ -21,6 +21,7 @@ import os
 import platform
 import subprocess
 from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -39,6 +40,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # The standard library runs `uname -p` the first time anything asks for the processor (provider SDKs do,
     # for their user-agent) and caches the answer for the process: ask once here, so no fast test is blamed.
     platform.processor()
+    # matplotlib builds its font cache with `fc-list` the first time a chart is drawn on a machine (eval's
+    # report.png): on a fresh machine, CI's, that blamed whichever fast test drew first. Build it here, once.
+    if importlib.util.find_spec("matplotlib") is not None:
+        import matplotlib
+
+        if not any(Path(matplotlib.get_cachedir()).glob("fontlist-*.json")):
+            import matplotlib.font_manager  # importing it builds and saves the cache
 
 
 class SlowWorkInFastTier(RuntimeError):
