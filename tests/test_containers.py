@@ -120,6 +120,9 @@ def test_the_check_itself_tells_a_made_up_variable_and_flag_from_real_ones() -> 
     assert not read_by_moot("MOOT_NO_SUCH_SETTING")
     assert read_by_moot("MOOT_ALLOWED_HOSTS") and read_by_moot("OTEL_EXPORTER_OTLP_ENDPOINT")
     assert "--no-such-flag" not in flags_of("worker") and not parses(["worker", "--no-such-flag"])
+    assert {"--host", "--enqueue"} <= flags_of("serve") and "--id" in flags_of(
+        "worker"
+    )  # real flags are read
     assert not parses(["no-such-command"])
 
 
@@ -155,6 +158,11 @@ def test_compose_runs_the_server_two_workers_and_postgres_on_one_database() -> N
     assert all(s["depends_on"]["postgres"]["condition"] == "service_healthy" for s in MOOT_SERVICES.values())
     server = next(s for s in MOOT_SERVICES.values() if s["command"][0] == "serve")
     assert "--enqueue" in server["command"] and server["ports"] == ["127.0.0.1:8000:8000"]
+    # The image's HEALTHCHECK polls the server's /health: the workers, which serve no HTTP, must not inherit it.
+    assert "HEALTHCHECK" in (ROOT / "Dockerfile").read_text() and "healthcheck" not in server
+    assert all(
+        s["healthcheck"] == {"disable": True} for s in MOOT_SERVICES.values() if s["command"][0] == "worker"
+    )
 
 
 def readme_docker_lines() -> list[list[str]]:
