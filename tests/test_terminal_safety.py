@@ -25,7 +25,6 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 from moot import engine
-from moot.engine import coalesce
 from moot.cli import personas as persona_review
 from moot.cli.app import app
 from moot.cli.safe_text import (
@@ -40,6 +39,7 @@ from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import EVENT_ADAPTER, DebateInterrupted, Event, TurnCompleted
 from moot.domain.personas import ProposedPersona
 from moot.domain.text import RECORDED
+from moot.engine import coalesce
 from moot.export import load_json
 from moot.models.fake import fake_model
 from moot.server import create_app

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Locator, Page, Route, expect
+from playwright.sync_api import FilePayload, Locator, Page, Route, expect
 
 from tests.browser.conftest import Served, Tab, config, norm
 from tests.browser.test_debate_flow import participant
@@ -189,7 +189,7 @@ def test_rounds_are_fixed_for_fixed_formats(server: Served, screen: Tab) -> None
     fmt.select_option("council")
     expect(rounds).to_have_value("3")
     page.locator("#f-load-file").set_input_files(
-        files=[{"name": "six.yaml", "mimeType": "text/yaml", "buffer": SIX_ROUNDS.encode()}]
+        files=[FilePayload(name="six.yaml", mimeType="text/yaml", buffer=SIX_ROUNDS.encode())]
     )
     expect(page.locator("#banner")).to_contain_text("Loaded six.yaml")
     expect(rounds).to_have_value("6")
