@@ -70,7 +70,7 @@ def test_in_a_terminal_a_spinner_runs_from_a_turn_s_start_to_its_first_words_and
     assert first_turn is not None and first_turn.startswith("waiting for Ada's first words")
     assert after[TokenDelta] is None  # the words came: the spinner is gone
     assert after[TurnCompleted] == "waiting for what comes next"
-    assert after[RoundCompleted] == "waiting for what comes next"  # the judge assesses the round
+    assert after[RoundCompleted] == "the judge is assessing round 1"
     assert after[JudgingStarted] == "waiting for the verdict"
     assert after[VerdictGiven] is None
 
@@ -81,3 +81,16 @@ def test_no_spinner_when_the_output_is_not_a_terminal() -> None:
         view.handle(event)
         assert view.awaiting is None
     view.close()
+
+
+def test_after_a_round_the_judge_does_not_assess_the_spinner_says_only_that_something_follows() -> None:
+    view = renderer(terminal=True)
+    seen: dict[type[Event], str | None] = {}
+    try:
+        for event in debate_events("--rounds", "1", "--no-assess"):
+            view.handle(event)
+            seen[type(event)] = view.awaiting
+    finally:
+        view.close()
+    assert seen[RoundCompleted] == "waiting for what comes next"
+    assert seen[JudgingStarted] == "waiting for the verdict"

@@ -162,8 +162,10 @@ class DebateRenderer:
         match event:
             case TurnStarted() if event.together == 1:
                 self._wait_for(f"waiting for {self._name(event.participant_id)}'s first words")
+            case RoundCompleted() if self.state.assesses_rounds:
+                self._wait_for(f"the judge is assessing round {event.round}")
             case TurnCompleted() | RoundCompleted():
-                # The next turn follows at once, or the judge assesses the round, or the format asks it.
+                # The next turn follows at once, or the format asks something of the judge or the speakers.
                 self._wait_for("waiting for what comes next")
             case JudgingStarted():
                 self._wait_for("waiting for the verdict")

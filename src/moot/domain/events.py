@@ -68,6 +68,10 @@ class DebateStarted(BaseEvent):
         default=None,
         description="Whether the judge gives a verdict; False: the format's result is its judgement",
     )
+    assesses_rounds: bool | None = Field(
+        default=None,
+        description="Whether the judge assesses each round (None: a log from before moot recorded it)",
+    )
     # Provenance, not config: a re-run of this config is an ordinary debate, so the tag is not in DebateConfig.
     eval_run: EvalRunId | None = Field(
         default=None,

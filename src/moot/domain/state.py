@@ -169,6 +169,7 @@ class DebateState(BaseModel):
     config: DebateConfig | None = None
     planned_rounds: int | None = Field(default=None, description="Rounds the format plans to hold")
     gives_verdict: bool | None = Field(default=None, description="Whether the format's judge gives a verdict")
+    assesses_rounds: bool | None = Field(default=None, description="Whether the judge assesses each round")
     status: Status = "pending"
     rounds: list[Round] = Field(default_factory=list)
     speaking: dict[str, str] = Field(
@@ -282,6 +283,7 @@ class DebateState(BaseModel):
                 self.config = event.config
                 self.planned_rounds = event.planned_rounds
                 self.gives_verdict = event.gives_verdict
+                self.assesses_rounds = event.assesses_rounds
                 self.status = "running"
                 self.started_at = event.at
             case ContextTrimmed():

@@ -177,6 +177,7 @@ async def _begin(ctx: RunContext) -> None:
             config=config,
             planned_rounds=protocol.planned_rounds(config),
             gives_verdict=protocol.gives_verdict,
+            assesses_rounds=protocol.assesses_rounds(config),
             eval_run=ctx.eval_run,
         )
     )
