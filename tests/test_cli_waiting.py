@@ -8,7 +8,7 @@ from rich.console import Console
 
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
-from moot.cli.waiting import SHOW_AFTER_S, Waiting
+from moot.cli.waiting import SHOW_AFTER_S, Waiting, waiting
 from moot.domain.events import (
     Event,
     JudgingStarted,
@@ -94,3 +94,13 @@ def test_after_a_round_the_judge_does_not_assess_the_spinner_says_only_that_some
         view.close()
     assert seen[RoundCompleted] == "waiting for what comes next"
     assert seen[JudgingStarted] == "waiting for the verdict"
+
+
+def test_a_wait_outside_a_debate_shows_a_spinner_in_a_terminal_only() -> None:
+    shown = SafeConsole(file=io.StringIO(), width=80, force_terminal=True, color_system=None)
+    with waiting(shown, "asking the providers about 2 models") as awaited:
+        assert awaited is not None and awaited.what == "asking the providers about 2 models"
+    piped = SafeConsole(file=io.StringIO(), width=80, force_terminal=False, color_system=None)
+    with waiting(piped, "asking the providers about 2 models") as awaited:
+        assert awaited is None
+    assert piped.file.getvalue() == ""  # type: ignore[attr-defined]

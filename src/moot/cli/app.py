@@ -395,7 +395,7 @@ def run(
             await _print_estimate(cfg)
             return 0
         # The providers asked before anything is stored; the run starts on these checks.
-        start = await checked_live(cfg) if live_check else cfg
+        start = await checked_live(cfg, out) if live_check else cfg
         if auto_personas:  # a review checks the debate: it starts on those checks, not on new ones
             reviewed = await review_personas(
                 cfg, out, interactive=_is_terminal() and not (json_lines or quiet)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from moot.cli.waiting import waiting
 from moot.config_files import parse_participant_spec, read_config_file
 from moot.config_files.defaults import with_defaults
 from moot.domain.config import DebateConfig, ModelOptions
@@ -21,13 +22,14 @@ if TYPE_CHECKING:
 _NO_TOPIC = "(models check)"
 
 
-async def checked_live(config: DebateConfig) -> Checked:
+async def checked_live(config: DebateConfig, console: Console) -> Checked:
     """`moot run --check`: every check a run makes, then one call per distinct model; a ConfigError naming the
     field of the first refused key or model. The run starts on these checks."""
     from moot.engine import check_live, check_run
 
     checked = check_run(config)
-    await check_live(checked.config, checked.resolve)
+    with waiting(console, "asking the providers whether the keys and model names are good"):
+        await check_live(checked.config, checked.resolve)
     return checked
 
 
@@ -53,7 +55,10 @@ async def check_models(console: Console, specs: list[str], config_file: Path | N
             soft_wrap=True,
         )
         return 0
-    results = await check_targets(targets, live_resolver(targets))
+    with waiting(
+        console, f"asking the providers about {len(targets)} model{'s' if len(targets) != 1 else ''}"
+    ):
+        results = await check_targets(targets, live_resolver(targets))
     _print(console, results)
     return 0 if all(r.ok for r in results) else 2
 

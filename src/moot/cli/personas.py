@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot.cli.safe_text import terminal_safe
+from moot.cli.waiting import waiting
 from moot.domain.config import DebateConfig
 from moot.domain.personas import ProposedPersona, auto_persona_ids
 from moot.errors import RunError
@@ -37,7 +38,8 @@ async def review_personas(
         Text(f"Asking {options.model} for {len(ids)} personas ({config.persona_diversity})…", style="dim")
     )
     caller = Caller(options, checked.resolve(options), config.limits)
-    proposals, result = await propose_personas(config, caller, ids=ids, seed=config.seed)
+    with waiting(console, "waiting for the proposed personas"):
+        proposals, result = await propose_personas(config, caller, ids=ids, seed=config.seed)
     if result.answer is None:
         raise RunError(f"no personas: {result.error}")
     _show(config, proposals, result.answer.reasoning, console)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -33,3 +35,15 @@ class Waiting:
             return
         self._spinner.text = Text(f"{self.what} · {elapsed:.0f} s", style="dim")
         yield self._spinner
+
+
+@contextlib.contextmanager
+def waiting(console: Console, what: str) -> Iterator[Waiting | None]:
+    """A spinner for a wait outside a debate's events (a live check, proposed personas), gone when it ends;
+    only in a terminal (a pipe or a log gets no redrawn lines)."""
+    if not console.is_terminal:
+        yield None
+        return
+    awaited = Waiting(what)
+    with Live(awaited, console=console, refresh_per_second=8, transient=True):
+        yield awaited
