@@ -308,3 +308,19 @@ def test_each_participant_s_round_scores_stay_on_one_line(events: list[Event]) -
             assert any(
                 head in line and line.rstrip().endswith(f"engagement {p.engagement:g}") for line in lines
             )
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_templates_lists_every_variable_name_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    from moot.problem_templates import templates
+
+    listed = command_output(monkeypatch, width, "templates")
+    assert "…" not in listed  # was 'application_t…' at 80 columns
+    words = set(re.findall(r"[\w-]+", listed))
+    for template in templates().values():
+        assert template.name in words
+        assert set(template.variables) <= words, template.name
+        assert set(template.roles) <= words, template.name
+    assert "moot templates NAME" in " ".join(listed.split())
+    shown = command_output(monkeypatch, width, "templates", "rate-limiting")
+    assert "…" not in shown and "(required)" in shown

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.table_fit import fits
 from moot.errors import UserError
 from moot.problem_templates import ProblemTemplate, get_template, templates
 
@@ -20,6 +21,33 @@ def _variables(template: ProblemTemplate) -> str:
         f"{key}={v.default}" if v.default is not None else f"{key} (required)"
         for key, v in template.variables.items()
     )
+
+
+def templates_table(listed: list[ProblemTemplate], console: Console) -> Table:
+    """One row a template. Side by side where every cell fits whole on one line; else each description gets the
+    width beside the name, with the roles and the variables under it, wrapped rather than cut: a variable's name
+    cut to 'application_t…' cannot be typed."""
+    wide = Table()
+    wide.add_column("template", no_wrap=True)
+    for col in ("description", "variables", "roles"):
+        wide.add_column(col, no_wrap=True)
+    for template in listed:
+        wide.add_row(
+            template.name,
+            Text(template.description),
+            Text(_variables(template)),
+            Text(", ".join(template.roles)),
+        )
+    if fits(wide, console):
+        return wide
+    narrow = Table(box=None, show_header=False, padding=(0, 2, 1, 0))
+    narrow.add_column("template", no_wrap=True, style="bold")
+    narrow.add_column("what")
+    for template in listed:
+        roles = ", ".join(template.roles) or "none"
+        facts = f"roles: {roles}\nvariables: {_variables(template)}"
+        narrow.add_row(template.name, Text.assemble(template.description, "\n", (facts, "dim")))
+    return narrow
 
 
 def templates_command(
@@ -47,18 +75,7 @@ def templates_command(
         out.print(table)
         out.print(f"Suggested: --format {template.format}; roles {', '.join(template.roles) or 'none'}")
         return
-    table = Table()
-    table.add_column("template", no_wrap=True)
-    for col in ("description", "variables", "roles"):
-        table.add_column(col)
-    for template in templates().values():
-        table.add_row(
-            template.name,
-            Text(template.description),
-            Text(_variables(template)),
-            Text(", ".join(template.roles)),
-        )
-    out.print(table)
+    out.print(templates_table(list(templates().values()), out))
     out.print(
         "Use one with: moot run --template NAME --var VARIABLE=VALUE ... (moot templates NAME shows one)"
     )
