@@ -181,6 +181,12 @@ def test_off_by_default_and_on_with_moot_otel(monkeypatch: pytest.MonkeyPatch) -
         assert run is not None and run.telemetry.content is False
     finally:
         otel.uninstall()
+    monkeypatch.setenv("MOOT_OTEL_CONTENT", "1")  # the variable itself, not install(content=True)
+    try:
+        run = otel.for_run("d")
+        assert run is not None and run.telemetry.content is True
+    finally:
+        otel.uninstall()
 
 
 def test_a_model_label_splits_into_provider_and_model() -> None:

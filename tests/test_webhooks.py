@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
+from moot.config_files.defaults import fill_config
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
@@ -260,3 +262,22 @@ async def test_an_interrupted_run_is_posted_as_stopped_with_one_attempt(receiver
     assert [(a.event, a.attempt, a.status) for a in attempts] == [("stopped", 1, 503)]
     ((headers, data),) = receiver.posts
     assert verified(headers, data)["status"] == "interrupted"
+
+
+async def test_a_preset_s_notify_is_posted_for_a_debate_that_names_the_preset(
+    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_HOME", str(tmp_path))
+    (tmp_path / "presets").mkdir()
+    setup = make_config(2, rounds=1).model_dump(mode="json", exclude={"topic"}, exclude_none=True)
+    setup["notify"] = [{"url": receiver.url, "events": ["completed"]}]
+    (tmp_path / "presets" / "hooked.yaml").write_text(yaml.safe_dump(setup))
+
+    config = DebateConfig.model_validate(fill_config({"preset": "hooked", "topic": "Trams or buses?"}))
+    assert [str(n.url) for n in config.notify] == [receiver.url]
+    events, _ = await debate(config)
+
+    assert [e.delivered for e in events if isinstance(e, WebhookAttempted)] == [True]
+    ((headers, data),) = receiver.posts
+    payload = verified(headers, data)
+    assert payload["event"] == "completed" and payload["topic"] == "Trams or buses?"
