@@ -35,7 +35,9 @@ def shape(state: DebateState) -> Shape:
     return (
         state.status,
         [(r.number, r.phase, [(t.participant_id, t.target, t.text) for t in r.turns]) for r in state.rounds],
-        [(d.round, d.kind, d.by, d.subject, d.answer) for d in state.decisions],
+        # Asks made at once are recorded as each answer comes (durable as soon as it exists), so their order
+        # within a round is the models' timing, not the debate: compared as a set per round.
+        sorted(((d.round, d.kind, d.by, d.subject, d.answer) for d in state.decisions), key=repr),
         state.outcome,
         state.stop_reason,
         state.verdict,

@@ -235,7 +235,7 @@ class Council(DebateProtocol[NoOptions]):
     def aggregate(self, config: DebateConfig, state: DebateState) -> RankAggregate:
         rankings = [
             ranked
-            for d in state.decided(RANKING)
+            for d in _rankings(config, state)
             if d.by in {p.id for p in config.participants}
             and (ranked := self.ranked_ids(config, d)) is not None
         ]
@@ -243,7 +243,7 @@ class Council(DebateProtocol[NoOptions]):
 
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
         aggregate = self.aggregate(config, state)
-        asked = state.decided(RANKING)
+        asked = _rankings(config, state)
         invalid = [d.by for d in asked if self.ranked_ids(config, d) is None]
         name = config.speaker_name
         ranked = [pid for pid in aggregate.order if aggregate.mean_rank[pid] is not None]
@@ -339,6 +339,14 @@ def _sections(
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def _rankings(config: DebateConfig, state: DebateState) -> list[Decision]:
+    """The rankings given, in the participants' order: they are asked at once and recorded as each comes, so the
+    order they arrived in is the models' timing, and a result read from it would differ between a run and its
+    replay."""
+    seat = {p.id: i for i, p in enumerate(config.participants)}
+    return sorted(state.decided(RANKING), key=lambda d: seat.get(d.by, len(seat)))
 
 
 def _answers(state: DebateState) -> dict[str, str]:
