@@ -18,7 +18,8 @@ A verdict field is NOT WORDS when, after trimming, it has no run of two letters 
 identifier-like token (letters joined by `_`, as `evidence_relevance`), repeats one word of three letters or
 more back to back (`relevance relevance`, `relevance_relevance`), or is only a participant's id or name
 (`proponent`). Fields counted: every agreement, disagreement and insight bullet, every participant's key
-arguments and reasoning, and the summary.
+arguments and reasoning, and the summary; an empty one (a reasoning or summary the filter emptied) is shown by
+no renderer, so it is counted apart, not as junk.
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ class Tally:
     echoing: int = 0
     fields: int = 0
     junk: int = 0
+    # Fields left empty (this checkout's filter empties a filler reasoning or summary): renderers leave them out.
+    empty: int = 0
     verdicts: int = 0
     # The same verdict fields passed through this checkout's filter (moot.judging.words), with --refilter.
     kept: int = 0
@@ -162,6 +165,9 @@ def score_export(path: Path, tally: Tally, keep: Callable[[str, list[str]], bool
             if verdict.get("quality") is not None:
                 tally.qualities.append(float(verdict["quality"]))
             for item in verdict_fields(verdict):
+                if not item.strip():
+                    tally.empty += 1
+                    continue
                 tally.fields += 1
                 if keep is not None and keep(item, names):
                     tally.kept += 1
@@ -196,11 +202,14 @@ def share(part: int, whole: int) -> str:
 
 def report(tally: Tally, debates: int, refiltered: bool = False) -> None:
     mean_quality = sum(tally.qualities) / len(tally.qualities) if tally.qualities else float("nan")
-    print("| debates | turns echoing scaffolding | verdict fields not words | verdicts | mean quality |")
-    print("|---|---|---|---|---|")
+    print(
+        "| debates | turns echoing scaffolding | verdict fields not words | empty fields (not shown) | verdicts "
+        "| mean quality |"
+    )
+    print("|---|---|---|---|---|---|")
     print(
         f"| {debates} | {share(tally.echoing, tally.turns)} | {share(tally.junk, tally.fields)} "
-        f"| {tally.verdicts} | {mean_quality:.0f}/100 |"
+        f"| {tally.empty} | {tally.verdicts} | {mean_quality:.0f}/100 |"
     )
     if refiltered:
         print(
