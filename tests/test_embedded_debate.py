@@ -51,23 +51,3 @@ def test_two_local_debaters_and_a_local_judge_hold_a_one_round_debate(tmp_path: 
     if state.verdict is not None:
         assert {s.participant_id for s in state.verdict.scores} == {"proponent", "opponent"}
 
-
-@pytest.mark.parametrize("preset", ["debate", "council", "oxford", "design-review", "critique"])
-def test_each_shipped_preset_runs_on_the_embedded_model_with_no_key(tmp_path: Path, preset: str) -> None:
-    from moot.config_files.presets import load_preset
-    from moot.protocols import get_protocol
-
-    setup = load_preset(preset)
-    rounds = [] if get_protocol(setup.format).fixed_rounds else ["--rounds", "1"]
-    run = moot(
-        "run", "--preset", preset, "Should libraries lend tools?", "--seed", "3", *rounds, home=tmp_path
-    )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
-    (row,) = json.loads(moot("list", "--json", home=tmp_path).stdout)
-    state = load_json(moot("export", row["id"], "-f", "json", home=tmp_path).stdout).state
-    assert state.status == "completed" and state.config is not None
-    assert {p.model.provider for p in state.config.participants} == {"local"}
-    # Every member spoke, and none was cut for its window: the preset fits a 2,048-token model.
-    assert {t.participant_id for t in state.turns} >= {p.id for p in state.config.participants}
-    assert state.stop_reason is None or state.stop_reason.kind != "context"
-    assert state.outcome is not None or state.judged
