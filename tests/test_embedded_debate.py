@@ -50,4 +50,3 @@ def test_two_local_debaters_and_a_local_judge_hold_a_one_round_debate(tmp_path: 
     assert (state.verdict is not None) != (state.verdict_error is not None)
     if state.verdict is not None:
         assert {s.participant_id for s in state.verdict.scores} == {"proponent", "opponent"}
-
