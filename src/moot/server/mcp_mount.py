@@ -11,13 +11,14 @@ check, which would know nothing of MOOT_ALLOWED_HOSTS or MOOT_CORS_ORIGINS, is l
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import Event
@@ -60,6 +61,19 @@ class ServerRuns:
         return self.manager.stop(debate_id)  # a worker's debate too, on PostgreSQL (moot.workers.live)
 
 
+class _Current:
+    """The route's ASGI app: the session manager of the lifespan under way (starlette calls an instance as
+    ASGI, a plain function as a request handler)."""
+
+    def __init__(self, current: list[StreamableHTTPASGIApp]) -> None:
+        self._current = current
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._current:  # a request outside the app's lifespan: no sessions are running
+            raise RuntimeError("the MCP sessions run only inside the app's lifespan")
+        await self._current[0](scope, receive, send)
+
+
 def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
     """Serve the MCP tools at /mcp on `app`; the returned context manager runs the MCP sessions and is entered
     in the app's lifespan, after the manager exists."""
@@ -83,14 +97,28 @@ def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
         return run.id
 
     server = build_server(runs, admit=start)
-    # Makes the session manager; its own Starlette app is not used: the route below keeps FastAPI's scope (the
-    # caller's token digest, this app's state) for the tools.
-    server.streamable_http_app(
-        streamable_http_path=PATH,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
-    app.router.routes.append(Route(PATH, endpoint=StreamableHTTPASGIApp(server.session_manager)))
-    return server.session_manager.run
+    current: list[StreamableHTTPASGIApp] = []
+    endpoint = _Current(current)
+
+    @asynccontextmanager
+    async def sessions() -> AsyncIterator[None]:
+        # A session manager runs once only, while an app's lifespan may run more than once (a test client
+        # after another, schemathesis): each lifespan gets its own. Its Starlette app is not used: the route
+        # keeps FastAPI's scope (the caller's token digest, this app's state) for the tools.
+        server.streamable_http_app(
+            streamable_http_path=PATH,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        manager = server.session_manager
+        async with manager.run():
+            current[:] = [StreamableHTTPASGIApp(manager)]
+            try:
+                yield
+            finally:
+                current.clear()
+
+    app.router.routes.append(Route(PATH, endpoint=endpoint))
+    return sessions
 
 
 __all__ = ["PATH", "Followed", "ServerRuns", "mount_mcp"]
