@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from moot.cli.live import err, print_error
-from moot.cli.render import fits
 from moot.cli.safe_text import SafeConsole, terminal_safe
+from moot.cli.table_fit import fits, stacked
 from moot.config_files import read_config_file
 from moot.config_files.defaults import without_defaults
 from moot.config_files.presets import Preset, list_presets, load_preset, save_preset, with_preset
@@ -121,10 +121,9 @@ def presets_table(presets: list[Preset], console: Any) -> Table:
         wide.add_row(p.name, p.format, str(p.participant_count), p.source, Text(terminal_safe(p.description)))
     if fits(wide, console):
         return wide
-    narrow = Table(box=None, show_header=False, padding=(0, 2, 1, 0))
-    narrow.add_column("preset", no_wrap=True, style="bold")
-    narrow.add_column("what")
-    for p in presets:
-        facts = f"{p.format}, {p.participant_count} speakers, {p.source}"
-        narrow.add_row(p.name, Text.assemble(terminal_safe(p.description), "\n", (facts, "dim")))
-    return narrow
+    return stacked(
+        [
+            (p.name, terminal_safe(p.description), f"{p.format}, {p.participant_count} speakers, {p.source}")
+            for p in presets
+        ]
+    )

@@ -8,6 +8,7 @@ import io
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 
 def fits(table: Table, console: Console) -> bool:
@@ -20,3 +21,14 @@ def fits(table: Table, console: Console) -> bool:
     Console(file=file, width=console.width, color_system=None, legacy_windows=False).print(table)
     texts = [str(c.header) for c in table.columns] + [str(cell) for c in table.columns for cell in c.cells]
     return file.getvalue().count("…") <= sum(text.count("…") for text in texts)
+
+
+def stacked(rows: list[tuple[str, str, str]]) -> Table:
+    """The narrow layout of a listing that does not fit side by side: each name with its description beside it
+    and its facts dimmed under that, wrapped, never cut. Rows are (name, description, facts)."""
+    table = Table(box=None, show_header=False, padding=(0, 2, 1, 0))
+    table.add_column("name", no_wrap=True, style="bold")
+    table.add_column("what")
+    for name, description, facts in rows:
+        table.add_row(name, Text.assemble(description, "\n", (facts, "dim")))
+    return table

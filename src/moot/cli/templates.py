@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from moot.cli.table_fit import fits
+from moot.cli.table_fit import fits, stacked
 from moot.errors import UserError
 from moot.problem_templates import ProblemTemplate, get_template, templates
 
@@ -40,14 +40,12 @@ def templates_table(listed: list[ProblemTemplate], console: Console) -> Table:
         )
     if fits(wide, console):
         return wide
-    narrow = Table(box=None, show_header=False, padding=(0, 2, 1, 0))
-    narrow.add_column("template", no_wrap=True, style="bold")
-    narrow.add_column("what")
-    for template in listed:
-        roles = ", ".join(template.roles) or "none"
-        facts = f"roles: {roles}\nvariables: {_variables(template)}"
-        narrow.add_row(template.name, Text.assemble(template.description, "\n", (facts, "dim")))
-    return narrow
+    return stacked(
+        [
+            (t.name, t.description, f"roles: {', '.join(t.roles) or 'none'}\nvariables: {_variables(t)}")
+            for t in listed
+        ]
+    )
 
 
 def templates_command(
