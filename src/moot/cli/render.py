@@ -14,7 +14,7 @@ from rich.text import Text
 
 from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
 from moot.cli.table_fit import fits as fits  # where it always was, for the modules that import it from here
-from moot.cli.waiting import Waiting
+from moot.cli.waiting import Waiting, spinner
 from moot.cli.word_wrap import WordWrap
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
@@ -413,8 +413,7 @@ class DebateRenderer:
         """Show a spinner until the next event; only in a terminal, never beside the live panels."""
         if not (self.live_enabled and self.console.is_terminal) or self._live is not None:
             return
-        self._awaited = Waiting(what)
-        self._waiting = Live(self._awaited, console=self.console, refresh_per_second=8, transient=True)
+        self._waiting, self._awaited = spinner(self.console, what)
         self._waiting.start()
 
     @property

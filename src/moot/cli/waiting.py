@@ -44,6 +44,12 @@ def waiting(console: Console, what: str) -> Iterator[Waiting | None]:
     if not console.is_terminal:
         yield None
         return
-    awaited = Waiting(what)
-    with Live(awaited, console=console, refresh_per_second=8, transient=True):
+    live, awaited = spinner(console, what)
+    with live:
         yield awaited
+
+
+def spinner(console: Console, what: str) -> tuple[Live, Waiting]:
+    """A live display of `Waiting(what)` that leaves nothing behind when stopped; the caller starts it."""
+    awaited = Waiting(what)
+    return Live(awaited, console=console, refresh_per_second=8, transient=True), awaited
