@@ -28,7 +28,7 @@ from moot.domain.config import ModelOptions
 from moot.models.fake import fake_model
 from moot.server import create_app
 from moot.store import EventStore
-from moot.store.events import WORKER_THREAD_PREFIX
+from moot.store.index import WORKER_THREAD_PREFIX
 
 EXAMPLES = 30  # per operation and mode: enough to reach every parameter, small enough for CI
 TERMINAL = {"completed", "failed", "interrupted"}

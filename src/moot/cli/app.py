@@ -532,7 +532,7 @@ def list_(
     """Recent debates, newest first. Debates held by `moot eval` are hidden unless asked for."""
 
     async def go() -> None:
-        from moot.store import EventStore, db_url_from
+        from moot.store import DebateIndex, db_url_from  # the rows alone: no event models to import
 
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
         filters: dict[str, Any] = {
@@ -542,7 +542,7 @@ def list_(
             "since": after,
             "until": before,
         }
-        async with await EventStore.open(db_url_from(db)) as store:
+        async with await DebateIndex.open(db_url_from(db)) as store:
             rows = await store.list_debates(
                 **filters, limit=limit, include_eval=include_eval, eval_run=eval_run
             )

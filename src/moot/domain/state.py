@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -45,6 +45,7 @@ from moot.domain.events import (
 )
 from moot.domain.outcome import Outcome
 from moot.domain.personas import with_personas
+from moot.domain.status import Status
 from moot.domain.usage import Usage
 from moot.domain.verdict import Ballot, PanelResult, Verdict
 
@@ -57,9 +58,6 @@ def turn_key(speaker: str, target: str | None) -> str:
 def split_turn_key(key: str) -> tuple[str, str | None]:
     speaker, _, target = key.partition(">")
     return speaker, target or None
-
-
-Status = Literal["created", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"]
 
 
 # How much of a tool call's arguments its one-line summary shows.

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from moot.domain.state import DebateState, Status
+from moot.domain.state import DebateState
+from moot.domain.status import Status
 from moot.store import DebateSummary
 
 CHAIR = "chair"  # the council's voice whose synthesis is its answer (moot.protocols.council)

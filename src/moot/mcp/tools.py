@@ -17,7 +17,8 @@ from pydantic import Field
 from moot import __version__
 from moot.config_files.presets import shipped_dir
 from moot.domain.config import DebateConfig
-from moot.domain.state import DebateState, Status
+from moot.domain.state import DebateState
+from moot.domain.status import Status
 from moot.errors import UserError
 from moot.export import export
 from moot.mcp.configs import COUNCIL, debate_config

@@ -26,7 +26,8 @@ from moot.domain.config import MAX_JUDGES, FormatName
 from moot.domain.events import Event
 from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.rubric import Rubric
-from moot.domain.state import DebateState, Status
+from moot.domain.state import DebateState
+from moot.domain.status import Status
 from moot.domain.usage import Usage
 from moot.engine import ModelResolver
 from moot.errors import NotFoundError, StateError, UserError

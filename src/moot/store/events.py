@@ -12,17 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeVar, get_args
+from typing import Any
 
 import sqlalchemy as sa
 from pydantic import ValidationError
-from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine
 
 from moot.domain.events import (
     EVENT_ADAPTER,
@@ -33,25 +30,13 @@ from moot.domain.events import (
     VerdictGiven,
     require_debate_id,
 )
-from moot.domain.state import DebateState, Status, fold
-from moot.errors import NotFoundError, StoreConflictError, StoreError, UserError, one_line
-from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
-from moot.store.db import ID_LENGTH, debates, events, upgrade_schema
+from moot.domain.state import DebateState, fold
+from moot.errors import StoreConflictError, StoreError, one_line
+from moot.store.connection import translate
+from moot.store.db import ID_LENGTH, debates, events
 from moot.store.group_commit import GroupCommitter, settled
-from moot.store.location import db_url_from
-from moot.store.projection import (
-    SUMMARY_COLUMNS,
-    DebateSummary,
-    debate_row,
-    status_after,
-    winner_label,
-)
-
-MIN_PREFIX = 4
-WORKER_THREAD_PREFIX = "moot-store"
-STATUSES: tuple[str, ...] = get_args(Status)
-
-_T = TypeVar("_T")
+from moot.store.index import DebateIndex, in_worker, not_found, storable
+from moot.store.projection import debate_row, status_after, winner_label
 
 
 @dataclass
@@ -75,28 +60,17 @@ class _Job:
         return self.batch[0].debate_id
 
 
-class EventStore:
+class EventStore(DebateIndex):
     """Appends debate events durably and reads them back. Open with `await EventStore.open(url)`.
 
-    All database work runs as plain synchronous SQLAlchemy on one worker thread that the store owns:
-    each public operation makes at most one hop to it (a progress marker for a debate the store already
-    writes makes none), because handing work to a thread and waking the event loop again costs more
-    than an SQLite commit. The single thread also serialises every statement, so an in-memory database's
-    one connection is never used by two operations at once.
+    Like the index it extends, it works on one worker thread of its own, and each public operation makes
+    at most one hop to it; a progress marker for a debate the store already writes makes none.
     """
 
     def __init__(
         self, engine: Engine, *, url: URL, db_file: Path | None, executor: ThreadPoolExecutor
     ) -> None:
-        self._engine = engine
-        self._url = url
-        self._where = url.render_as_string(hide_password=True)
-        # Debate ids compare byte by byte on SQLite; PostgreSQL would sort them by the database's locale.
-        self._id_order = debates.c.id.collate("C") if url.get_backend_name() == "postgresql" else debates.c.id
-        self._db_file = db_file
-        self._db_identity: tuple[int, int] | None = None
-        self._executor = executor
-        self._closed = False
+        super().__init__(engine, url=url, db_file=db_file, executor=executor)
         # Touched only by the operation holding `_write_lock`, on the event loop or (during its one hop)
         # on the worker thread.
         self._tails: dict[str, _Tail] = {}
@@ -107,61 +81,19 @@ class EventStore:
         self._write_lock = asyncio.Lock()
         self._committer: GroupCommitter[_Job] | None = None
 
-    # -- opening and closing -------------------------------------------------------------------
+    # -- closing -------------------------------------------------------------------------------------
 
-    @classmethod
-    async def open(cls, url: str) -> EventStore:
-        """Connect to the store at `url` (a SQLAlchemy URL or an SQLite file path) and migrate it to the
-        newest schema. An async driver in the URL is swapped for its sync one."""
-        parsed = make_url(db_url_from(url))
-        db_file = sqlite_file(parsed)
-        where = parsed.render_as_string(hide_password=True)
-        with translate(f"open the event store at {where}", parsed):
-            engine = create_engine(parsed, where)
-            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WORKER_THREAD_PREFIX)
-            store = cls(engine, url=parsed, db_file=db_file, executor=executor)
-            try:
-                await _in_worker(executor, store._open)
-            except BaseException:
-                executor.submit(engine.dispose)
-                executor.shutdown(wait=True)
-                raise
-        return store
+    async def _closing(self) -> None:
+        # Commit waiting progress markers before the connections go.
+        async with self._write_lock:
+            await self._commits_done()
+            await super()._closing()
 
-    def _open(self) -> None:
-        if self._db_file is not None:
-            make_parent(self._db_file)
-        # Immediate, so stores opening a new SQLite file at once wait their turn to migrate it.
-        with self._engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
-            upgrade_schema(conn)
-        self._db_identity = self._file_identity()
-
-    async def close(self) -> None:
-        """Commit waiting progress markers, then release every connection and the worker thread."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            async with self._write_lock:
-                await self._commits_done()
-                await _in_worker(self._executor, self._close)
-        finally:
-            # The worker is idle by now (a cancelled hop is waited for), so this only joins its thread.
-            self._executor.shutdown(wait=True)
-
-    def _close(self) -> None:
+    def _release(self) -> None:
         try:
             self._flush_all()
         finally:
-            self._engine.dispose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
+            super()._release()
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -191,7 +123,7 @@ class EventStore:
                     # of a run (once per debate) does. A new run reads the log as committed so far.
                     if resuming:
                         await self._commits_done()
-                    return await _in_worker(self._executor, functools.partial(self._append, event))
+                    return await in_worker(self._executor, functools.partial(self._append, event))
                 stored = _queue(tail, event)
                 if not stored.checkpoint:
                     return stored  # nothing to read or write yet: no hop
@@ -312,7 +244,7 @@ class EventStore:
             self._check_open()
             await self._commits_done()
             if any(tail.pending for tail in self._tails.values()):
-                await _in_worker(self._executor, self._flush_all)
+                await in_worker(self._executor, self._flush_all)
 
     def _flush_all(self) -> None:
         for debate_id, tail in list(self._tails.items()):
@@ -370,7 +302,7 @@ class EventStore:
 
     def _load_tail(self, event: Event) -> _Tail:
         debate_id = event.debate_id
-        if not _storable(debate_id) or len(debate_id) > ID_LENGTH:
+        if not storable(debate_id) or len(debate_id) > ID_LENGTH:
             raise StoreError(
                 f"debate id {debate_id[:80]!r} cannot be stored: give at most {ID_LENGTH} "
                 "characters and no NUL"
@@ -398,25 +330,25 @@ class EventStore:
         """Remove a debate: its events and its row. Raises NotFoundError when there is no such debate."""
         async with self._write_lock:
             self._check_open()
-            if not _storable(debate_id):
-                raise _not_found(debate_id)
+            if not storable(debate_id):
+                raise not_found(debate_id)
             with translate(f"delete debate {debate_id!r} from {self._where}", self._url):
                 await self._commits_done()
                 self._tails.pop(debate_id, None)
-                await _in_worker(self._executor, functools.partial(self._delete, debate_id))
+                await in_worker(self._executor, functools.partial(self._delete, debate_id))
 
     def _delete(self, debate_id: str) -> None:
         with self._engine.begin() as conn:
             conn.execute(sa.delete(events).where(events.c.debate_id == debate_id))
             gone = conn.execute(sa.delete(debates).where(debates.c.id == debate_id))
             if gone.rowcount == 0:
-                raise _not_found(debate_id)
+                raise not_found(debate_id)
 
     # -- reading ---------------------------------------------------------------------------------
 
     async def events(self, debate_id: str, after_seq: int = 0) -> list[Event]:
         """The debate's stored events with `seq > after_seq`, in order; empty for an unknown id."""
-        if not _storable(debate_id):
+        if not storable(debate_id):
             self._check_open()
             return []
         return await self._read(
@@ -435,7 +367,7 @@ class EventStore:
 
     async def last_event(self, debate_id: str) -> Event | None:
         """The debate's newest stored event; None for an unknown id. One row, however long the log."""
-        if not _storable(debate_id):
+        if not storable(debate_id):
             self._check_open()
             return None
         return await self._read(
@@ -457,110 +389,10 @@ class EventStore:
         """The debate's state, folded from its events. Raises NotFoundError for an unknown id."""
         stored = await self.events(debate_id)
         if not stored:
-            raise _not_found(debate_id)
+            raise not_found(debate_id)
         return fold(stored)
 
-    async def summary(self, debate_id: str) -> DebateSummary:
-        """The debate's projection row. Raises NotFoundError for an unknown id."""
-        if not _storable(debate_id):
-            self._check_open()
-            raise _not_found(debate_id)
-        return await self._read(f"read debate {debate_id!r}", functools.partial(self._summary_of, debate_id))
-
-    def _summary_of(self, debate_id: str) -> DebateSummary:
-        with self._engine.connect() as conn:
-            row = conn.execute(sa.select(*SUMMARY_COLUMNS).where(debates.c.id == debate_id)).first()
-        if row is None:
-            raise _not_found(debate_id)
-        return self._summary(row._mapping)
-
-    async def resolve_id(self, id_or_prefix: str) -> str:
-        """The full id of the debate named by an exact id or a unique prefix of at least 4 characters."""
-        given = id_or_prefix.strip()
-        return await self._read(f"look up debate {given!r}", functools.partial(self._resolve_id, given))
-
-    def _resolve_id(self, given: str) -> str:
-        if not _storable(given):
-            raise _not_found(given)
-        with self._engine.connect() as conn:
-            if given:
-                exact = conn.execute(sa.select(debates.c.id).where(debates.c.id == given))
-                if exact.first() is not None:
-                    return given
-            if len(given) < MIN_PREFIX:
-                raise _not_found(given)
-            # substr, not LIKE: LIKE ignores case on SQLite and would need '%' and '_' escaped.
-            prefix_match = sa.func.substr(debates.c.id, 1, len(given)) == given
-            ids: Sequence[str] = conn.execute(sa.select(debates.c.id).where(prefix_match)).scalars().all()
-        if not ids:
-            raise _not_found(given)
-        if len(ids) > 1:
-            raise NotFoundError(f"id prefix {given!r} matches {len(ids)} debates; give more characters")
-        return ids[0]
-
-    async def list_debates(
-        self,
-        *,
-        text: str | None = None,
-        status: str | None = None,
-        format: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        limit: int = 50,
-        offset: int = 0,
-        include_eval: bool = False,
-        eval_run: str | None = None,
-    ) -> list[DebateSummary]:
-        """Debates newest first, `limit` of them after skipping `offset`. `text` is found in the topic
-        ignoring case; `format` is the format's exact name; `since`/`until` bound the creation time
-        (inclusive; a naive datetime is UTC). The debates `moot eval` held are left out unless
-        `include_eval`; `eval_run` lists only that run's."""
-        query = sa.select(*SUMMARY_COLUMNS)
-        if eval_run is not None:
-            query = query.where(debates.c.eval_run == eval_run)
-        elif not include_eval:
-            # An evaluation holds dozens of debates at once: they would bury the ones a person started.
-            query = query.where(debates.c.eval_run.is_(None))
-        if text and not _storable(text):
-            self._check_open()
-            return []  # no topic holds a NUL (see debate_row)
-        if text:
-            query = query.where(debates.c.topic.icontains(text, autoescape=True))
-        if status is not None:
-            if status not in STATUSES:
-                raise UserError(
-                    f"unknown status {status!r}; use one of: {', '.join(STATUSES)}", field="status"
-                )
-            query = query.where(debates.c.status == status)
-        if format is not None:
-            query = query.where(debates.c.format == format)
-        if since is not None:
-            query = query.where(debates.c.created_at >= since)
-        if until is not None:
-            query = query.where(debates.c.created_at <= until)
-        query = (
-            query.order_by(debates.c.created_at.desc(), self._id_order.desc())
-            .limit(max(limit, 0))
-            .offset(max(offset, 0))
-        )
-        return await self._read("list debates", functools.partial(self._list, query))
-
-    def _list(self, query: sa.Select[Any]) -> list[DebateSummary]:
-        with self._engine.connect() as conn:
-            rows = conn.execute(query).all()
-        return [self._summary(row._mapping) for row in rows]
-
     # -- helpers ---------------------------------------------------------------------------------
-
-    async def _read(self, action: str, read: Callable[[], _T]) -> _T:
-        """`read` run on the worker: the one hop a read makes."""
-        self._check_open()
-        with translate(f"{action} in {self._where}", self._url):
-            return await _in_worker(self._executor, read)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError(f"the event store at {self._where} is closed")
 
     def _parse(self, debate_id: str, seq: int, payload: str) -> Event:
         try:
@@ -570,37 +402,6 @@ class EventStore:
                 f"event {seq} of debate {debate_id!r} in {self._where} cannot be read "
                 f"(was it written by a newer moot?): {one_line(str(exc), 200)}"
             ) from None
-
-    def _summary(self, row: Any) -> DebateSummary:
-        try:
-            return DebateSummary.model_validate(dict(row))
-        except ValidationError as exc:
-            raise StoreError(
-                f"debate {row['id']!r} in {self._where} cannot be read: {one_line(str(exc), 200)}"
-            ) from None
-
-    def _file_identity(self) -> tuple[int, int] | None:
-        if self._db_file is None:
-            return None
-        # A stat is microseconds against a turn that takes seconds.
-        st = self._db_file.stat()
-        return (st.st_dev, st.st_ino)
-
-    def _check_file_still_there(self) -> None:
-        # An open SQLite connection keeps writing into a database file that was deleted or moved, and
-        # those writes vanish when it closes. SQLite does not report this in WAL mode, so check here
-        # that what was just committed went to the file the store opened.
-        if self._db_identity is None:
-            return
-        try:
-            same = self._file_identity() == self._db_identity
-        except OSError:
-            same = False
-        if not same:
-            raise StoreError(
-                f"the database file {self._db_file} was deleted or replaced while in use; "
-                "the last event was not saved"
-            )
 
 
 def _as_store_error(action: str, url: URL, error: BaseException) -> BaseException:
@@ -620,36 +421,8 @@ def _queue(tail: _Tail, event: Event) -> Event:
     return stored
 
 
-async def _in_worker(executor: ThreadPoolExecutor, call: Callable[[], _T]) -> _T:
-    """Run `call` on the store's worker thread and wait for it: the one hop an operation makes.
-
-    A call on the worker cannot be interrupted. When the caller is cancelled this still waits for the
-    call to finish before passing the cancellation on, so that whatever lock the caller holds covers
-    all the call does, and the store's bookkeeping is never changed by two operations at once.
-    """
-    future = asyncio.get_running_loop().run_in_executor(executor, call)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        while not future.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait([future])
-        if not future.cancelled():
-            future.exception()  # the caller gets the cancellation; mark any failure as seen
-        raise
-
-
-def _storable(text: str) -> bool:
-    """False for text that PostgreSQL cannot hold in a text column (a NUL); no stored id or topic has one."""
-    return "\x00" not in text
-
-
 def _conflict(event: Event, where: str) -> StoreConflictError:
     return StoreConflictError(
         f"could not append {event.type} to debate {event.debate_id!r} in {where}: another process wrote it "
         "first (or deleted it), so this run of it stopped and left it to that one"
     )
-
-
-def _not_found(debate_id: str) -> NotFoundError:
-    return NotFoundError(f"no debate with id {debate_id!r}; `moot list` shows ids")

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import DebatePaused, DebateStarted, Event, OutcomeGiven, VerdictGiven
-from moot.domain.state import Status
-from moot.store.db import debates
 
 # The projection's status after each event type, the same as `DebateState.apply` gives.
 STATUS_AFTER: dict[str, str] = {
@@ -24,40 +19,6 @@ STATUS_AFTER: dict[str, str] = {
     "debate_paused": "paused",
     "debate_resumed": "running",
 }
-
-
-class ParticipantSummary(BaseModel):
-    """Who took part, as listed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    model: str
-    stance: str = ""
-
-
-class DebateSummary(BaseModel):
-    """One row of `moot list`: a debate without its log."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    topic: str
-    status: Status
-    format: str
-    rounds: int
-    participants: list[ParticipantSummary]
-    created_at: datetime
-    updated_at: datetime
-    winner: str | None = None
-    eval_run: str | None = Field(
-        default=None, description="The `moot eval` run that held it; None: not an eval's"
-    )
-
-
-# Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
-SUMMARY_COLUMNS = [debates.c[name] for name in DebateSummary.model_fields]
 
 
 def status_after(event: Event) -> str | None:

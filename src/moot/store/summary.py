@@ -1,0 +1,44 @@
+"""What a listing reads of a debate: its row in the `debates` projection, without its log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.domain.status import Status
+from moot.store.db import debates
+
+
+class ParticipantSummary(BaseModel):
+    """Who took part, as listed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    model: str
+    stance: str = ""
+
+
+class DebateSummary(BaseModel):
+    """One row of `moot list`: a debate without its log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    topic: str
+    status: Status
+    format: str
+    rounds: int
+    participants: list[ParticipantSummary]
+    created_at: datetime
+    updated_at: datetime
+    winner: str | None = None
+    eval_run: str | None = Field(
+        default=None, description="The `moot eval` run that held it; None: not an eval's"
+    )
+
+
+# Listing reads these and never `config`, which can carry up to 200 kB of context per debate.
+SUMMARY_COLUMNS = [debates.c[name] for name in DebateSummary.model_fields]
