@@ -2,6 +2,7 @@
 
     python bench/bench_concurrency.py [--sizes 1,100,1000] [--models slow,real] [--stores memory,sqlite]
     python bench/bench_concurrency.py --profile 100 [--models slow] [--stores memory]   # cProfile, top entries
+    python bench/bench_concurrency.py --stores memory,sqlite,bare   # bare: pydantic-ai alone, no moot
 
 Each case (model x store x number of debates) runs in a fresh subprocess, so memory and imports of one do
 not count in another's. A debate is 2 participants x 3 rounds, sequential, judged at the end; every debate
@@ -11,6 +12,11 @@ Models:
 - slow: `fake:slow-100` (100 ms of waiting, then a short canned reply at once), judge the same;
 - real: a realistic reply, 200 tokens streamed over 4 s (one every 20 ms), defined here as a FunctionModel;
   judge `fake:slow-100`.
+
+The `bare` store is not moot at all: each "debate" makes the same 7 calls (6 turns, then one more in place of the
+judge's) straight through pydantic-ai's `model_request_stream` on the same model, one after another, consuming
+every streamed event. It is the floor under moot's figures: what pydantic-ai's streaming of those replies costs
+by itself (per token, it wraps each delta in events under an anyio lock), in the same run.
 
 Printed per case: wall, wall / one debate's wall (the 1-debate case of the same model and store, same run),
 CPU ms per turn (process CPU time / turns taken, the judge's call and start-up of the run included), and
@@ -59,7 +65,9 @@ def realistic_model() -> Any:
         await asyncio.sleep(REAL_SECONDS)
         return ModelResponse(parts=[TextPart(" ".join(words))])
 
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    async def stream(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
         for word in words:
             await asyncio.sleep(step)
             yield word + " "
@@ -72,7 +80,9 @@ def config(model: str) -> Any:
 
     return DebateConfig(
         topic="Benchmark topic",
-        participants=[Participant(name=f"P{i}", model=model) for i in range(PARTICIPANTS)],
+        participants=[
+            Participant(name=f"P{i}", model=model) for i in range(PARTICIPANTS)
+        ],
         judge={"model": "fake:slow-100"},
         rounds=ROUNDS,
         turn_order="sequential",
@@ -104,6 +114,11 @@ async def run_case(model: str, store: str, debates: int) -> dict[str, float]:
             if isinstance(event, TurnCompleted):
                 turns += 1
 
+    if store == "bare":
+        return await bare_case(
+            real if model == "real" else build_model(cfg.participants[0]), debates
+        )
+
     with tempfile.TemporaryDirectory() as tmp:
         log_cm: Any
         if store == "sqlite":
@@ -122,6 +137,40 @@ async def run_case(model: str, store: str, debates: int) -> dict[str, float]:
         "wall": wall,
         "cpu_ms_turn": cpu * 1e3 / max(turns, 1),
         "kib": (peak - base_rss) / debates,
+        "turns": turns,
+    }
+
+
+async def bare_case(model: Any, debates: int) -> dict[str, float]:
+    """The debates' calls with no moot: pydantic-ai's own cost of streaming the same replies."""
+    from pydantic_ai.direct import model_request_stream
+    from pydantic_ai.messages import ModelRequest, SystemPromptPart, UserPromptPart
+
+    async def one(n: int) -> None:
+        for call in range(PARTICIPANTS * ROUNDS + 1):
+            speaker = call % PARTICIPANTS
+            system = (
+                f"You are P{speaker}, a participant in a debate on: Benchmark topic."
+            )
+            request = ModelRequest(
+                parts=[
+                    SystemPromptPart(system),
+                    UserPromptPart(f"Round {call // 2 + 1}."),
+                ]
+            )
+            async with model_request_stream(model, [request]) as stream:
+                async for _ in stream:
+                    pass
+
+    base_rss = rss_kib()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(one(n) for n in range(debates)))
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    turns = PARTICIPANTS * ROUNDS * debates
+    return {
+        "wall": wall,
+        "cpu_ms_turn": cpu * 1e3 / turns,
+        "kib": (rss_kib("VmHWM") - base_rss) / debates,
         "turns": turns,
     }
 
@@ -153,7 +202,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,100,1000")
     parser.add_argument("--models", default="slow,real")
     parser.add_argument("--stores", default="memory,sqlite")
-    parser.add_argument("--profile", type=int, default=0, help="profile one case of this many debates")
+    parser.add_argument(
+        "--profile", type=int, default=0, help="profile one case of this many debates"
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -161,7 +212,9 @@ def main() -> None:
         child(model, store, int(n), bool(args.profile))
         return
     sizes = [args.profile] if args.profile else [int(s) for s in args.sizes.split(",")]
-    print(f"{PARTICIPANTS} participants x {ROUNDS} rounds, sequential, judged; all debates of a case at once")
+    print(
+        f"{PARTICIPANTS} participants x {ROUNDS} rounds, sequential, judged; all debates of a case at once"
+    )
     print(
         f"{'model':<6} {'store':<7} {'debates':>7} {'wall s':>8} {'x one':>6} {'CPU ms/turn':>12} {'KiB/debate':>11}"
     )
@@ -172,7 +225,9 @@ def main() -> None:
                 cmd = [sys.executable, __file__, "--child", model, store, str(n)]
                 if args.profile:
                     cmd += ["--profile", str(n)]
-                done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ, check=False)
+                done = subprocess.run(
+                    cmd, capture_output=True, text=True, env=os.environ, check=False
+                )
                 if done.returncode != 0:
                     print(done.stderr, file=sys.stderr)
                     raise SystemExit(f"case {model}/{store}/{n} failed")

@@ -2,6 +2,7 @@
 
     python bench/bench_eval.py [-n 20] [--delay-ms 50] [--concurrency 8]
     python bench/bench_eval.py --model local:smollm2 -n 50 [--concurrency 4] [--sequential]
+    python bench/bench_eval.py --server-ms 200 [-n 5] [--arm society:3x2]
 
 Fake mode (the default): arithmetic items answered by single, sc:6 and society:3x2 on `fake:slow-N` models,
 which wait N ms per call and answer nothing readable (so accuracy means nothing here; time does). Compared:
@@ -14,12 +15,22 @@ which wait N ms per call and answer nothing readable (so accuracy means nothing 
 Model mode (`--model`): the same three arms on that model, printing accuracy with its interval, calls and
 tokens per item (the figures of docs/EVALUATION.md), and the wall time; with --sequential, also the same arms as
 a plain loop of calls on that model in the style of Du et al.'s scripts, and the ratio of the wall times.
+
+Server mode (`--server-ms N`): one arm (society:3x2 by default) on an OpenAI-compatible fake server on
+127.0.0.1 that answers every chat completion after N ms (the tests' server, over real HTTP with the
+`openai` SDK, as a hosted model is called). Compared with its ideal (every call of a round at once, so
+rounds x N ms for all the items together at --concurrency n, and per item at --concurrency 1) and with the
+reference loop (Du et al.'s shape: one call after another).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import math
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,17 +48,20 @@ from moot.eval.report import rounds_table, summarise, table
 from moot.eval.runner import EvalPlan, EvalRun, run_eval
 from moot.models.fake import fake_model
 from moot.models.providers import build_model
+from moot.models.rate_limits import DEFAULT_LIMITS, LIMITS_VAR, reset_limiters
 from moot.store import EventStore
 
 ARMS = ["single", "sc:6", "society:3x2"]
 out = Console(highlight=False)
 
 
-def make_plan(model: str, n: int, seed: int, temperature: float) -> EvalPlan:
+def make_plan(
+    model: str, n: int, seed: int, temperature: float, arms: list[str] = ARMS, base_url: str | None = None
+) -> EvalPlan:
     return EvalPlan(
         dataset=generate("arithmetic", n, seed),
-        arms=parse_arms(ARMS),
-        model=ModelOptions(model=model),
+        arms=parse_arms(arms),
+        model=ModelOptions(model=model, base_url=base_url),
         temperature=temperature,
         seed=seed,
     )
@@ -72,7 +86,7 @@ async def sequential_loop(plan: EvalPlan, delay_ms: int) -> tuple[int, float]:
     return calls, time.perf_counter() - started
 
 
-async def reference_loop(plan: EvalPlan) -> tuple[int, float, int]:
+async def reference_loop(plan: EvalPlan, streamed: bool = False) -> tuple[int, float, int]:
     """The same arms as a plain loop in the style of Du et al.'s scripts, on the plan's real model: each item, each
     arm; a society's later rounds show every agent the others' latest answers. Calls, seconds and tokens."""
     model = build_model(plan.model)
@@ -84,8 +98,14 @@ async def reference_loop(plan: EvalPlan) -> tuple[int, float, int]:
 
     async def ask(prompt: str) -> str:
         nonlocal calls, tokens
-        result = await Agent(model).run(prompt, model_settings=settings)
         calls += 1
+        if streamed:  # the fake server streams every plain reply, as moot asks for them
+            async with Agent(model).run_stream(prompt, model_settings=settings) as stream:
+                output = await stream.get_output()
+                usage = stream.usage
+            tokens += usage.input_tokens + usage.output_tokens
+            return output
+        result = await Agent(model).run(prompt, model_settings=settings)
         tokens += result.usage.input_tokens + result.usage.output_tokens
         return result.output
 
@@ -167,6 +187,69 @@ async def model_mode(args: argparse.Namespace, where: Path) -> None:
         )
 
 
+async def server_mode(args: argparse.Namespace, where: Path) -> None:
+    from tests.fake_openai_server import fake_openai_server
+
+    default_cap = DEFAULT_LIMITS["openai-compatible"].concurrent or 0
+    ms = args.server_ms
+    with fake_openai_server(latency_s=ms / 1000) as (url, seen):
+        plan = make_plan("openai-compatible:house", args.n, args.seed, 0.7, [args.arm], url)
+        arm = plan.arms[0]
+        agents, rounds = arm_shape(arm)
+        calls, loop_s, _ = await reference_loop(plan, streamed=True)
+        runs: list[tuple[int, int, EvalRun]] = []  # (debates at once, calls in flight allowed, run)
+        for at_once, cap in ((1, default_cap), (args.n, default_cap), (args.n, args.n * agents)):
+            # The provider's concurrency cap: 8 calls in flight by default for a self-hosted server.
+            os.environ[LIMITS_VAR] = json.dumps({"openai-compatible": {"concurrent": cap}})
+            reset_limiters()
+            runs.append((at_once, cap, await moot_eval(plan, where / f"c{at_once}-{cap}", at_once)))
+        requests = len(seen.requests)
+    for _, _, run in runs:
+        assert sum(r.calls for r in run.rows) == calls, (run.rows, calls)
+    assert requests == (1 + len(runs)) * calls, requests  # nothing retried, nothing extra
+    result = Table(
+        title=f"{args.n} items x {arm.label} = {calls} calls, each answered after {ms} ms "
+        "by an OpenAI-compatible server on 127.0.0.1"
+    )
+    for heading in (
+        "run",
+        "debates at once",
+        "calls in flight",
+        "wall (s)",
+        "ideal (s)",
+        "x ideal",
+        "vs loop",
+    ):
+        result.add_column(heading, justify="left" if heading == "run" else "right")
+    serial = calls * ms / 1000
+    result.add_row(
+        "reference loop (Du et al.)",
+        "1",
+        "1",
+        f"{loop_s:.2f}",
+        f"{serial:.2f}",
+        f"{loop_s / serial:.2f}",
+        "1.0x",
+    )
+    for at_once, cap, run in runs:
+        # Ideal: every call of a round at once, as far as the debates at once and the cap allow.
+        waves = rounds * math.ceil(min(at_once, args.n) * agents / cap) * math.ceil(args.n / at_once)
+        ideal = waves * ms / 1000
+        result.add_row(
+            "moot eval",
+            str(at_once),
+            f"<= {cap}",
+            f"{run.wall_s:.2f}",
+            f"{ideal:.2f}",
+            f"{run.wall_s / ideal:.2f}",
+            f"{loop_s / run.wall_s:.1f}x faster",
+        )
+    out.print(result)
+    out.print(
+        f"{agents} agents x {rounds} rounds an item; the server held at most {seen.most_waiting} requests at once"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -182,7 +265,20 @@ def main() -> None:
         action="store_true",
         help="model mode: also time the same arms as a plain sequential loop",
     )
+    parser.add_argument(
+        "--server-ms",
+        type=int,
+        default=0,
+        help="server mode: an OpenAI-compatible fake server's latency per call",
+    )
+    parser.add_argument("--arm", default="society:3x2", help="server mode: the arm to run")
     args = parser.parse_args()
+    if args.server_ms:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the fake server lives with the tests
+        args.n = args.n or 5
+        with tempfile.TemporaryDirectory() as tmp:
+            asyncio.run(server_mode(args, Path(tmp)))
+        return
     args.n = args.n or (50 if args.model else 20)
     args.concurrency = args.concurrency or (4 if args.model else 8)
     with tempfile.TemporaryDirectory() as tmp:
