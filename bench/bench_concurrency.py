@@ -65,9 +65,7 @@ def realistic_model() -> Any:
         await asyncio.sleep(REAL_SECONDS)
         return ModelResponse(parts=[TextPart(" ".join(words))])
 
-    async def stream(
-        messages: list[ModelMessage], info: AgentInfo
-    ) -> AsyncIterator[str | DeltaToolCalls]:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
         for word in words:
             await asyncio.sleep(step)
             yield word + " "
@@ -80,9 +78,7 @@ def config(model: str) -> Any:
 
     return DebateConfig(
         topic="Benchmark topic",
-        participants=[
-            Participant(name=f"P{i}", model=model) for i in range(PARTICIPANTS)
-        ],
+        participants=[Participant(name=f"P{i}", model=model) for i in range(PARTICIPANTS)],
         judge={"model": "fake:slow-100"},
         rounds=ROUNDS,
         turn_order="sequential",
@@ -115,9 +111,7 @@ async def run_case(model: str, store: str, debates: int) -> dict[str, float]:
                 turns += 1
 
     if store == "bare":
-        return await bare_case(
-            real if model == "real" else build_model(cfg.participants[0]), debates
-        )
+        return await bare_case(real if model == "real" else build_model(cfg.participants[0]), debates)
 
     with tempfile.TemporaryDirectory() as tmp:
         log_cm: Any
@@ -149,9 +143,7 @@ async def bare_case(model: Any, debates: int) -> dict[str, float]:
     async def one(n: int) -> None:
         for call in range(PARTICIPANTS * ROUNDS + 1):
             speaker = call % PARTICIPANTS
-            system = (
-                f"You are P{speaker}, a participant in a debate on: Benchmark topic."
-            )
+            system = f"You are P{speaker}, a participant in a debate on: Benchmark topic."
             request = ModelRequest(
                 parts=[
                     SystemPromptPart(system),
@@ -202,9 +194,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,100,1000")
     parser.add_argument("--models", default="slow,real")
     parser.add_argument("--stores", default="memory,sqlite")
-    parser.add_argument(
-        "--profile", type=int, default=0, help="profile one case of this many debates"
-    )
+    parser.add_argument("--profile", type=int, default=0, help="profile one case of this many debates")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -212,9 +202,7 @@ def main() -> None:
         child(model, store, int(n), bool(args.profile))
         return
     sizes = [args.profile] if args.profile else [int(s) for s in args.sizes.split(",")]
-    print(
-        f"{PARTICIPANTS} participants x {ROUNDS} rounds, sequential, judged; all debates of a case at once"
-    )
+    print(f"{PARTICIPANTS} participants x {ROUNDS} rounds, sequential, judged; all debates of a case at once")
     print(
         f"{'model':<6} {'store':<7} {'debates':>7} {'wall s':>8} {'x one':>6} {'CPU ms/turn':>12} {'KiB/debate':>11}"
     )
@@ -225,9 +213,7 @@ def main() -> None:
                 cmd = [sys.executable, __file__, "--child", model, store, str(n)]
                 if args.profile:
                     cmd += ["--profile", str(n)]
-                done = subprocess.run(
-                    cmd, capture_output=True, text=True, env=os.environ, check=False
-                )
+                done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ, check=False)
                 if done.returncode != 0:
                     print(done.stderr, file=sys.stderr)
                     raise SystemExit(f"case {model}/{store}/{n} failed")
