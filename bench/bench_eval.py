@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic_ai import Agent
@@ -187,26 +190,83 @@ async def model_mode(args: argparse.Namespace, where: Path) -> None:
         )
 
 
-async def server_mode(args: argparse.Namespace, where: Path) -> None:
-    from tests.fake_openai_server import fake_openai_server
+# The fake server in a process of its own, as a real provider is: its CPU (Python's HTTP server, the SSE chunks)
+# must not count against the client it serves. It prints its URL, and what it saw when its stdin closes.
+SERVER = """
+import json, sys
+from tests.fake_openai_server import fake_openai_server
+with fake_openai_server(latency_s=float(sys.argv[1])) as (url, seen):
+    print(url, flush=True)
+    sys.stdin.read()
+    print(json.dumps({"requests": len(seen.requests), "most_waiting": seen.most_waiting}), flush=True)
+"""
 
+
+@contextlib.contextmanager
+def server_process(latency_s: float) -> Iterator[tuple[str, dict[str, int]]]:
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(latency_s)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+        },
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    seen: dict[str, int] = {}
+    try:
+        yield proc.stdout.readline().strip(), seen
+    finally:
+        proc.stdin.close()
+        seen.update(json.loads(proc.stdout.readline()))
+        proc.wait(30)
+
+
+async def sdk_rounds(url: str, items: int, agents: int, rounds: int) -> float:
+    """The arm's calls with no moot and no pydantic-ai: the `openai` SDK alone, every call of a round (all items)
+    at once, round after round. What the server and the transport cost: the ideal as this machine can reach it."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="unused")
+
+    async def call() -> None:
+        stream = await client.chat.completions.create(
+            model="house", messages=[{"role": "user", "content": "2+2?"}], stream=True
+        )
+        async for _ in stream:
+            pass
+
+    started = time.perf_counter()
+    for _ in range(rounds):
+        await asyncio.gather(*(call() for _ in range(items * agents)))
+    wall = time.perf_counter() - started
+    await client.close()
+    return wall
+
+
+async def server_mode(args: argparse.Namespace, where: Path) -> None:
     default_cap = DEFAULT_LIMITS["openai-compatible"].concurrent or 0
     ms = args.server_ms
-    with fake_openai_server(latency_s=ms / 1000) as (url, seen):
+    with server_process(ms / 1000) as (url, seen):
         plan = make_plan("openai-compatible:house", args.n, args.seed, 0.7, [args.arm], url)
         arm = plan.arms[0]
         agents, rounds = arm_shape(arm)
         calls, loop_s, _ = await reference_loop(plan, streamed=True)
+        await sdk_rounds(url, args.n, agents, rounds)  # warm: the SDK's first client and imports
+        sdk_s = await sdk_rounds(url, args.n, agents, rounds)
         runs: list[tuple[int, int, EvalRun]] = []  # (debates at once, calls in flight allowed, run)
         for at_once, cap in ((1, default_cap), (args.n, default_cap), (args.n, args.n * agents)):
             # The provider's concurrency cap: 8 calls in flight by default for a self-hosted server.
             os.environ[LIMITS_VAR] = json.dumps({"openai-compatible": {"concurrent": cap}})
             reset_limiters()
             runs.append((at_once, cap, await moot_eval(plan, where / f"c{at_once}-{cap}", at_once)))
-        requests = len(seen.requests)
     for _, _, run in runs:
         assert sum(r.calls for r in run.rows) == calls, (run.rows, calls)
-    assert requests == (1 + len(runs)) * calls, requests  # nothing retried, nothing extra
+    assert seen["requests"] == (3 + len(runs)) * calls, seen  # nothing retried, nothing extra
     result = Table(
         title=f"{args.n} items x {arm.label} = {calls} calls, each answered after {ms} ms "
         "by an OpenAI-compatible server on 127.0.0.1"
@@ -231,6 +291,16 @@ async def server_mode(args: argparse.Namespace, where: Path) -> None:
         f"{loop_s / serial:.2f}",
         "1.0x",
     )
+    ideal_all = rounds * ms / 1000
+    result.add_row(
+        "openai SDK alone, a round's calls at once",
+        str(args.n),
+        str(args.n * agents),
+        f"{sdk_s:.2f}",
+        f"{ideal_all:.2f}",
+        f"{sdk_s / ideal_all:.2f}",
+        f"{loop_s / sdk_s:.1f}x faster",
+    )
     for at_once, cap, run in runs:
         # Ideal: every call of a round at once, as far as the debates at once and the cap allow.
         waves = rounds * math.ceil(min(at_once, args.n) * agents / cap) * math.ceil(args.n / at_once)
@@ -246,7 +316,8 @@ async def server_mode(args: argparse.Namespace, where: Path) -> None:
         )
     out.print(result)
     out.print(
-        f"{agents} agents x {rounds} rounds an item; the server held at most {seen.most_waiting} requests at once"
+        f"{agents} agents x {rounds} rounds an item; the server held at most {seen['most_waiting']} requests at once; "
+        f"moot eval with every call of a round at once / the SDK alone doing the same: {runs[-1][2].wall_s / sdk_s:.2f}"
     )
 
 
@@ -274,7 +345,6 @@ def main() -> None:
     parser.add_argument("--arm", default="society:3x2", help="server mode: the arm to run")
     args = parser.parse_args()
     if args.server_ms:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the fake server lives with the tests
         args.n = args.n or 5
         with tempfile.TemporaryDirectory() as tmp:
             asyncio.run(server_mode(args, Path(tmp)))

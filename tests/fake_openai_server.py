@@ -323,6 +323,12 @@ def _handler(
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    # The stdlib's backlog of 5 made the sixth simultaneous connection wait for a SYN retry (about 1 s): every reply
+    # closes its connection, so a client with 15 calls in flight opens 15 at once.
+    request_queue_size = 128
+
+
 @contextmanager
 def fake_openai_server(
     script: Sequence[Step] = (), latency_s: float = 0.0, models: Sequence[str] | None = None
@@ -336,7 +342,7 @@ def fake_openai_server(
     seen = Seen()
     stopping = threading.Event()
     handler = _handler(seen, deque(script), threading.Lock(), stopping, latency_s, models)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     # A short poll: shutdown() waits for it, and a test starts a server per scenario.
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
