@@ -14,7 +14,7 @@ from moot.domain.state import DebateState
 from moot.judging.anonymise import Entrant, Roster, named_roster
 from moot.judging.prompt import JudgePrompt, judge_templates
 from moot.judging.schema import bounded_items, bounded_text, each_participant, per_entrant, whole_numbers
-from moot.judging.words import text_or_empty, words_only
+from moot.judging.words import apart, distinct, text_or_empty, words_only
 
 
 class ParticipantReview(BaseModel):
@@ -112,18 +112,23 @@ def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> Round
     """The stored RoundAssessment, with the per-participant reviews listed by participant id; a small judge's
     filler ("1", a bare id) is left out of the strengths, weaknesses and reasoning (moot.judging.words)."""
     names = [n for p in config.participants for n in (p.id, p.name)]
-    participants = [
-        ParticipantAssessment(
-            participant_id=pid,
-            strengths=words_only(r.strengths, names),
-            weaknesses=words_only(r.weaknesses, names),
-            score=r.score,
-            relevance=r.relevance,
-            novelty=r.novelty,
-            engagement=r.engagement,
+    participants = []
+    for pid, r in each_participant(config, answer.participants):  # type: ignore[attr-defined]
+        # A line given as both a strength and a weakness says neither.
+        strengths, weaknesses = apart(
+            distinct(words_only(r.strengths, names)), distinct(words_only(r.weaknesses, names))
         )
-        for pid, r in each_participant(config, answer.participants)  # type: ignore[attr-defined]
-    ]
+        participants.append(
+            ParticipantAssessment(
+                participant_id=pid,
+                strengths=strengths,
+                weaknesses=weaknesses,
+                score=r.score,
+                relevance=r.relevance,
+                novelty=r.novelty,
+                engagement=r.engagement,
+            )
+        )
     return RoundAssessment(
         should_continue=answer.should_continue,
         quality=answer.quality,

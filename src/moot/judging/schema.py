@@ -23,7 +23,7 @@ from moot.domain.verdict import (
     weighted_score,
 )
 from moot.judging.anonymise import Entrant, Roster, named_roster, reveal
-from moot.judging.words import text_or_empty, words_only
+from moot.judging.words import apart, distinct, said_once, text_or_empty, without, words_only
 
 
 def whole_numbers(top: int) -> dict[str, Any]:
@@ -181,26 +181,40 @@ def to_verdict(
     names = [n for p in config.participants for n in (p.id, p.name)]
     names += [n for e in roster.entrants for n in (e.id, e.name)]
     given = dict(each_entrant(roster, answer.scores))
+    reasons = {p.id: text_or_empty(real(given[p.id].reasoning), names) for p in config.participants}
+    arguments = {
+        p.id: distinct(words_only([real(x) for x in given[p.id].key_arguments], names))
+        for p in config.participants
+    }
+    summary = text_or_empty(real(answer.summary), names)
+    agreement, disagreement = apart(
+        distinct(words_only([real(x) for x in answer.areas_of_agreement], names)),
+        distinct(words_only([real(x) for x in answer.areas_of_disagreement], names)),
+    )
+    insights = distinct(words_only([real(x) for x in answer.insights], names))
+    everywhere = said_once(
+        [*([r] for r in reasons.values()), *arguments.values()],
+        [[summary], agreement, disagreement, insights],
+    )
     scores = []
     for p in config.participants:
-        a = given[p.id]
-        criteria = {name: float(v) for name, v in a.criteria.model_dump(by_alias=True).items()}
+        criteria = {name: float(v) for name, v in given[p.id].criteria.model_dump(by_alias=True).items()}
         scores.append(
             ParticipantScore(
                 participant_id=p.id,
                 score=weighted_score(criteria, rubric),
-                reasoning=text_or_empty(real(a.reasoning), names),
-                key_arguments=words_only([real(x) for x in a.key_arguments], names),
+                reasoning="".join(without([reasons[p.id]], everywhere)),
+                key_arguments=without(arguments[p.id], everywhere),
                 criteria=criteria,
             )
         )
     return Verdict.from_scores(
         scores,
-        summary=text_or_empty(real(answer.summary), names),
-        areas_of_agreement=words_only([real(x) for x in answer.areas_of_agreement], names),
-        areas_of_disagreement=words_only([real(x) for x in answer.areas_of_disagreement], names),
+        summary="".join(without([summary], everywhere)),
+        areas_of_agreement=without(agreement, everywhere),
+        areas_of_disagreement=without(disagreement, everywhere),
         quality=answer.quality,
-        insights=words_only([real(x) for x in answer.insights], names),
+        insights=without(insights, everywhere),
         names_winner=names_winner,
         rubric=criteria_of(judge),
     )

@@ -111,7 +111,7 @@ def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None =
             # Distinct choices, rotated by the seed: a ranking of labels comes out a permutation.
             choices = items["enum"]
             return [choices[(seed + i) % len(choices)] for i in range(count)]
-        return [fill_schema(items, seed + 1 + i, defs, key) for i in range(count)]
+        return [fill_schema(items, seed + 1 + i, defs, f"{key} {i + 1}") for i in range(count)]
     if kind in ("number", "integer"):
         lo = schema.get("minimum", 0)
         hi = schema.get("maximum", 10)
@@ -122,4 +122,10 @@ def fill_schema(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None =
         return key.startswith("should")
     if "enum" in schema:
         return schema["enum"][seed % len(schema["enum"])]
-    return "A reasoned point drawn from the transcript."
+    # Each field its own words, as a judge's are: one sentence in every field reads as filler (judging.words).
+    about = key.replace("_", " ").strip()
+    return (
+        f"A reasoned point drawn from the transcript ({about})."
+        if about
+        else "A reasoned point drawn from the transcript."
+    )
