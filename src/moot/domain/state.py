@@ -444,7 +444,8 @@ class DebateState(BaseModel):
             verdict=event.verdict,
             error=event.error,
             panel=event.panel,
-            ballots=list(self.ballots) if event.panel is not None else [],
+            # In seat order: the judges answer at once, and the record must not depend on who was first.
+            ballots=sorted(self.ballots, key=lambda b: b.judge) if event.panel is not None else [],
             usage=self.verdict_usage + event.usage,
             at=event.at,
         )

@@ -194,7 +194,8 @@ async def _judge_panel(ctx: RunContext) -> None:
                 )
             )
     await ctx.together([_panel_judge(ctx, seat) for seat in seated if seat.index not in done])
-    ballots = ctx.state.ballots
+    # In seat order, not the order the judges answered in: the combined record must not depend on timing.
+    ballots = sorted(ctx.state.ballots, key=lambda b: b.judge)
     verdict, result = combine(ctx.config, ballots, names_winner=ctx.protocol.names_winner)
     counted = [b for b in ballots if b.verdict is not None]
     await ctx.emit(
