@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Generic, TypeVar
 
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 
 CommitBatch = Callable[[list[_T]], Coroutine[Any, Any, Sequence[BaseException | None]]]
 
@@ -86,11 +87,11 @@ def _settle(
             future.set_exception(outcome)
 
 
-async def settled(future: asyncio.Future[None]) -> None:
-    """Wait for `future`; when the caller is cancelled, still wait for the commit before passing it on,
-    so an append never returns (or is cancelled) with its event's fate unknown."""
+async def settled(future: asyncio.Future[_R]) -> _R:
+    """Wait for `future`; when the caller is cancelled, still wait for it to finish before passing the
+    cancellation on, so an append (or a store operation on its worker) never ends with its work's fate unknown."""
     try:
-        await asyncio.shield(future)
+        return await asyncio.shield(future)
     except asyncio.CancelledError:
         while not future.done():
             with contextlib.suppress(asyncio.CancelledError):

@@ -8,7 +8,6 @@ whose schemas pydantic builds at import: most of the time `moot list` would spen
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from moot.domain.status import STATUSES
 from moot.errors import NotFoundError, StoreError, UserError, one_line
 from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
 from moot.store.db import debates, upgrade_schema
+from moot.store.group_commit import settled
 from moot.store.location import db_url_from
 from moot.store.summary import SUMMARY_COLUMNS, DebateSummary
 
@@ -253,16 +253,7 @@ async def in_worker(executor: ThreadPoolExecutor, call: Callable[[], _T]) -> _T:
     call to finish before passing the cancellation on, so that whatever lock the caller holds covers
     all the call does, and the store's bookkeeping is never changed by two operations at once.
     """
-    future = asyncio.get_running_loop().run_in_executor(executor, call)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        while not future.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait([future])
-        if not future.cancelled():
-            future.exception()  # the caller gets the cancellation; mark any failure as seen
-        raise
+    return await settled(asyncio.get_running_loop().run_in_executor(executor, call))
 
 
 def storable(text: str) -> bool:
