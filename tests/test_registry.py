@@ -62,7 +62,7 @@ def test_the_tables_that_listed_providers_by_hand_are_the_registrys() -> None:
     assert set(DEFAULT_LIMITS) == set(PROVIDERS)
     assert DEFAULT_LIMITS["anthropic"].requests_per_minute == 50 and DEFAULT_LIMITS["local"].concurrent == 1
     assert set(WEB_SEARCH_PROVIDERS) == {s.name for s in BUILT_IN if "web_search" in s.native_tools}
-    assert {"local"} == NO_FUNCTION_TOOLS
+    assert {"local", "human"} == NO_FUNCTION_TOOLS
     assert {"llama.cpp", "local", "fake", "function", "test"} <= FREE_SYSTEMS
     assert known_window(ModelRef.model_validate("ollama:gpt-4o")) == 8192  # the row's fixed window wins
     for system, provider in {"google-gla": "google", "google-vertex": "google", "llama.cpp": "local"}.items():

@@ -20,6 +20,7 @@ StopKind = Literal[
     "participants",  # too few participants left after failures, or the format cannot go on without one
     "context",  # history.on_overflow: end, and a turn's prompt could not fit its model's window
     "drift",  # stopping.drift: stop and a participant's relevance fell below DRIFT_BELOW
+    "person",  # a person gave no turn within limits.human_turn_timeout_s (on_human_timeout: stop)
 ]
 
 # Seed 000 §4.1: a relevance below 5 (of 10) is drifting off the topic.

@@ -37,6 +37,8 @@ Diversity = Literal["binary", "spectrum", "multi-perspective"]
 StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybrid"]
 # What a participant's relevance below 5/10 in a round's assessment does (stopping.drift).
 DriftAction = Literal["warn", "stop"]
+# What happens when a person does not answer within limits.human_turn_timeout_s.
+HumanTimeoutAction = Literal["skip", "stop"]
 # What happens when a turn's prompt cannot fit its window even after its strategy (history.on_overflow).
 OverflowAction = Literal["summarize", "truncate", "end"]
 
@@ -47,6 +49,7 @@ MAX_PARTICIPANTS = 10
 MAX_ROUNDS = 50
 MAX_JUDGES = 9
 MAX_FALLBACKS = 5
+MAX_AUDIENCE = 50
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
@@ -290,6 +293,21 @@ class Limits(_Strict):
         lt=1,
         description="Share of cost_limit/token_limit kept for the verdict: debating calls stop short of it",
     )
+    human_turn_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=30 * 86_400,
+        description="How long a person (model: human) has for a turn or a verdict, from when it was asked; left "
+        "out: no limit (a debate may wait for hours, and survives a restart while it waits)",
+    )
+    on_human_timeout: HumanTimeoutAction = Field(
+        default="skip",
+        description="When human_turn_timeout_s passes: skip (the turn is recorded as skipped, with a note, and "
+        "the debate goes on) or stop (the rounds end there and the judge rules on what exists)",
+    )
+    human_turn_max_chars: int = Field(
+        default=6000, ge=100, le=100_000, description="The longest turn a person may give, in characters"
+    )
 
 
 class Stopping(_Strict):
@@ -389,6 +407,44 @@ class Temperatures(_Strict):
     summary: float | None = Field(default=0.3, ge=0.0, le=2.0, description="Summaries of older turns")
 
 
+class AudienceConfig(_Strict):
+    """Who votes on the motion before the first round and after the last (Intelligence Squared's swing)."""
+
+    size: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_AUDIENCE,
+        description="Model personas in the audience, proposed like 'auto' personas; each votes before and after",
+    )
+    model: ModelOptions | None = Field(
+        default=None,
+        description="The model that proposes the personas and votes for them; left out: the judge's, else the "
+        "first participant's model",
+    )
+    people: bool = Field(
+        default=False,
+        description="People vote too, through the debate's audience link (moot serve): one vote per browser "
+        "per phase",
+    )
+    window_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=7 * 86_400,
+        description="With people: how long the vote after the last round stays open (the vote before is open "
+        "from the debate's creation until its first round, which waits this long for it)",
+    )
+
+    @model_validator(mode="after")
+    def _someone_votes(self) -> AudienceConfig:
+        if self.size == 0 and not self.people:
+            raise ValueError(
+                "audience: give size (model personas) and/or people: true, or leave audience out"
+            )
+        if self.model is not None and self.model.model.is_person:
+            raise ValueError("audience.model: people vote through the audience link; give a model here")
+        return self
+
+
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
@@ -437,6 +493,11 @@ class DebateConfig(_Strict):
         default_factory=Temperatures,
         description="Temperature per kind of call where a model's own `temperature` is not set",
     )
+    audience: AudienceConfig | None = Field(
+        default=None,
+        description="An audience that votes on the motion before and after (people, model personas, or both); "
+        "Oxford's winner is then its swing. Left out: no audience",
+    )
     notify: list[Notify] = Field(
         default_factory=list,
         max_length=MAX_HOOKS,
@@ -477,11 +538,28 @@ class DebateConfig(_Strict):
 
     def derived_judge(self) -> JudgeConfig:
         """The judge this config gets when it names none (`judge` left out, not null)."""
-        seated = [j for j in self.judges if self.recusal(j) is None]
+        # A person in the panel or the debate is not made the judge of the rounds by surprise: they are asked
+        # nothing a model is (round assessments, a format's votes).
+        seated = [j for j in self.judges if self.recusal(j) is None and not j.model.is_person]
         if seated:
             return seated[0].model_copy()
-        first = self.participants[0]
+        first = self.first_model()
         return JudgeConfig(model=first.model, base_url=first.base_url)
+
+    def first_model(self) -> ModelOptions:
+        """The first participant a model speaks for (the embedded model when people hold every seat)."""
+        return next((p for p in self.participants if not p.model.is_person), ModelOptions())
+
+    def people(self) -> list[str]:
+        """Where a person answers in this config, as field paths (empty: models only)."""
+        seats = [f"participants[{i}]" for i, p in enumerate(self.participants) if p.model.is_person]
+        if self.judges:
+            seats += [f"judges[{i}]" for i, j in enumerate(self.judges) if j.model.is_person]
+        elif self.judge is not None and self.judge.model.is_person:
+            seats.append("judge")
+        if self.audience is not None and self.audience.people:
+            seats.append("audience.people")
+        return seats
 
     @model_validator(mode="after")
     def _check_panel(self) -> DebateConfig:
@@ -524,6 +602,39 @@ class DebateConfig(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _people_fit(self) -> DebateConfig:
+        # What a person cannot be asked for is refused here, naming the field; what a format cannot ask a person
+        # for, its own check refuses (moot.protocols).
+        for i, p in enumerate(self.participants):
+            if not p.model.is_person:
+                continue
+            where = f"participants[{i}]"
+            if p.tools:
+                raise ValueError(f"{where}.tools: a person uses no tools here; remove tools")
+            if p.persona.strip().lower() == "auto":
+                raise ValueError(
+                    f"{where}.persona: 'auto' asks a model for a persona; a person brings their own"
+                )
+        for where, seated in self._named_judges():
+            if seated.model.is_person and seated.fallback:
+                raise ValueError(f"{where}.fallback: a person judges; remove the fallback models")
+        if self.moderator is not None and self.moderator.model.is_person:
+            raise ValueError("moderator: the format's voices are models; give a model, or leave it out")
+        if self.history.summarizer is not None and self.history.summarizer.model.is_person:
+            raise ValueError("history.summarizer: summaries are written by a model; give a model")
+        judge = self.judge
+        if judge is not None and judge.model.is_person and self.stopping.assess_rounds:
+            raise ValueError(
+                "stopping.assess_rounds: the judge is a person, who gives the verdict only; "
+                "set assess_rounds: false or give a model judge (and the person a panel seat in judges)"
+            )
+        return self
+
+    def _named_judges(self) -> list[tuple[str, JudgeConfig]]:
+        named = [(f"judges[{i}]", j) for i, j in enumerate(self.judges)]
+        return named + ([("judge", self.judge)] if self.judge is not None else [])
+
+    @model_validator(mode="after")
     def _stopping_needs(self) -> DebateConfig:
         stopping = self.stopping
         if stopping.diminishing_returns and stopping.assess_rounds is False:
@@ -542,7 +653,7 @@ class DebateConfig(_Strict):
 
     def recusal(self, judge: ModelOptions) -> str | None:
         """Why this judge model may not judge (recuse_same_model and a participant uses it), else None."""
-        if not self.recuse_same_model:
+        if not self.recuse_same_model or judge.model.is_person:
             return None
         for p in self.participants:
             if str(p.model) == str(judge.model) and p.base_url == judge.base_url:
@@ -551,7 +662,8 @@ class DebateConfig(_Strict):
 
     def voice_options(self) -> ModelOptions:
         """The model that speaks for the format's voices: the moderator, else the judge, else the first debater."""
-        return self.moderator or self.judge or self.participants[0]
+        judge = self.judge if self.judge is not None and not self.judge.model.is_person else None
+        return self.moderator or judge or self.first_model()
 
     def speaker_options(self, speaker_id: str) -> ModelOptions:
         """The model behind a speaker id: a participant's own, the judge's, or the voices' model."""
@@ -561,7 +673,14 @@ class DebateConfig(_Strict):
 
     def summarizer_options(self) -> ModelOptions:
         """The model that summarises older turns: history.summarizer, else the judge, else the first debater."""
-        return self.history.summarizer or self.judge or self.participants[0]
+        judge = self.judge if self.judge is not None and not self.judge.model.is_person else None
+        return self.history.summarizer or judge or self.first_model()
+
+    def audience_options(self) -> ModelOptions:
+        """The model that proposes the audience's personas and votes for them."""
+        judge = self.judge if self.judge is not None and not self.judge.model.is_person else None
+        chosen = self.audience.model if self.audience is not None else None
+        return chosen or judge or self.first_model()
 
     def strategy_of(self, speaker_id: str) -> StrategyName:
         """The history strategy of a speaker's turn prompts: its own override, else the debate's."""

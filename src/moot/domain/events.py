@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from moot.domain.assessment import RoundAssessment, StopReason
+from moot.domain.audience import AudienceVote
+from moot.domain.audience import Phase as AudiencePhase
 from moot.domain.config import DebateConfig, JudgeConfig
 from moot.domain.faults import FaultKind
 from moot.domain.outcome import Outcome
@@ -140,6 +142,28 @@ class TurnCompleted(_TurnEvent):
     model_version: str | None = Field(
         default=None, description="The model the provider says answered (a dated version), when it says"
     )
+    skipped: bool = Field(
+        default=False,
+        description="A person gave no turn within limits.human_turn_timeout_s: `text` is the note saying so",
+    )
+
+
+class TurnAwaited(_TurnEvent):
+    """A person's turn (a participant whose model is `human`) is asked for; the run waits for it. Stored, so a
+    run carried on after a restart waits again, to the same deadline, without asking twice."""
+
+    type: Literal["turn_awaited"] = "turn_awaited"
+    deadline: datetime | None = Field(default=None, description="limits.human_turn_timeout_s from when asked")
+    max_chars: int = Field(description="The longest turn the person may give")
+
+
+class VerdictAwaited(BaseEvent):
+    """A person judging is asked for their verdict; the run waits for it (stored, as `TurnAwaited` is)."""
+
+    type: Literal["verdict_awaited"] = "verdict_awaited"
+    judge: int | None = Field(default=None, description="Their panel seat (0-based); None: the single judge")
+    name: str
+    deadline: datetime | None = None
 
 
 class ContextTrimmed(_ProgressMarker):
@@ -234,6 +258,29 @@ class _JudgeCall(BaseEvent):
     attempts: int = 1
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
+
+
+class AudienceSeated(_JudgeCall):
+    """The audience's model personas, proposed by `model` (the call is recorded like any structured answer)."""
+
+    type: Literal["audience_seated"] = "audience_seated"
+    personas: dict[str, ProposedPersona] = Field(description="Persona id -> who they are")
+
+
+class AudienceOpened(BaseEvent):
+    """A vote of the audience opens for people (the one before the first round opens when the debate starts)."""
+
+    type: Literal["audience_opened"] = "audience_opened"
+    phase: AudiencePhase
+    closes_at: datetime | None = Field(default=None, description="When people's votes stop being taken")
+
+
+class AudienceCounted(_JudgeCall):
+    """The audience's votes in one phase: the personas' (their calls' usage here) and the people's."""
+
+    type: Literal["audience_counted"] = "audience_counted"
+    phase: AudiencePhase
+    votes: list[AudienceVote] = Field(default_factory=list)
 
 
 class HistorySummarised(_JudgeCall):
@@ -484,6 +531,11 @@ Event = Annotated[
     | TokenDelta
     | ToolCalled
     | TurnCompleted
+    | TurnAwaited
+    | VerdictAwaited
+    | AudienceSeated
+    | AudienceOpened
+    | AudienceCounted
     | ContextTrimmed
     | ContextWarning
     | RoundCompleted

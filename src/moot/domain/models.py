@@ -18,6 +18,7 @@ PROVIDER_ALIASES: dict[str, str] = {alias: spec.name for spec in BUILT_IN for al
 BASE_URL_PROVIDERS = tuple(spec.name for spec in BUILT_IN if spec.takes_base_url)
 
 DEFAULT_MODEL = "local:smollm2"
+HUMAN = "human"  # the provider whose "model" is a person: `human` alone reads as `human:person`
 
 _NAME = re.compile(r"^[A-Za-z0-9][\w.:/@+-]*$")
 
@@ -41,6 +42,11 @@ class ModelRef(BaseModel):
         return f"{self.provider}:{self.name}"
 
     @property
+    def is_person(self) -> bool:
+        """Whether a person answers for it (`human`): the engine asks them, not a model."""
+        return self.provider == HUMAN
+
+    @property
     def is_local(self) -> bool:
         """Whether it runs in this process: no network, no cost."""
         spec = find_provider(self.provider)
@@ -50,6 +56,8 @@ class ModelRef(BaseModel):
 def parse_model_ref(text: str) -> dict[str, str]:
     """Split and check `provider:model`; raises ValueError with the fix in its message."""
     text = text.strip()
+    if text.lower() == HUMAN:  # `-p human,name=Ada`: a person takes the seat (moot.domain.people)
+        return {"provider": HUMAN, "name": "person"}
     provider, sep, name = text.partition(":")
     provider = provider.strip().lower()
     name = name.strip()
@@ -86,9 +94,10 @@ ModelRefField = Annotated[
     WithJsonSchema(
         {
             "type": "string",
-            "pattern": r"^[a-z-]+:.+$",
-            "description": "provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, local:smollm2",
-            "examples": ["local:smollm2", "openai:gpt-4o", "ollama:llama3.2"],
+            "pattern": r"^([a-z-]+:.+|human)$",
+            "description": "provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, local:smollm2; "
+            "human: a person takes the seat",
+            "examples": ["local:smollm2", "openai:gpt-4o", "ollama:llama3.2", "human"],
         }
     ),
 ]

@@ -43,6 +43,7 @@ Wire = Literal[
     "mistral",
     "local",
     "fake",
+    "human",
     "pydantic-ai",
     "plugin",
 ]
@@ -248,6 +249,18 @@ BUILT_IN: tuple[ProviderSpec, ...] = (
         fixed_window=1_000_000,  # fakes have no window; tests that want one set context_window
         runs_here=True,
         systems=("fake",),
+        end_marker=False,
+    ),
+    ProviderSpec(
+        "human",
+        "A person, answering at the terminal (`moot run`) or through a join link (`moot serve`)",
+        wire="human",
+        key_required=False,
+        # A person reads the transcript, not a prompt: no window to fit, no tools, no cost.
+        fixed_window=1_000_000,
+        function_tools=False,
+        runs_here=True,
+        systems=("human",),
         end_marker=False,
     ),
 )

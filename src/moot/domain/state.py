@@ -9,8 +9,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot.domain.assessment import RoundAssessment, StopReason
+from moot.domain.audience import Phase as AudiencePhase
+from moot.domain.audience import Swing, Tally, swing_of, tally
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
+    AudienceCounted,
+    AudienceOpened,
+    AudienceSeated,
     CallRetried,
     ContextTrimmed,
     ContextWarning,
@@ -38,13 +43,15 @@ from moot.domain.events import (
     RoundStarted,
     TokenDelta,
     ToolCalled,
+    TurnAwaited,
     TurnCompleted,
     TurnsEmbedded,
     TurnStarted,
+    VerdictAwaited,
     VerdictGiven,
 )
 from moot.domain.outcome import Outcome
-from moot.domain.personas import with_personas
+from moot.domain.personas import ProposedPersona, with_personas
 from moot.domain.status import Status
 from moot.domain.usage import Usage
 from moot.domain.verdict import Ballot, PanelResult, Verdict
@@ -236,6 +243,27 @@ class DebateState(BaseModel):
     started_at: datetime | None = None
     ended_at: datetime | None = None
     last_seq: int = 0
+    awaiting: dict[str, TurnAwaited | VerdictAwaited] = Field(
+        default_factory=dict,
+        description="What people are asked for and have not given yet: turns by `turn_key`, verdicts by "
+        "`verdict_key`",
+    )
+    audience_personas: dict[str, ProposedPersona] = Field(default_factory=dict)
+    audience_open: AudienceOpened | None = Field(default=None, description="The audience's vote open now")
+    audience_votes: dict[str, AudienceCounted] = Field(
+        default_factory=dict, description="The audience's counted votes by phase (before, after)"
+    )
+    audience_usage: Usage = Field(default_factory=Usage, description="The audience personas' calls")
+
+    def tally(self, phase: AudiencePhase) -> Tally | None:
+        """The audience's vote in this phase, counted (None: not counted yet)."""
+        counted = self.audience_votes.get(phase)
+        return tally(counted.votes) if counted is not None else None
+
+    def swing(self) -> Swing | None:
+        """The audience's swing, once it has voted before and after."""
+        before, after = self.tally("before"), self.tally("after")
+        return swing_of(before, after) if before is not None and after is not None else None
 
     @property
     def turns(self) -> list[Turn]:
@@ -263,6 +291,7 @@ class DebateState(BaseModel):
     @property
     def usage(self) -> Usage:
         total = self.judge_usage + self.decision_usage + self.summary_usage + self.embedding_usage
+        total = total + self.audience_usage
         for turn in self.turns:
             total = total + turn.usage
         return total
@@ -314,7 +343,22 @@ class DebateState(BaseModel):
             case ToolCalled():
                 call = ToolCall(tool=event.tool, args=event.args, result=event.result, error=event.error)
                 self.calling.setdefault(turn_key(event.participant_id, event.target), []).append(call)
+            case TurnAwaited():
+                self.awaiting[turn_key(event.participant_id, event.target)] = event
+            case VerdictAwaited():
+                self.awaiting[verdict_key(event.judge)] = event
+            case AudienceSeated():
+                self.audience_personas = dict(event.personas)
+                self.audience_usage = self.audience_usage + event.usage
+            case AudienceOpened():
+                self.audience_open = event
+            case AudienceCounted():
+                self.audience_votes[event.phase] = event
+                self.audience_usage = self.audience_usage + event.usage
+                if self.audience_open is not None and self.audience_open.phase == event.phase:
+                    self.audience_open = None
             case TurnCompleted():
+                self.awaiting.pop(turn_key(event.participant_id, event.target), None)
                 self.speaking.pop(turn_key(event.participant_id, event.target), None)
                 tools = self.calling.pop(turn_key(event.participant_id, event.target), [])
                 turn_round = self._round(event.round)
@@ -365,6 +409,8 @@ class DebateState(BaseModel):
             case DebateStopping():
                 self.stop_reason = event.reason
                 self.stopped_after = event.after_round
+                # A stop cuts the rounds: a person's turn asked for is no longer awaited (a verdict still is).
+                self.awaiting = {k: v for k, v in self.awaiting.items() if isinstance(v, VerdictAwaited)}
                 self._drop_unfinished()  # a user's stop cuts the turns under way
             case JudgingRequested():
                 self.judging_requests.append(event)
@@ -375,6 +421,7 @@ class DebateState(BaseModel):
             case JudgingStarted():
                 self.status = "judging"
             case JudgeVerdictGiven():
+                self.awaiting.pop(verdict_key(event.judge), None)
                 self.ballots.append(
                     Ballot(
                         judge=event.judge,
@@ -390,6 +437,7 @@ class DebateState(BaseModel):
                 self.judge_usage = self.judge_usage + event.usage
                 self.verdict_usage = self.verdict_usage + event.usage
             case VerdictGiven():
+                self.awaiting.pop(verdict_key(None), None)
                 self.panel = event.panel
                 self.judged = True
                 self.verdict = event.verdict
@@ -471,3 +519,8 @@ def fold(events: Iterable[Event], state: DebateState | None = None) -> DebateSta
     for event in events:
         state.apply(event)
     return state
+
+
+def verdict_key(judge: int | None) -> str:
+    """The `awaiting` key of a person's verdict: their panel seat, or the single judge's."""
+    return "verdict" if judge is None else f"verdict:{judge}"

@@ -129,6 +129,9 @@ class Verdict(BaseModel):
     areas_of_disagreement: list[str] = Field(default_factory=list)
     quality: float | None = Field(default=None, ge=0, le=100, description="The debate as a whole, 0-100")
     insights: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(
+        default=None, ge=0, le=100, description="How sure the judge is of this verdict, 0-100 (a person says)"
+    )
     names_winner: bool = Field(
         default=True, description="False for consensus formats: the scores weigh contributions, no one wins"
     )

@@ -16,12 +16,13 @@ if TYPE_CHECKING:
     from moot.engine.context import RunContext
 
 # Stops that end the rounds from outside the format's rules: after them only the verdict is asked for.
-HARD_STOPS = frozenset({"budget", "user", "deadline", "participants", "context"})
+HARD_STOPS = frozenset({"budget", "user", "deadline", "participants", "context", "person"})
 # Who ended the rounds, for the notice when there is nothing to judge.
 _STOPPED_BY = {
     "budget": "the budget",
     "deadline": "limits.debate_timeout_s",
     "participants": "failures",
+    "person": "a person's silence (limits.on_human_timeout: stop)",
     "context": "a prompt too long for its window (history.on_overflow: end)",
 }
 

@@ -21,6 +21,7 @@ from moot.engine.caller import Caller, Callers
 from moot.engine.checks import ModelResolver
 from moot.engine.control import RunControl
 from moot.engine.log import EventLog
+from moot.engine.people import People
 from moot.engine.prompting import PromptBuilder
 from moot.engine.retry import Guard, Retry
 from moot.engine.telemetry import for_run
@@ -44,6 +45,7 @@ class RunContext:
         state: DebateState | None = None,
         ran_before: float = 0.0,
         eval_run: str | None = None,
+        people: People | None = None,
     ) -> None:
         self.initial = config  # the config the run was started with; what changes since is in the state
         self.eval_run = eval_run  # recorded on DebateStarted: the `moot eval` run this debate is part of
@@ -53,6 +55,7 @@ class RunContext:
         self.protocol: DebateProtocol[Any] = get_protocol(config.format)
         self.control = control or RunControl()
         self.tools = tools or {}
+        self.people = people  # where people answer (moot.engine.people); None: nobody here can
         self.guard = Guard(config.limits.retry, self._record_retry)
         self.telemetry = for_run(debate_id)  # None unless MOOT_OTEL is on
         self.callers = Callers(resolve, config.limits, self.guard, config.temperatures, self.telemetry)

@@ -26,6 +26,7 @@ from moot.domain.events import (
     PersonasAssigned,
 )
 from moot.domain.personas import auto_persona_ids
+from moot.engine.audience import poll, poll_due
 from moot.engine.budget import price_notice
 from moot.engine.budget_checks import (
     HARD_STOPS,
@@ -118,6 +119,9 @@ async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: Judg
                 await ctx.emit(DebatePaused())
                 break
             step = ctx.protocol.next_step(ctx.scheduled, ctx.state)
+            if (phase := poll_due(ctx, step)) is not None:
+                await poll(ctx, phase)  # the audience votes before the first round and after the last
+                continue
             if await pause_at_cost(ctx, handler_for(step), step):
                 break
             if await stop_if_over_budget(ctx, handler_for(step), step):

@@ -19,6 +19,7 @@ from moot.engine.control import RunControl, time_running
 from moot.engine.judging_again import Fields, PlannedJudging, check_judges, retry_request, verdict_failed
 from moot.engine.log import EventLog, InMemoryLog
 from moot.engine.loop import CREATED, run_events
+from moot.engine.people import People, require_people
 from moot.errors import StateError
 
 __all__ = [
@@ -41,6 +42,7 @@ async def run_debate(
     control: RunControl | None = None,
     hold: bool = False,
     eval_run: str | None = None,
+    people: People | None = None,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
@@ -57,6 +59,7 @@ async def run_debate(
         checked = config
     else:
         checked = check_run(config, resolve)
+    require_people(checked.config, people)
     ctx = RunContext(
         checked.config,
         log=log or InMemoryLog(),
@@ -65,6 +68,7 @@ async def run_debate(
         tools=checked.tools,
         control=control,
         eval_run=eval_run,
+        people=people,
     )
     async for event in run_events(ctx, hold=hold):
         yield event
@@ -89,6 +93,7 @@ async def resume_debate(
     control: RunControl | None = None,
     reason: str = "resumed by the user",
     checked: Checked | None = None,
+    people: People | None = None,
 ) -> AsyncIterator[Event]:
     """Carry a paused, interrupted, failed or crashed debate on from its stored `events`.
 
@@ -99,12 +104,13 @@ async def resume_debate(
     """
     state = resumable(events)
     assert state.config is not None
+    require_people(state.config, people)
     again = state.judging_again
     if again is not None or verdict_failed(state):  # the rounds are over: the run is the verdict (again)
         request = again if again is not None else retry_request(state, reason)
         resolver = resolve or _judges_resolver(state.config, request, checked)
         judging = None if again is not None else request  # one under way is carried on, not asked again
-        async for event in _judging_run(events, state, resolver, log, control, reason, judging):
+        async for event in _judging_run(events, state, resolver, log, control, reason, judging, people):
             yield event
         return
     if checked is not None and checked.config != state.config:
@@ -119,6 +125,7 @@ async def resume_debate(
         control=control,
         state=state,
         ran_before=time_running(events),
+        people=people,
     )
     async for event in run_events(ctx, resumed=reason):
         yield event
@@ -139,6 +146,7 @@ async def judge_again(
     *,
     log: EventLog,
     control: RunControl | None = None,
+    people: People | None = None,
 ) -> AsyncIterator[Event]:
     """A new verdict on a stored debate whose rounds are over (or are ended here): a run over its log that
     records `debate_resumed` and the `judging_requested` that `plan_judging` checked, the verdict, and the end.
@@ -147,7 +155,9 @@ async def judge_again(
     finishes it (panel judges that ruled are not asked again)."""
     state = fold(events)
     request = planned.request
-    async for event in _judging_run(events, state, planned.resolve, log, control, request.reason, request):
+    async for event in _judging_run(
+        events, state, planned.resolve, log, control, request.reason, request, people
+    ):
         yield event
 
 
@@ -159,6 +169,7 @@ async def _judging_run(
     control: RunControl | None,
     reason: str,
     judging: JudgingRequested | None,
+    people: People | None = None,
 ) -> AsyncIterator[Event]:
     assert state.config is not None
     ctx = RunContext(
@@ -169,6 +180,7 @@ async def _judging_run(
         control=control,
         state=state,
         ran_before=time_running(events),
+        people=people,
     )
     async for event in run_events(ctx, resumed=reason, judging=judging):
         yield event

@@ -142,7 +142,14 @@ def _fake(spec: ProviderSpec, options: ModelOptions) -> Model:
     return fake_model(options.model.name)
 
 
+def _human(spec: ProviderSpec, options: ModelOptions) -> Model:
+    from moot.models.person import person_model
+
+    return person_model()
+
+
 _BY_WIRE: dict[str, Callable[[ProviderSpec, ModelOptions], Model]] = {
+    "human": _human,
     "pydantic-ai": _through_infer_model,
     "plugin": _plugin,
     "local": _local,

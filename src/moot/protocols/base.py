@@ -123,6 +123,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
             raise ConfigError(
                 f"the {self.name} format needs {need} participants, not {count}", field="participants"
             )
+        self.check_people(config)
         if config.stopping.diminishing_returns and not self.assesses_rounds(config):
             raise ConfigError(
                 f"needs stopping.assess_rounds: true (the {self.name} format does not assess rounds by default)",
@@ -171,11 +172,41 @@ class DebateProtocol(ABC, Generic[OptionsT]):
     # Whether the judge assesses each round when `stopping.assess_rounds` is left out.
     assesses_by_default: bool = False
 
+    # What this format asks every participant for as a structured answer (None: only turns), and what it asks its
+    # judge for besides the verdict: a person is not asked either, so a format that needs them refuses a person
+    # there before the run (people answer in words; a form per format's question is not worth its weight).
+    asks_participants: str | None = None
+
+    def judge_asks(self, config: DebateConfig) -> str | None:
+        """What this format asks its judge for besides the verdict, in this config (None: nothing)."""
+        return None
+
+    def check_people(self, config: DebateConfig) -> None:
+        """Refuse a person where this format would ask them for a structured answer."""
+        for i, p in enumerate(config.participants):
+            if p.model.is_person and self.asks_participants is not None:
+                raise ConfigError(
+                    f"the {self.name} format asks each participant {self.asks_participants}, which a person "
+                    "is not asked; give this seat a model (people debate in free-form, structured-rounds, "
+                    "round-limited, convergence-seeking, oxford, lincoln-douglas, roundtable, critical-review, "
+                    "design-review and society-of-minds)",
+                    field=f"participants[{i}].model",
+                )
+        judge = config.judge
+        asked = self.judge_asks(config)
+        if judge is not None and judge.model.is_person and asked is not None:
+            raise ConfigError(
+                f"the {self.name} format's judge {asked}, which a person is not asked; give the judge a model "
+                "and seat the person in a panel (judges: [...])",
+                field="judge.model",
+            )
+
     def assesses_rounds(self, config: DebateConfig) -> bool:
         """Whether the judge assesses each round of this debate (and so may stop it)."""
         chosen = config.stopping.assess_rounds
         wanted = self.assesses_by_default if chosen is None else chosen
-        return wanted and config.judge is not None
+        # A person judging gives the verdict only: rounds are not put to them.
+        return wanted and config.judge is not None and not config.judge.model.is_person
 
     # Whether diminishing returns end the rounds when `stopping.diminishing_returns` is left out (where the
     # judge assesses them).

@@ -126,6 +126,7 @@ class Council(DebateProtocol[NoOptions]):
     )
     min_participants = 3
     names_winner = False
+    asks_participants = "to rank the others' answers"
     fixed_rounds = ROUNDS
     gives_verdict = False  # the chair's synthesis is the result
 

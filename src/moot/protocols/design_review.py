@@ -85,6 +85,10 @@ class Contribution:
 
 class DesignReview(DebateProtocol[DesignReviewOptions]):
     name = "design-review"
+
+    def judge_asks(self, config: DebateConfig) -> str | None:
+        return "writes the synthesis of the refined proposals"
+
     description = (
         "Proposals, each critiques each other's, refinements; the judge synthesises one solution with "
         "trade-offs and confidence. 3 rounds = one critique and refinement cycle."

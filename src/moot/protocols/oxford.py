@@ -11,6 +11,9 @@ it; the background material neither time, so the swing measures the debate alone
 points between for, against and undecided (a split that misses 100 counts as proportions of its total).
 Each side's swing is its share after minus its share before; the larger swing wins, equal swings tie. The
 judge's usual verdict follows: it scores the speakers but names no winner, since the vote decides.
+
+With an audience (`audience` in the config: people, model personas or both), the audience votes instead of the
+judge, before the first round and after the last (moot.engine.audience), and its swing decides, counted in voters.
 """
 
 from __future__ import annotations
@@ -119,6 +122,10 @@ class Oxford(DebateProtocol[OxfordOptions]):
     # The vote names the winning side; the verdict only scores the speakers.
     names_winner = False
 
+    def judge_asks(self, config: DebateConfig) -> str | None:
+        # With an audience, the audience votes on the motion and the judge only scores the speakers.
+        return None if config.audience is not None else "votes on the motion before and after"
+
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _OPENING, _REBUTTAL, _CLOSING, single=_SINGLE)
 
@@ -165,7 +172,7 @@ class Oxford(DebateProtocol[OxfordOptions]):
         if current is None:
             return StartRound(1, self.phase(config.rounds, 1).name)
         if not current.completed:
-            if not state.decided(VOTE, "judge", "before"):
+            if config.audience is None and not state.decided(VOTE, "judge", "before"):
                 return Ask(current.number, (AskSpec(VOTE, "judge", "before"),))
             waiting = tuple(pid for pid in speaking_order(self.sides(config)) if not current.spoke(pid))
             if not waiting:
@@ -176,7 +183,7 @@ class Oxford(DebateProtocol[OxfordOptions]):
         done = current.number
         if (step := self.between_rounds(config, state)) is not None:
             return step
-        if not state.decided(VOTE, "judge", "after"):
+        if config.audience is None and not state.decided(VOTE, "judge", "after"):
             return Ask(done, (AskSpec(VOTE, "judge", "after"),))
         return self.conclude_then_finish(config, state)
 
@@ -252,14 +259,15 @@ class Oxford(DebateProtocol[OxfordOptions]):
 
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome:
         sides = self.sides(config)
-        before, after = _vote(state, "before"), _vote(state, "after")
+        before, after = _vote(config, state, "before"), _vote(config, state, "after")
+        voters = "the audience" if config.audience is not None else "the judge"
         speakers = {s: [config.speaker_name(pid) for pid, side in sides.items() if side == s] for s in SIDES}
         teams = OutcomeSection(
             title="Sides", lines=[f"{_SIDE_TITLES[s]}: {names_text(speakers[s]) or 'nobody'}" for s in SIDES]
         )
         if before is None or after is None:
             missing = " and ".join(w for w, v in (("before", before), ("after", after)) if v is None)
-            why = f"No result: the judge gave no valid vote {missing} the debate"
+            why = f"No result: {voters} gave no valid vote {missing} the debate"
             return Outcome(
                 summary=f"{why}.",
                 details={s: {"speakers": speakers[s]} for s in SIDES},
@@ -314,7 +322,20 @@ class Oxford(DebateProtocol[OxfordOptions]):
         )
 
 
-def _vote(state: DebateState, when: When) -> Vote | None:
+def _vote(config: DebateConfig, state: DebateState, when: When) -> Vote | None:
+    if (
+        config.audience is not None
+    ):  # the audience's counts decide (moot.domain.audience), as at Intelligence Squared
+        counted = state.tally(when)
+        if counted is None or counted.total == 0:
+            return None
+        # Counts, not percentages: a hall may hold more than 100 voters, and `share` reads them as proportions.
+        return Vote.model_construct(
+            for_motion=counted.counts["for"],
+            against_motion=counted.counts["against"],
+            undecided=counted.counts["undecided"],
+            reason="the audience's vote",
+        )
     votes = [d for d in state.decided(VOTE, "judge", when) if d.answer is not None]
     return Vote.model_validate(votes[-1].answer) if votes else None
 

@@ -147,6 +147,10 @@ def pairings(seeded: list[str], had_bye: set[str]) -> tuple[list[tuple[str, str]
 
 class Tournament(DebateProtocol[TournamentOptions]):
     name = "tournament"
+
+    def judge_asks(self, config: DebateConfig) -> str | None:
+        return "decides every match"
+
     description = (
         "Everyone proposes; then pairwise matches, each won by the judge's pick (in both orders), winners "
         "advance until one champion remains. Rounds: 1 + ceil(log2 N)."

@@ -3,6 +3,7 @@ models or a panel's combined."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from moot.context import Fitted
@@ -16,15 +17,18 @@ from moot.domain.events import (
     RoundAssessed,
     VerdictGiven,
 )
+from moot.domain.person_verdict import PersonVerdict
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
 from moot.engine.budget import call_estimate, over_budget
 from moot.engine.calls import AnswerT, JudgeResult
+from moot.engine.people import person_verdict_of
 from moot.engine.retry import CallSite
 from moot.judging import JudgePrompt, answer_model, to_verdict
 from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_model, drift_warnings, to_round_assessment
 from moot.judging.panel import Seat, combine, failure_text, seat_roster, seats
+from moot.judging.person import person_verdict
 from moot.protocols import Assess, Judge
 
 if TYPE_CHECKING:
@@ -59,6 +63,8 @@ class JudgeHandler:
             if panel and (index in judged or config.recusal(judge) is not None):
                 continue
             assert judge is not None
+            if judge.model.is_person:
+                continue
             verdict_prompt = ctx.prompts.verdict(judge, judge, roster).prompt
             total = total + call_estimate(judge, verdict_prompt, LOCAL_JUDGE_TOKENS)
         return total
@@ -148,7 +154,10 @@ async def judge(ctx: RunContext) -> None:
     judge = ctx.config.judge
     assert judge is not None
     await ctx.emit(JudgingStarted(model=str(judge.model)))
-    model, verdict, result, failed = await _verdict_of(ctx, judge, None, 0)
+    if judge.model.is_person:
+        model, verdict, result, failed = await _verdict_of_person(ctx, judge, None)
+    else:
+        model, verdict, result, failed = await _verdict_of(ctx, judge, None, 0)
     await ctx.emit(
         VerdictGiven(
             model=model,
@@ -213,14 +222,21 @@ async def _judge_panel(ctx: RunContext) -> None:
 
 
 async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
-    roster = seat_roster(ctx.config, seat.index, ctx.debate_id)
-    model, verdict, result, failed = await _verdict_of(ctx, seat.judge, roster, seat.index)
+    if (
+        seat.judge.model.is_person
+    ):  # a person reads the names in the transcript: no labels to hide them behind
+        model, verdict, result, failed = await _verdict_of_person(ctx, seat.judge, seat.index)
+        labels: dict[str, str] = {}
+    else:
+        roster = seat_roster(ctx.config, seat.index, ctx.debate_id)
+        model, verdict, result, failed = await _verdict_of(ctx, seat.judge, roster, seat.index)
+        labels = roster.labels
     await ctx.emit(
         JudgeVerdictGiven(
             judge=seat.index,
             name=seat.judge.name,
             model=model,
-            labels=roster.labels,
+            labels=labels,
             verdict=verdict,
             error=result.error,
             failed=failed,
@@ -230,6 +246,27 @@ async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
             judging=judging_number(ctx),
         )
     )
+
+
+async def _verdict_of_person(
+    ctx: RunContext, judge: JudgeConfig, seat: int | None
+) -> tuple[str, Verdict | None, JudgeResult[Any], list[FailedTry]]:
+    """A person's verdict, made a Verdict by the rules a model's follows (moot.judging.person)."""
+    names_winner = ctx.protocol.names_winner
+    config = ctx.config
+
+    def check(given: PersonVerdict) -> None:
+        person_verdict(given, config, judge, names_winner=names_winner)
+
+    asked = time.monotonic()
+    given = await person_verdict_of(ctx, seat, judge.name, check)
+    latency = round(time.monotonic() - asked, 3)
+    if given is None:
+        limit = config.limits.human_turn_timeout_s or 0
+        error = f"{judge.name} gave no verdict within {limit:g} s (limits.human_turn_timeout_s)"
+        return str(judge.model), None, JudgeResult(None, error, 0, Usage(), latency), []
+    verdict = person_verdict(given, config, judge, names_winner=names_winner)
+    return str(judge.model), verdict, JudgeResult(None, None, 1, Usage(), latency), []
 
 
 async def _verdict_of(

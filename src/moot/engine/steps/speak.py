@@ -15,6 +15,7 @@ from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
 from moot.engine.coalesce import DeltaBuffer
 from moot.engine.overflow import on_overflow, overflow_stop, summarised
+from moot.engine.people import is_person, person_turn
 from moot.engine.retry import CallSite
 from moot.engine.stops import stop_now
 from moot.engine.summaries import summarise_if_due
@@ -33,6 +34,8 @@ class SpeakHandler:
     def estimate(self, ctx: RunContext, step: Speak) -> Usage:
         total = Usage()
         for spec in step.turns:
+            if is_person(ctx.config, spec.speaker):
+                continue
             options = ctx.config.speaker_options(spec.speaker)
             prompt = ctx.prompts.turn(step.round, spec).prompt
             total = total + call_estimate(options, prompt, LOCAL_TURN_TOKENS)
@@ -40,9 +43,13 @@ class SpeakHandler:
 
     async def take(self, ctx: RunContext, step: Speak) -> bool:
         round_number = step.round
-        await summarise_if_due(ctx, round_number, step.turns)
+        # A person reads the transcript, not a prompt: nothing is built or fitted for them.
+        people = [spec for spec in step.turns if is_person(ctx.config, spec.speaker)]
+        models = [spec for spec in step.turns if spec not in people]
+        if models:
+            await summarise_if_due(ctx, round_number, tuple(models))
         # Prompts are built before anyone speaks, so simultaneous speakers cannot see each other.
-        selections = [(spec, ctx.prompts.selection(round_number, spec)) for spec in step.turns]
+        selections = [(spec, ctx.prompts.selection(round_number, spec)) for spec in models]
         built = [(spec, ctx.prompts.build_turn(round_number, spec, sel), sel) for spec, sel in selections]
         fitted = []
         for spec, fit, sel in built:
@@ -55,8 +62,13 @@ class SpeakHandler:
         for spec, fit, sel in fitted:
             options = ctx.config.speaker_options(spec.speaker)
             await ctx.prompts.record_fit(fit, options, spec.speaker, round_number, "turn", sel)
-        together = len(fitted)
-        await ctx.together([_turn(ctx, round_number, spec, fit, together) for spec, fit, _ in fitted])
+        together = len(fitted) + len(people)
+        await ctx.together(
+            [
+                *(_turn(ctx, round_number, spec, fit, together) for spec, fit, _ in fitted),
+                *(person_turn(ctx, round_number, spec, together) for spec in people),
+            ]
+        )
         return False
 
 
