@@ -22,6 +22,7 @@ from moot.engine.live_check import (
     live_targets,
     model_targets,
 )
+from moot.engine.people import People, TurnAsk, VerdictAsk, VerdictCheck, require_people
 from moot.engine.personas import propose_personas, with_reviewed_personas
 from moot.engine.runner import EventLog, InMemoryLog, judge_again, resumable, resume_debate, run_debate
 from moot.engine.settings import model_settings
@@ -38,8 +39,12 @@ __all__ = [
     "LiveResult",
     "LiveTarget",
     "ModelResolver",
+    "People",
     "PlannedJudging",
     "RunControl",
+    "TurnAsk",
+    "VerdictAsk",
+    "VerdictCheck",
     "check_live",
     "check_run",
     "check_targets",
@@ -54,6 +59,7 @@ __all__ = [
     "plan_judging",
     "preflight",
     "propose_personas",
+    "require_people",
     "resumable",
     "resume_debate",
     "run_debate",
