@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.domain.config import VOICES
 from moot.domain.events import (
+    AudienceCounted,
+    AudienceSeated,
     DecisionGiven,
     Event,
     HistorySummarised,
@@ -23,13 +25,14 @@ from moot.domain.events import (
     TurnsEmbedded,
     VerdictGiven,
 )
+from moot.domain.models import HUMAN
 from moot.domain.usage import Usage
 
 # participant: a debater's turn; voice: a format's moderator/chair/orchestrator turn; judge: assessments and
 # verdicts (panel judges included); decision: a format's structured asks (votes, rankings); personas:
 # the proposal of 'auto' personas; summariser: summaries of older turns (history strategies); embedder: the
 # embedding model's vectors of each round's turns (stopping.embeddings).
-Role = Literal["participant", "voice", "judge", "decision", "personas", "summariser", "embedder"]
+Role = Literal["participant", "voice", "judge", "decision", "personas", "summariser", "embedder", "audience"]
 VOICE_IDS = frozenset(VOICES)
 ROLE_LABELS: dict[str, str] = {
     "participant": "debater",
@@ -39,7 +42,9 @@ ROLE_LABELS: dict[str, str] = {
     "personas": "personas",
     "summariser": "summaries",
     "embedder": "embeddings",
+    "audience": "audience personas",
 }
+PERSON = f"{HUMAN}:"  # a person's turns and verdicts make no call: no ledger counts them
 
 
 class LedgerRow(BaseModel):
@@ -94,6 +99,11 @@ class Ledger(BaseModel):
     def apply(self, event: Event, voices: frozenset[str] = VOICE_IDS) -> Ledger:
         """Record the calls of one event (none for most), in place, and return the ledger."""
         match event:
+            case TurnCompleted() | JudgeVerdictGiven() | VerdictGiven() if event.model.startswith(PERSON):
+                pass
+            case AudienceSeated() | AudienceCounted():
+                if event.usage.requests:
+                    self.add("audience", "audience", None, event.model, event.usage)
             case TurnCompleted():
                 role: Role = "voice" if event.participant_id in voices else "participant"
                 self.add(event.participant_id, role, event.round, event.model, event.usage)

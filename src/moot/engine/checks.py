@@ -112,6 +112,8 @@ def model_fields(config: DebateConfig) -> list[tuple[str, ModelOptions]]:
         fields.append(("moderator.model", config.moderator))
     if config.history.summarizer is not None and summarises(config):
         fields.append(("history.summarizer.model", config.history.summarizer))
+    if config.audience is not None and config.audience.size:
+        fields.append(("audience.model", config.audience_options()))
     return fields
 
 

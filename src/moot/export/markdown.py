@@ -129,6 +129,20 @@ def _rounds(v: DebateView) -> list[str]:
     return out
 
 
+def _audience(v: DebateView) -> list[str]:
+    a = v.audience
+    if a is None:
+        return []
+    return [
+        "## Audience",
+        "",
+        f"**{inline(a.headline)}**",
+        "",
+        *(f"- {inline(line)}" for line in a.lines),
+        "",
+    ]
+
+
 def _outcome(v: DebateView) -> list[str]:
     o = v.outcome
     if o is None:
@@ -173,6 +187,8 @@ def _verdict(v: DebateView) -> list[str]:
         out += [f"*{inline(verdict.fallback)}.*", ""]
     if verdict.quality:
         out += [f"**Debate quality:** {verdict.quality}", ""]
+    if verdict.confidence:
+        out += [f"**Judge's confidence:** {verdict.confidence}", ""]
     median = ("Median",) if verdict.panel else ()
     out += [
         _row("Participant", "Score", *median, *verdict.criteria, "Reasoning", "Key arguments"),
@@ -259,4 +275,5 @@ def _usage(v: DebateView) -> list[str]:
 def render(record: DebateRecord) -> str:
     """The debate as a GitHub-flavoured Markdown document."""
     v = build_view(record)
-    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]) + "\n"
+    parts = [*_header(v), *_rounds(v), *_audience(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]
+    return "\n".join(parts) + "\n"

@@ -98,6 +98,18 @@ def _rounds(v: DebateView) -> list[str]:
     return out
 
 
+def _audience(v: DebateView) -> list[str]:
+    a = v.audience
+    if a is None:
+        return []
+    return [
+        *_title("Audience"),
+        "",
+        *wrap(a.headline, "  "),
+        *(x for line in a.lines for x in wrap(f"- {line}", "    ")),
+    ]
+
+
 def _outcome(v: DebateView) -> list[str]:
     o = v.outcome
     if o is None:
@@ -154,6 +166,8 @@ def _verdict(v: DebateView) -> list[str]:
         out += wrap(verdict.fallback + ".", "  ")
     if verdict.quality:
         out += wrap(f"Debate quality: {verdict.quality}", "  ")
+    if verdict.confidence:
+        out += wrap(f"Judge's confidence: {verdict.confidence}", "  ")
     width = max(len(s.name) for s in verdict.scores)
     for s in verdict.scores:
         bar = "#" * round(s.percent / 5)
@@ -222,4 +236,5 @@ def _usage(v: DebateView) -> list[str]:
 def render(record: DebateRecord) -> str:
     """The debate as plain text, wrapped at about 88 columns."""
     v = build_view(record)
-    return "\n".join([*_header(v), *_rounds(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]) + "\n"
+    parts = [*_header(v), *_rounds(v), *_audience(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]
+    return "\n".join(parts) + "\n"

@@ -13,14 +13,17 @@ from typing import Literal
 
 from moot.domain.assessment import ParticipantAssessment
 from moot.domain.events import DebateFailed, VerdictGiven
-from moot.domain.ledger import ROLE_LABELS, Ledger, ledger
+from moot.domain.ledger import PERSON, ROLE_LABELS, Ledger, ledger
 from moot.domain.state import AssessedRound, DebateState
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
+from moot.export.audience_view import AudienceView, audience_view
 from moot.export.formatting import clean, cost_text, duration, join_names, one_line, score_text, when
 from moot.export.outcome_view import SCORES_NAME_NO_WINNER, OutcomeView, outcome_view
 from moot.export.palette import VOICE_COLOUR, colour_of
 from moot.export.record import DebateRecord
+
+PERSON_LABEL = "a person"  # shown for a person's turns and verdicts where a model's name would be
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +176,7 @@ class VerdictView:
     # (title, description) of each criterion a reader does not know from the README: the judge's own
     criteria_notes: tuple[tuple[str, str], ...] = ()
     quality: str = ""  # "72/100"
+    confidence: str = ""  # "80/100": how sure the judge said it was (a person's verdict says)
     insights: tuple[str, ...] = ()
     fallback: str = ""  # which fallback model judged, after which failures
     panel: PanelView | None = None
@@ -241,6 +245,7 @@ class DebateView:
     by_model: tuple[UsageView, ...] = ()
     # Every verdict given, in order, when the debate was judged more than once; `verdict` is the latest's.
     verdicts: tuple[GivenVerdictView, ...] = ()
+    audience: AudienceView | None = None  # the audience's votes before and after, when it has one
 
     @property
     def topic_line(self) -> str:
@@ -289,7 +294,7 @@ def build_view(record: DebateRecord) -> DebateView:
                 TurnView(
                     participant_id=t.participant_id,
                     speaker=name_of(t.participant_id) + (f" → {name_of(t.target)}" if t.target else ""),
-                    model=t.model,
+                    model=PERSON_LABEL if t.model.startswith(PERSON) else t.model,
                     text=clean(t.text).strip(),
                     input_tokens=t.usage.input_tokens,
                     output_tokens=t.usage.output_tokens,
@@ -361,6 +366,7 @@ def build_view(record: DebateRecord) -> DebateView:
             ),
         ),
         outcome=outcome_view(state.outcome) if state.outcome else None,
+        audience=audience_view(state),
     )
 
 
@@ -443,6 +449,7 @@ def _verdict_view(
             if not c.is_default and c.description
         ),
         quality=f"{verdict.quality:g}/100" if verdict.quality is not None else "",
+        confidence=f"{verdict.confidence:g}/100" if verdict.confidence is not None else "",
         insights=tuple(one_line(i) for i in verdict.insights),
         fallback=_fallback_text(_judge_model(record), failed[-1]) if failed and failed[-1] else "",
         panel=_panel_view(state, name_of) if panel else None,
@@ -492,7 +499,9 @@ def _panel_view(state: DebateState, name_of: Callable[[str], str]) -> PanelView:
 
 def _judge_model(record: DebateRecord) -> str:
     models = [e.model for e in record.events if isinstance(e, VerdictGiven)]
-    return models[-1] if models else "unknown"
+    if not models:
+        return "unknown"
+    return PERSON_LABEL if models[-1].startswith(PERSON) else models[-1]
 
 
 def _outcome_text(verdict: Verdict, name_of: Callable[[str], str]) -> str:
