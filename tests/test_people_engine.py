@@ -18,6 +18,7 @@ from moot.domain.person_verdict import PersonVerdict
 from moot.domain.state import fold
 from moot.engine import InMemoryLog, TurnAsk, VerdictAsk, VerdictCheck, resume_debate, run_debate
 from moot.errors import ConfigError, UserError
+from moot.protocols.registry import PROTOCOLS
 
 
 class Scripted:
@@ -349,3 +350,43 @@ def test_a_person_is_never_the_judge_by_default_nor_recused() -> None:
     assert both.judge is not None and both.recusal(both.judge) is None
     assert str(both.voice_options().model) == "local:smollm2"  # voices and summaries stay with a model
     assert both.people() == ["participants[0]", "participants[1]", "judge"]
+
+
+class Speaks:
+    """A person who always has something to say, in every format."""
+
+    async def turn(self, ask: TurnAsk) -> str:
+        return f"My view in round {ask.round} ({ask.stance or 'my own'}): the answer is 42."
+
+    async def verdict(self, ask: VerdictAsk, check: VerdictCheck) -> PersonVerdict:
+        raise AssertionError("no person judges here")
+
+    async def votes(self, debate_id: str, phase: Phase) -> list[AudienceVote]:
+        return []
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+async def test_every_format_but_council_takes_a_person_as_a_debater(name: str) -> None:
+    size = {"roundtable": 3, "council": 3, "tournament": 4}.get(name, 2)
+    parts = [{"model": "human", "name": "Ada"}] + [
+        {"model": f"fake:m{i}", "name": f"Model {i}"} for i in range(size - 1)
+    ]
+    cfg = validate_config(
+        {
+            "topic": "What is 6 x 7?",
+            "format": name,
+            "rounds": 2,
+            "participants": parts,
+            "judge": {"model": "fake:j"},
+        }
+    )
+    if name == "council":
+        with pytest.raises(ConfigError, match="rank the others"):
+            await collect(run_debate(cfg, people=Speaks()))
+        return
+    state = fold(await collect(run_debate(cfg, people=Speaks())))
+    assert state.status == "completed", state.error
+    said = [t.text for t in state.turns if t.participant_id == "ada"]
+    assert said and all("the answer is 42" in t for t in said)
+    if name in ("oxford", "lincoln-douglas"):  # the format tells the person their side
+        assert any(side in said[0] for side in ("For the motion", "affirmative"))

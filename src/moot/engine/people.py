@@ -133,13 +133,13 @@ async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, togeth
         await ctx.emit(awaited)
     turn_round = ctx.state.round(round_number)
     phase = turn_round.phase if turn_round is not None else None
-    task = ctx.protocol.phase(config.rounds, round_number).description if phase is not None else ""
+    stance, task = ctx.protocol.person_brief(config, ctx.state, spec, round_number)
     ask = TurnAsk(
         debate_id=ctx.debate_id,
         round=round_number,
         participant_id=pid,
         name=participant.name,
-        stance=participant.stance,
+        stance=stance,
         target=config.speaker_name(spec.target) if spec.target is not None else None,
         phase=phase,
         task=task,

@@ -177,6 +177,15 @@ class DebateProtocol(ABC, Generic[OptionsT]):
     # there before the run (people answer in words; a form per format's question is not worth its weight).
     asks_participants: str | None = None
 
+    def person_brief(
+        self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int
+    ) -> tuple[str, str]:
+        """What a person taking this turn is shown instead of a prompt: their stance and the turn's task, in this
+        format's words (default: their configured stance and the phase's description)."""
+        phases = self.phases(config.rounds)
+        task = next((p.description for p in phases if p.covers(round_number)), "")
+        return config.participant(spec.speaker).stance, task
+
     def judge_asks(self, config: DebateConfig) -> str | None:
         """What this format asks its judge for besides the verdict, in this config (None: nothing)."""
         return None
@@ -189,7 +198,7 @@ class DebateProtocol(ABC, Generic[OptionsT]):
                     f"the {self.name} format asks each participant {self.asks_participants}, which a person "
                     "is not asked; give this seat a model (people debate in free-form, structured-rounds, "
                     "round-limited, convergence-seeking, oxford, lincoln-douglas, roundtable, critical-review, "
-                    "design-review and society-of-minds)",
+                    "design-review, tournament and society-of-minds)",
                     field=f"participants[{i}].model",
                 )
         judge = config.judge

@@ -132,6 +132,13 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
                 field="format_options.affirmative",
             )
 
+    def person_brief(
+        self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int
+    ) -> tuple[str, str]:
+        aff, _ = self.roles(config)
+        part = self.part(config, state, spec, round_number)
+        return ("affirmative" if spec.speaker == aff else "negative"), f"Your {part.name}."
+
     def roles(self, config: DebateConfig) -> tuple[str, str]:
         """The ids of the affirmative and the negative."""
         ids = [p.id for p in config.participants]

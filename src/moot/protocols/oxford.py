@@ -122,6 +122,13 @@ class Oxford(DebateProtocol[OxfordOptions]):
     # The vote names the winning side; the verdict only scores the speakers.
     names_winner = False
 
+    def person_brief(
+        self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int
+    ) -> tuple[str, str]:
+        side = self.sides(config)[spec.speaker]
+        phase = self.phase(config.rounds, round_number).name
+        return _SIDE_TITLES[side], _TASKS[phase].format(verdict="carried" if side == "for" else "defeated")
+
     def judge_asks(self, config: DebateConfig) -> str | None:
         # With an audience, the audience votes on the motion and the judge only scores the speakers.
         return None if config.audience is not None else "votes on the motion before and after"
