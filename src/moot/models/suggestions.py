@@ -22,6 +22,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "ollama": ("llama3.2",),
     "local": tuple(LOCAL_MODELS),
     "fake": ("demo",),
+    "human": ("person",),  # a person takes the seat: `moot serve` gives them a join link
 }
 
 
