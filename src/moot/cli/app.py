@@ -211,8 +211,9 @@ def run(
             "-p",
             metavar="MODEL[,KEY=VALUE]...",
             # Words a help layout can wrap: the syntax as one 100-character word was cut at 80 columns.
-            help="A debater: a model, then any of name=, stance=, persona=, role=, temperature=, max_tokens=, "
-            "base_url= after commas, e.g. -p openai:gpt-4o,name=Ada,stance=for; repeat it.",
+            help="A debater: a model (or human: you, at the terminal or on stdin), then any of name=, stance=, "
+            "persona=, role=, temperature=, max_tokens=, base_url= after commas, e.g. "
+            "-p openai:gpt-4o,name=Ada,stance=for; repeat it.",
         ),
     ] = None,
     judge: Annotated[
@@ -221,7 +222,7 @@ def run(
             "--judge",
             "-j",
             metavar="MODEL",
-            help="Judge model (default: first participant's); repeat it for a panel of judges.",
+            help="Judge model (default: first participant's; human: you judge); repeat it for a panel of judges.",
         ),
     ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="End without a verdict.")] = False,
@@ -348,6 +349,7 @@ def run(
         from moot.cli.embedded_notice import print_embedded_notice
         from moot.cli.live import confirm, follow_pauses
         from moot.cli.live_check import checked_live
+        from moot.cli.people import exit_code, people_for, refuse_where_nobody_asks
         from moot.cli.personas import review_personas
         from moot.cli.presets import save_run_preset
         from moot.cli.render import DebateRenderer
@@ -387,6 +389,7 @@ def run(
             variables=var,
             preset=preset,
         )
+        refuse_where_nobody_asks(cfg, enqueue=enqueue)  # people here: before anything is written
         if save_preset is not None:
             save_run_preset(save_preset, cfg)
         if estimate_only and live_check:
@@ -406,15 +409,19 @@ def run(
         if not (json_lines or quiet):
             print_embedded_notice(cfg, out)  # the models are those of the assembled config
         debate_id = uuid.uuid4().hex  # known before the run, so --output can find what it left behind
+        renderer = DebateRenderer(out, quiet=quiet)
+        # A person in the debate answers at the terminal or on stdin (moot.cli.people).
+        people = people_for(cfg, renderer, json_lines=json_lines)
         async with await EventStore.open(db_url_from(db)) as store:
             try:
                 code = await follow_pauses(
-                    run_debate(start, log=store, debate_id=debate_id),
-                    DebateRenderer(out, quiet=quiet),
+                    run_debate(start, log=store, debate_id=debate_id, people=people),
+                    renderer,
                     store=store,
                     ask=confirm if _is_terminal() and not json_lines else None,  # at limits.pause_at_cost
                     db=db,
                     json_lines=json_lines,
+                    people=people,
                 )
             except BaseException:
                 if target is not None:  # interrupted or failed: the turns that exist are still worth the file
@@ -422,7 +429,7 @@ def run(
                 raise
             if target is not None:
                 await _save_output(target, store, debate_id)
-            return code
+            return exit_code(code, people, debate_id, db)
 
     code = _run(go())
     if code:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from moot.cli.live import DbOption, follow, print_error, run_command
+from moot.cli.people import exit_code, people_for
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
 from moot.domain.ledger import ledger
@@ -82,7 +83,14 @@ def judge_command(
             renderer = DebateRenderer(out)
             # The story so far, known to the renderer (names, totals) but not drawn again.
             renderer.state, renderer.ledger = fold(events), ledger(events)
-            code = await follow(judge_again(events, planned, log=store), renderer, json_lines=json_lines)
+            # A person judging (-j human, or the debate's own) answers here, as in `moot run`.
+            judged = renderer.state.config
+            judged = planned.request.judged_config(judged) if judged is not None else None
+            people = people_for(judged, renderer, json_lines=json_lines)
+            code = await follow(
+                judge_again(events, planned, log=store, people=people), renderer, json_lines=json_lines
+            )
+            code = exit_code(code, people, full_id, db)
             if code == 0 and fold(await store.events(full_id)).verdict is None:
                 print_error("no valid verdict came; try another judge with -j MODEL", label="failed")
                 return 1

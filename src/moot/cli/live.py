@@ -17,6 +17,7 @@ from moot.errors import MootError, UserError
 # The renderer and the events are imported where debates are followed: every command runs through
 # run_command, and `moot list` must not load the renderer's exports and protocols (issue 19).
 if TYPE_CHECKING:
+    from moot.cli.people import CliPeople
     from moot.cli.render import DebateRenderer
     from moot.domain.events import CostPause, DebatePaused, Event
     from moot.store import EventStore
@@ -68,6 +69,7 @@ async def follow_pauses(
     ask: Ask | None,
     db: str | None = None,
     json_lines: bool = False,
+    people: CliPeople | None = None,
 ) -> int:
     """`follow`, and when the debate pauses at `limits.pause_at_cost`: with `ask` (a person at a terminal),
     "continue? [y/N]": yes carries it on here (the resume records the acknowledgement); no, or nobody to ask,
@@ -83,7 +85,9 @@ async def follow_pauses(
 
         stored = await store.events(last.debate_id)
         code, last = await _follow(
-            resume_debate(stored, log=store, reason=CONTINUED), renderer, json_lines=json_lines
+            resume_debate(stored, log=store, reason=CONTINUED, people=people),
+            renderer,
+            json_lines=json_lines,
         )
     return code
 

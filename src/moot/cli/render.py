@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -16,8 +18,12 @@ from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
 from moot.cli.table_fit import fits as fits  # where it always was, for the modules that import it from here
 from moot.cli.waiting import Waiting, spinner
 from moot.cli.word_wrap import WordWrap
+from moot.domain.audience import CHOICES, Choice, Tally, tally
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
+    AudienceCounted,
+    AudienceOpened,
+    AudienceSeated,
     CallRetried,
     ContextTrimmed,
     ContextWarning,
@@ -43,9 +49,11 @@ from moot.domain.events import (
     RoundStarted,
     TokenDelta,
     ToolCalled,
+    TurnAwaited,
     TurnCompleted,
     TurnsEmbedded,
     TurnStarted,
+    VerdictAwaited,
     VerdictGiven,
 )
 from moot.domain.ledger import VOICE_IDS, Ledger
@@ -97,6 +105,12 @@ class DebateRenderer:
         self._wrap = WordWrap(console.width)  # the inline speaker's text, broken between words
         self._waiting: Live | None = None  # a spinner while nothing else moves (moot.cli.waiting)
         self._awaited: Waiting | None = None  # what it shows
+        # People in the debate (moot.cli.people): whether their questions are asked here (a prompt says who is
+        # awaited, so no "Waiting for" line), the turns typed here (round, id, target's name: shown as typed,
+        # not again), and the events held back while a person types.
+        self.prompting = False
+        self.typed: set[tuple[int, str, str | None]] = set()
+        self._held: list[Event] | None = None
 
     # -- helpers -----------------------------------------------------------------------------
     @property
@@ -144,7 +158,30 @@ class DebateRenderer:
                 return event.model_copy(update={"text": stream.feed(event.text)})
         return terminal_safe_data(event)
 
+    def hold(self) -> None:
+        """A person is typing: nothing is drawn (no live panel, no spinner) until `release`; events wait."""
+        self._stop_waiting()
+        self._stop_live()
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Draw what came while a person typed, and go on drawing as it comes."""
+        held, self._held = self._held or [], None
+        for event in held:
+            self.handle(event)
+
+    def _is_person(self, pid: str) -> bool:
+        return any(p.id == pid and p.model.is_person for p in self.config.participants)
+
+    def _typed(self, event: TurnStarted | TurnCompleted) -> tuple[int, str, str | None]:
+        target = self._name(event.target) if event.target is not None else None
+        return (event.round, event.participant_id, target)
+
     def handle(self, event: Event) -> None:
+        if self._held is not None:
+            self._held.append(event)
+            return
         # A log from an older moot lacks some display fields: filled in before the text is made safe.
         event = self._safe(backfill(event, self.state))
         self.state.apply(event)
@@ -169,6 +206,10 @@ class DebateRenderer:
                 self._wait_for("waiting for what comes next")
             case JudgingStarted():
                 self._wait_for("waiting for the verdict")
+            case TurnAwaited() if not self.prompting:
+                self._wait_for(f"waiting for {self._name(event.participant_id)}")
+            case VerdictAwaited() if not self.prompting:
+                self._wait_for(f"waiting for {event.name}'s verdict")
 
     def _draw(self, event: Event) -> None:
         match event:
@@ -181,7 +222,8 @@ class DebateRenderer:
                 self.console.print(Rule(f"Round {event.round}{of}{phase}", style="bold"))
             case TurnStarted():
                 if event.together == 1:
-                    self.console.print(self._header(event.participant_id, event.target))
+                    if self._typed(event) not in self.typed:  # a typed turn is on the screen already
+                        self.console.print(self._header(event.participant_id, event.target))
                     self._inline = turn_key(event.participant_id, event.target)
                     self._streamed = False
                     self._wrap = WordWrap(self.console.width)
@@ -199,6 +241,25 @@ class DebateRenderer:
                 self._tool_called(event)
             case TurnCompleted():
                 self._turn_done(event)
+            case TurnAwaited() if self.live_enabled and not self.prompting:
+                self._stop_live()
+                self.console.print(Text(awaited_text(self._name(event.participant_id), event), style="dim"))
+            # A single judge's "is weighing the debate" said who is awaited already.
+            case VerdictAwaited() if (
+                self.live_enabled and not self.prompting and (event.judge is not None or event.deadline)
+            ):
+                self._stop_live()
+                until = f" (until {_clock(event.deadline)})" if event.deadline is not None else ""
+                self.console.print(Text(f"Waiting for {event.name}'s verdict{until}…", style="dim"))
+            case AudienceSeated():
+                self.console.print(audience_seated_text(event))
+            case AudienceOpened():
+                until = f" until {_clock(event.closes_at)}" if event.closes_at is not None else ""
+                what = "before the debate" if event.phase == "before" else "after the debate"
+                self.console.print(Text(f"The audience's vote {what} is open to people{until}", style="dim"))
+            case AudienceCounted():
+                self._stop_live()
+                self.audience(event)
             case RoundAssessed():
                 self._stop_live()
                 self.assessment(event)
@@ -321,18 +382,35 @@ class DebateRenderer:
         self._refresh_live()
 
     def _turn_done(self, event: TurnCompleted) -> None:
-        footer = (
-            f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
-            + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else "")
-            # The running total: every call so far, the judge's and the format's asks included.
-            + f" · so far {self.state.usage.total_tokens:,} tokens, {spent(self.state.usage)}"
-        )
+        # The running total: every call so far, the judge's and the format's asks included.
+        so_far = f" · so far {self.state.usage.total_tokens:,} tokens, {spent(self.state.usage)}"
+        if event.skipped:
+            footer = f"skipped after {event.latency_s:.1f} s" + so_far
+        elif self._is_person(event.participant_id):
+            footer = f"by a person · {len(event.text):,} characters in {event.latency_s:.1f} s" + so_far
+        else:
+            footer = (
+                f"{event.latency_s:.1f} s · {event.usage.input_tokens} in / {event.usage.output_tokens} out"
+                + (f" · first token {event.first_token_s:.2f} s" if event.first_token_s is not None else "")
+                + so_far
+            )
         stream = self._streams.pop(turn_key(event.participant_id, event.target), None)
+        if self._typed(event) in self.typed:  # typed at this terminal: on the screen already
+            self.typed.discard(self._typed(event))
+            if self._inline == turn_key(event.participant_id, event.target):
+                self._inline = None
+            name = self._name(event.participant_id)
+            given = f"{len(event.text):,} characters in {event.latency_s:.1f} s"
+            self.console.print(Text(f"{name}'s turn is recorded ({given}).", style="dim"))
+            self.console.print()
+            return
         if self._inline == turn_key(event.participant_id, event.target):
             self._inline = None
             if self._streamed and stream is not None:
                 self._write(self._wrap.feed(stream.flush()) + self._wrap.flush())
-            if not self._streamed:  # a replay from the store, or a model that did not stream
+            if event.skipped:  # a person's time ran out: the text is the note saying so
+                self.console.print(Text(event.text, style="dim italic"), end="")
+            elif not self._streamed:  # a replay from the store, or a model that did not stream
                 self.console.print(event.text, highlight=False, markup=False, end="")
             self.console.print()
             self.console.print(Text(footer, style="dim"))
@@ -340,7 +418,7 @@ class DebateRenderer:
             return
         self._print_above_live(
             Panel(
-                Text(event.text),
+                Text(event.text, style="dim italic" if event.skipped else ""),
                 title=self._header(event.participant_id, event.target),
                 subtitle=footer,
                 title_align="left",
@@ -498,6 +576,52 @@ class DebateRenderer:
                 lines.append(Padding(items, (0, 0, 0, 2)))
         self.console.print(Panel(Group(*lines), title="Result", title_align="left"))
 
+    # -- the audience --------------------------------------------------------------------------
+    def audience(self, event: AudienceCounted) -> None:
+        """The audience's vote: before the debate, its counts and shares; after it, both votes side by side
+        with each side's swing, and the side it favours."""
+        counted = tally(event.votes)
+        if event.error:
+            self.console.print(Text(f"audience: {event.error}", style="yellow"))
+        swing = self.state.swing()
+        if event.phase == "before" or swing is None:  # after alone: a log cut between its votes
+            head = f"Audience {event.phase}: "
+            lines = _packed(votes_items(counted), " · ", self.console.width - len(head))
+            for k, line in enumerate(lines):
+                self.console.print(Text.assemble((head, "bold") if k == 0 else " " * len(head), line))
+            return
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            title=" ".join(
+                ["Audience vote", *(f"({w})" for w in [", ".join(votes_items(counted)[3:])] if w)]
+            ),
+            title_justify="left",
+        )
+        for heading in ("", "Before", "After", "Swing"):
+            table.add_column(heading, justify="left" if not heading else "right", no_wrap=True)
+        for choice in CHOICES:
+            table.add_row(
+                choice.capitalize(),
+                f"{swing.before.counts[choice]} ({swing.before.share(choice):g}%)",
+                f"{swing.after.counts[choice]} ({swing.after.share(choice):g}%)",
+                f"{swing.swing[choice]:+g}",
+            )
+        self.console.print(table)
+        if swing.winner is not None:
+            other: Choice = "against" if swing.winner == "for" else "for"
+            won = Text(
+                f"The {swing.winner} side wins the audience: a swing of {swing.swing[swing.winner]:+g} points "
+                f"to the {other} side's {swing.swing[other]:+g}",
+                "bold green",
+            )
+        elif swing.decided:
+            won = Text(f"The swing is a tie: both sides {swing.swing['for']:+g} points", "bold yellow")
+        else:
+            won = Text("No swing: the audience gave no vote before or after", "yellow")
+        self.console.print(won)
+        self.console.print()
+
     # -- verdict and totals ------------------------------------------------------------------
     def ballot(self, event: JudgeVerdictGiven) -> None:
         """One panel judge's verdict in a line, as it comes: its scores, or why it gave none."""
@@ -512,6 +636,8 @@ class DebateRenderer:
                 who.append(" · " if k else "")
                 who.append(self._name(s.participant_id), style=self._colour(s.participant_id))
                 who.append(f" {s.score:g}")
+            if event.verdict.confidence is not None:
+                who.append(f" · confidence {event.verdict.confidence:g}/100", style="dim")
         if event.failed:
             tried = "; ".join(f"{f.model}: {f.error}" for f in event.failed)
             who.append(f"  (fallback after {tried})", style="dim")
@@ -564,6 +690,8 @@ class DebateRenderer:
             if panel.words_from:
                 words = f"Summary and reasoning by {panel.words_from}, the judge closest to the means"
                 self.console.print(Text(words, style="dim"))
+        if verdict.confidence is not None:
+            self.console.print(Text(f"The judge's confidence: {verdict.confidence:g}/100"))
         if verdict.quality is not None:
             self.console.print(Text(f"Debate quality: {verdict.quality:g}/100"))
         if verdict.summary:  # empty when a small judge wrote filler (moot.judging.words)
@@ -668,6 +796,37 @@ def _packed(items: list[str], separator: str, width: int) -> list[str]:
         else:
             lines.append(item)
     return lines
+
+
+def _clock(moment: datetime) -> str:
+    """A moment as the local time of day, e.g. 14:05:00."""
+    return moment.astimezone().strftime("%H:%M:%S")
+
+
+def awaited_text(name: str, event: TurnAwaited) -> str:
+    """`Waiting for Ada (round 2)…`, with the time limit when there is one."""
+    until = f", until {_clock(event.deadline)}" if event.deadline is not None else ""
+    return f"Waiting for {name} (round {event.round}{until})…"
+
+
+def votes_items(counted: Tally) -> list[str]:
+    """`for 2 (66.7%)`, `against 1 (33.3%)`, `undecided 0 (0%)`, then who voted: `3 personas`, `2 people`."""
+    items = [f"{c} {counted.counts[c]} ({counted.share(c):g}%)" for c in CHOICES]
+    if counted.personas:
+        items.append(f"{counted.personas} persona{'s' * (counted.personas != 1)}")
+    if counted.people:
+        items.append(f"{counted.people} {'person' if counted.people == 1 else 'people'}")
+    return items
+
+
+def audience_seated_text(event: AudienceSeated) -> Text:
+    """One line: how many personas sit in the audience, and who proposed them (or why none do)."""
+    if not event.personas:
+        return Text(f"Audience: no personas were seated ({event.model}: {event.error or 'no answer'})", "red")
+    n = len(event.personas)
+    return Text(
+        f"Audience: {n} persona{'s' * (n != 1)}, proposed by {event.model}, vote before and after", "dim"
+    )
 
 
 def history_summarised_text(event: HistorySummarised) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from moot.cli.live import DbOption, confirm, follow_pauses, run_command
+from moot.cli.people import exit_code, people_for
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole
 from moot.domain.events import Event
@@ -66,14 +67,18 @@ def resume_command(
             renderer = DebateRenderer(out, quiet=quiet)
             if not json_lines:
                 replay(renderer, events)
-            return await follow_pauses(
-                resume_debate(events, log=store, reason=REASON),
+            # A person in the debate answers here, as in `moot run` (moot.cli.people).
+            people = people_for(fold(events).config, renderer, json_lines=json_lines)
+            code = await follow_pauses(
+                resume_debate(events, log=store, reason=REASON, people=people),
                 renderer,
                 store=store,
                 ask=confirm if sys.stdin.isatty() and not json_lines else None,  # at limits.pause_at_cost
                 db=db,
                 json_lines=json_lines,
+                people=people,
             )
+            return exit_code(code, people, full_id, db)
 
     code = run_command(go())
     if code:
