@@ -28,8 +28,12 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
 
 from moot.domain.assessment import ParticipantAssessment, RoundAssessment, StopReason
+from moot.domain.audience import AudienceVote
 from moot.domain.config import DebateConfig, JudgeConfig, Participant
 from moot.domain.events import (
+    AudienceCounted,
+    AudienceOpened,
+    AudienceSeated,
     CallRetried,
     ContextTrimmed,
     ContextWarning,
@@ -57,9 +61,11 @@ from moot.domain.events import (
     RoundStarted,
     TokenDelta,
     ToolCalled,
+    TurnAwaited,
     TurnCompleted,
     TurnsEmbedded,
     TurnStarted,
+    VerdictAwaited,
     VerdictGiven,
     WebhookAttempted,
 )
@@ -278,6 +284,25 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             reasoning="tension",
         ),
         RoundAssessed(debate_id="d2", round=2, model="m:x", assessment=None, error="invalid"),
+        AudienceSeated(
+            debate_id="d2",
+            model="m:x",
+            personas={
+                "audience-1": ProposedPersona(position="Undecided", persona="Teacher", key_arguments=[])
+            },
+        ),
+        AudienceOpened(debate_id="d2", phase="after", closes_at=datetime(2026, 1, 1, 12, 0, tzinfo=UTC)),
+        AudienceCounted(
+            debate_id="d2",
+            phase="after",
+            model="m:x",
+            votes=[
+                AudienceVote(voter="audience-1", kind="persona", name="Teacher", choice="for", confidence=70),
+                AudienceVote(voter="person-0123456789", kind="person", choice="undecided"),
+            ],
+        ),
+        TurnAwaited(debate_id="d2", round=3, participant_id="ada", max_chars=6000),
+        VerdictAwaited(debate_id="d2", judge=1, name="Me", deadline=datetime(2026, 1, 2, tzinfo=UTC)),
         TurnsEmbedded(
             debate_id="d2", round=2, model="fake:embed", vectors={"ada": [0.6, 0.8], "bob>ada": [1.0, 0.0]}
         ),
@@ -429,7 +454,7 @@ async def test_stores_opening_an_empty_database_at_once_migrate_it_once(db_url: 
     finally:
         for s in stores:
             await s.close()
-    assert raw_sql(db_url, "select version_num from alembic_version") == [("0002",)]
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0003",)]
 
 
 async def test_nul_characters_and_long_ids(store: EventStore) -> None:
@@ -612,7 +637,7 @@ async def test_reopening_keeps_data_and_migrating_again_is_a_no_op(db_url: str) 
         async with await EventStore.open(db_url) as again:
             assert len(await again.events("d1")) == 10
             assert (await again.summary("d1")).status == "completed"
-    assert raw_sql(db_url, "select version_num from alembic_version") == [("0002",)]
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0003",)]
     if db_url.startswith("sqlite"):
         assert raw_sql(db_url, "pragma journal_mode") == [("wal",)]
 

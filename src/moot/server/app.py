@@ -4,12 +4,15 @@
 
 POST /api/debates checks the config, starts the debate in the background and answers 202 with its
 id at once: a separate start call would only add a state (created, never started) to explain.
-API keys live on the server only: a request can neither send one nor read one.
+API keys live on the server only: a request can neither send one nor read one. A debate with people in it
+(a participant or judge whose model is `human`, an audience's people) answers with each person's join link,
+once (moot.server.seats); they take their turns through moot.server.people_api.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -30,7 +33,7 @@ from moot.domain.state import DebateState
 from moot.domain.status import Status
 from moot.domain.usage import Usage
 from moot.engine import ModelResolver
-from moot.errors import NotFoundError, StateError, UserError
+from moot.errors import ConfigError, NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
 from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
 from moot.protocols import PROTOCOLS, get_protocol
@@ -40,7 +43,10 @@ from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.mcp_mount import mount_mcp
 from moot.server.meta import router as meta_router
 from moot.server.openai_compat import router as openai_router
+from moot.server.people_api import DebateView, debate_view
+from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
+from moot.server.seats import SeatLink, open_seats, seat_plan
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
@@ -60,6 +66,11 @@ _MEDIA: dict[str, str] = {
 class Started(BaseModel):
     id: str
     status: Literal["queued", "running", "created"]
+    links: dict[str, SeatLink] | None = Field(
+        default=None,
+        description="With people in the debate: each seat's join link (participant id, `judge`, `judge-<n>`, "
+        "`audience`), shown this once; left out otherwise",
+    )
 
 
 class DebateStatus(BaseModel):
@@ -200,23 +211,33 @@ def create_app(
     async def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.post("/api/debates", status_code=202)
+    @app.post("/api/debates", status_code=202, response_model_exclude_none=True)
     async def create(request: Request, config: FilledConfig, start: bool = True) -> Started:
         """Check the config, then start the debate in the background (or, with `moot serve --enqueue`, queue
         it for a worker); `start=false` only records it (status `created`) for a later `POST .../start`.
         What a config file may leave out is filled as `moot run --config` fills it: participants' names,
-        the stances of a two-sided debate, a format's own rounds."""
+        the stances of a two-sided debate, a format's own rounds. With people in it (model `human`,
+        `audience.people`), the answer's `links` hold their join links: shown this once."""
         manager = manager_of(request)
+        people = config.people()
+        if people and manager.dispatcher is not None:
+            raise ConfigError(
+                "a person answers here, and this server queues debates for workers (`moot serve --enqueue`), "
+                "which cannot take a person's turn; hold it on a server without --enqueue, or with `moot run`",
+                field=_field_path(people[0]),
+            )
+        seat_plan(config)  # a participant named like a judge's or the audience's seat is refused first
         queued = start and manager.dispatcher is not None
-        run = admit(request, config, lambda c: manager.start(c, hold=not start or queued))
+        run = admit(request, config, lambda c: manager.start(c, hold=not start or queued, seats=True))
+        links = await open_seats(manager.store, run.id, config, str(request.base_url)) if people else None
         if not start or queued:
             await manager.settled(run)  # recorded before the answer, so a GET finds it at once
         if queued:
             await manager.carry_on(run.id, "start")  # on the queue, for a worker
             return Started(id=run.id, status="queued")
         if not start:
-            return Started(id=run.id, status="created")
-        return Started(id=run.id, status="running" if run.started else "queued")
+            return Started(id=run.id, status="created", links=links)
+        return Started(id=run.id, status="running" if run.started else "queued", links=links)
 
     @app.get("/api/debates")
     async def list_debates(
@@ -249,9 +270,10 @@ def create_app(
         )
 
     @app.get("/api/debates/{debate_id}")
-    async def get_debate(request: Request, debate_id: str) -> DebateState:
-        """The debate's whole state, folded from its events."""
-        return await state_of(request, debate_id)
+    async def get_debate(request: Request, debate_id: str) -> DebateView:
+        """The debate's whole state, folded from its events; `awaiting_people` lists what it waits for from
+        people and `audience` the audience's votes (moot.server.people_api)."""
+        return await debate_view(manager_of(request), await state_of(request, debate_id))
 
     @app.get("/api/debates/{debate_id}/status")
     async def debate_status(request: Request, debate_id: str) -> DebateStatus:
@@ -327,6 +349,14 @@ def create_app(
         panel, whether its verdict failed or not. Every verdict is kept; the result becomes the new one. The
         judges are checked first (422 naming `judges.N` or `rubric`); the verdict streams like any run."""
         asked = body or JudgeAgain()
+        for i, judge in enumerate(asked.judges):
+            model = judge.get("model")
+            if isinstance(model, str) and model.strip().lower().partition(":")[0] == "human":
+                raise ConfigError(
+                    "a person judges from a seat given when the debate was created; give a model here (the "
+                    "debate's own judges, people included, are asked again with judges left empty)",
+                    field=f"judges.{i}.model",
+                )
         claim(request, debate_id)
         await manager_of(request).judge(debate_id, judges=asked.judges, rubric=asked.rubric)
         return Control(id=debate_id, status="judging")
@@ -409,6 +439,7 @@ def create_app(
     app.include_router(configs_router)
     app.include_router(meta_router)
     app.include_router(openai_router)  # /v1: presets as OpenAI models
+    app.include_router(people_router)  # join links: people's turns, verdicts, votes; the seats
     app.include_router(presets_router)
     mcp_sessions = mount_mcp(app)
     # Last, so that every route above wins over a file of the same name.
@@ -478,6 +509,12 @@ async def _not_running(request: Request, debate_id: str, action: Action | Litera
             f"debate {debate_id!r} is queued or running on a worker; {action} reaches only debates this server runs"
         )
     raise StateError(f"debate {debate_id!r} is {state.status}, not running; {action} needs a running debate")
+
+
+def _field_path(seat: str) -> str:
+    """A seat of `DebateConfig.people()` (participants[0], judge, audience.people) as the API names fields."""
+    path = re.sub(r"\[(\d+)\]", r".\1", seat)
+    return path if path.startswith("audience") else f"{path}.model"
 
 
 async def _exists(store: EventStore, debate_id: str) -> bool:

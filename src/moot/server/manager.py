@@ -10,13 +10,15 @@ With a `Dispatcher` (`moot serve --enqueue`), debates run on workers instead: th
 queues its start (and resume, retry, stop), and follows what workers store by polling the log; on PostgreSQL the
 workers' live events (token deltas included) come through the queue's `live` (moot.workers.live), and pause and
 stop go back to the worker that runs the debate.
+
+People in a debate (a participant or judge whose model is `human`, an audience's people) answer through the
+manager's `ServerPeople` (moot.server.people); a run waiting for one gives its running slot up until they answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,14 +26,19 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
+    AudienceOpened,
     DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebatePaused,
+    DebateStopping,
     Event,
+    RoundCompleted,
     TokenDelta,
+    TurnCompleted,
+    TurnStarted,
 )
-from moot.domain.state import DebateState, fold
+from moot.domain.state import DebateState, fold, turn_key
 from moot.engine import (
     Checked,
     ModelResolver,
@@ -39,6 +46,7 @@ from moot.engine import (
     check_run,
     judge_again,
     plan_judging,
+    require_people,
     resumable,
     resume_debate,
     run_debate,
@@ -46,6 +54,7 @@ from moot.engine import (
 )
 from moot.errors import NotFoundError, StateError
 from moot.server.frames import published
+from moot.server.people import ServerPeople
 from moot.store import EventStore
 
 if TYPE_CHECKING:
@@ -144,8 +153,14 @@ class Run:
     config: DebateConfig
     control: RunControl = field(default_factory=RunControl)
     task: asyncio.Task[None] | None = None
-    started: bool = False  # holds a running slot (False while it waits for one)
+    started: bool = False  # has had a running slot (False while it waits for its first)
     subscribers: list[Subscriber] = field(default_factory=list)
+    slotted: bool = False  # runs under a running slot (a held creation makes no call, and needs none)
+    holding: bool = False  # holds its slot now (not while it waits for people)
+    waits: set[object] = field(default_factory=set)  # what of people it waits for now
+    waits_over: set[object] = field(default_factory=set)  # waits answered before the manager saw them begin
+    acquiring: bool = False  # taking its slot back after a wait for people
+    under_way: dict[str, str] = field(default_factory=dict)  # turns started and not completed: key -> speaker
 
 
 class DebateManager:
@@ -167,20 +182,29 @@ class DebateManager:
         self.resolve = resolve  # None: the real providers; tests pass fakes
         self._queue_size = queue_size
         self._runs: dict[str, Run] = {}
+        self.people = ServerPeople(store, self)  # where the people in its debates answer (join links)
         # The checks of debates created but not started yet, oldest first: a start in this process runs them as
         # checked; one after a restart, or beyond the bound, checks again (its only check in that process).
         self._held: collections.OrderedDict[str, Checked] = collections.OrderedDict()
 
-    def start(self, config: DebateConfig, *, hold: bool = False) -> Run:
+    def start(
+        self, config: DebateConfig, *, hold: bool = False, seats: bool = False, how: str = "this way in"
+    ) -> Run:
         """Check `config` now (a UserError names the bad field), then run it in the background; with `hold`,
-        only record it as created (`carry_on(id, "start")` runs it)."""
+        only record it as created (`carry_on(id, "start")` runs it). A config with people in it needs `seats`
+        (the caller gives them their join links, as POST /api/debates does); else it is refused, naming `how`
+        the caller came in (an OpenAI-compatible request, an MCP tool: nobody there could answer for them)."""
         checked = check_run(config, self.resolve)
+        if not seats:
+            require_people(checked.config, None, how=how)
         run = Run(id=uuid.uuid4().hex, config=config)
         if hold:  # its start (`carry_on(id, "start")`) runs what was checked here, not the checks again
             self._held[run.id] = checked
             while len(self._held) > HELD_CHECKS:
                 self._held.popitem(last=False)
-        debate = run_debate(checked, log=self.store, debate_id=run.id, control=run.control, hold=hold)
+        debate = run_debate(
+            checked, log=self.store, debate_id=run.id, control=run.control, hold=hold, people=self.people
+        )
         return self._launch(run, debate, slot=not hold)
 
     def forget(self, debate_id: str) -> None:
@@ -224,9 +248,10 @@ class DebateManager:
         run = Run(id=debate_id, config=state.config)
         if stop:
             run.control.stop()
-        return self._launch(
-            run, resume_debate(events, log=self.store, control=run.control, reason=reason, checked=checked)
+        resumed = resume_debate(
+            events, log=self.store, control=run.control, reason=reason, checked=checked, people=self.people
         )
+        return self._launch(run, resumed)
 
     async def judge(
         self,
@@ -253,7 +278,8 @@ class DebateManager:
         config = fold(events).config
         assert config is not None  # plan_judging refuses a log without one
         run = Run(id=debate_id, config=config)
-        return self._launch(run, judge_again(events, planned, log=self.store, control=run.control))
+        judging = judge_again(events, planned, log=self.store, control=run.control, people=self.people)
+        return self._launch(run, judging)
 
     def pause(self, debate_id: str) -> bool:
         """Ask a running debate to pause after its step under way. False when it is not running here or on a
@@ -303,6 +329,11 @@ class DebateManager:
 
     def get(self, debate_id: str) -> Run | None:
         return self._runs.get(debate_id)
+
+    def under_way(self, debate_id: str) -> list[str]:
+        """Who speaks now in the debate's run here (the speakers of the turns under way)."""
+        run = self._runs.get(debate_id)
+        return list(run.under_way.values()) if run is not None else []
 
     def running(self, debate_id: str) -> bool:
         """Running here, or (live events on PostgreSQL) dispatched to a worker whose run has not ended."""
@@ -426,16 +457,61 @@ class DebateManager:
 
     async def _run(self, run: Run, events: AsyncIterator[Event], slot: bool) -> None:
         try:
-            async with self._slots if slot else contextlib.nullcontext():
-                run.started = True
-                async for event in events:
-                    self._publish(run, event)
+            if slot:
+                await self._slots.acquire()
+                run.slotted = run.holding = True
+            run.started = True
+            async for event in events:
+                if isinstance(event, AudienceOpened):  # people vote for audience.window_s: no slot meanwhile
+                    self.waiting(run.id, ("audience", event.phase))
+                _follow_turns(run, event)
+                self.people.observe(run.id, event)
+                self._publish(run, event)
         except Exception:  # the engine stored it as debate_failed; nobody awaits this task
             pass
         finally:
+            if run.holding:
+                run.holding = False
+                self._slots.release()
             del self._runs[run.id]
+            self.people.ended(run.id)
             for sub in run.subscribers:
                 sub.end()
+
+    # -- a run waiting for people gives its slot up (moot.server.people.Slots) ------------------------------
+
+    def waiting(self, debate_id: str, key: object) -> None:
+        run = self._runs.get(debate_id)
+        if run is None or not run.slotted:
+            return
+        if key in run.waits_over:  # answered already (the audience's count came before its opening was seen)
+            run.waits_over.discard(key)
+            return
+        run.waits.add(key)
+        if run.holding:
+            run.holding = False
+            self._slots.release()
+
+    async def answered(self, debate_id: str, key: object) -> None:
+        run = self._runs.get(debate_id)
+        if run is None or not run.slotted:
+            return
+        if key not in run.waits:
+            run.waits_over.add(key)
+            return
+        run.waits.discard(key)
+        shutting_down = run.task is not None and run.task.cancelling() > 0
+        if run.waits or run.holding or run.acquiring or shutting_down:
+            return
+        run.acquiring = True
+        try:
+            await self._slots.acquire()
+        finally:
+            run.acquiring = False
+        if _waits_again(run):  # it began waiting for people again meanwhile: the slot is not needed yet
+            self._slots.release()
+            return
+        run.holding = True
 
     def _publish(self, run: Run, event: Event) -> None:
         if run.subscribers:
@@ -444,6 +520,20 @@ class DebateManager:
             if not sub.offer(event):
                 run.subscribers.remove(sub)
                 sub.end(f"too slow: more than {sub.size} events waiting; reconnect with Last-Event-ID")
+
+
+def _waits_again(run: Run) -> bool:
+    return bool(run.waits)
+
+
+def _follow_turns(run: Run, event: Event) -> None:
+    match event:
+        case TurnStarted():
+            run.under_way[turn_key(event.participant_id, event.target)] = event.participant_id
+        case TurnCompleted():
+            run.under_way.pop(turn_key(event.participant_id, event.target), None)
+        case RoundCompleted() | DebateStopping():
+            run.under_way.clear()
 
 
 _REASONS: dict[Action, str] = {

@@ -88,7 +88,7 @@ def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
         manager: DebateManager = app.state.manager
         queued = manager.dispatcher is not None
         try:
-            run = admit(request, config, lambda c: manager.start(c, hold=queued))
+            run = admit(request, config, lambda c: manager.start(c, hold=queued, how="an MCP tool"))
         except HTTPException as exc:  # too many running for this token: a tool error the caller reads
             raise UserError(str(exc.detail)) from None
         if queued:  # as POST /api/debates queues one: recorded here, run by a worker

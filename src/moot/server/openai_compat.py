@@ -64,7 +64,8 @@ async def chat_completions(request: Request) -> JSONResponse | StreamingResponse
         config = preset.config_for(topic, context=context)
         manager: DebateManager = request.app.state.manager
         queued = manager.dispatcher is not None
-        run = admit(request, config, lambda c: manager.start(c, hold=queued))
+        how = "an OpenAI-compatible request"
+        run = admit(request, config, lambda c: manager.start(c, hold=queued, how=how))
         # Subscribed before anything awaits: the run has not stepped yet, so no event is missed.
         feed = _feed(manager, run, None if queued else manager.subscribe(run.id), queued=queued)
     except WireError as exc:

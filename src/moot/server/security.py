@@ -26,6 +26,7 @@ from moot.errors import ConfigError
 from moot.server.access_log import AccessLog
 from moot.server.asgi import header, send_json
 from moot.server.guards import HostGuard, JsonBodies, OriginGuard
+from moot.server.seats import SEAT, SEAT_HEADER, SeatAuth
 from moot.server.settings import ServerSettings, env_name
 
 SCHEME = "bearerAuth"
@@ -239,7 +240,8 @@ class BearerAuth:
         # Taken off every request, so it reaches neither a handler nor the access log; honoured on streams only.
         in_query = _take_query_token(scope)
         given = _bearer(scope) or (in_query if streams else None)
-        if self.token is None or not protected:
+        # A seat's join link (SeatAuth checked its token, for the routes a seat may use) needs no API token.
+        if self.token is None or not protected or scope.get(SEAT) is not None:
             await self.app(scope, receive, send)
             return
         if given is None or not hmac.compare_digest(given.encode(), self.token):
@@ -295,12 +297,14 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, why: str) -> None:
 def secure(app: FastAPI, settings: ServerSettings) -> None:
     """Put the settings, the middleware and the OpenAPI security scheme on `app`. A request passes, from
     the outside in: the access log, the Host check (400), CORS (when origins are set), the Origin check
-    (403), the JSON body check (415), the body size limit (413), the token (401)."""
+    (403), the JSON body check (415), a seat's join-link token (403 when wrong: moot.server.seats), the body
+    size limit (413), the token (401)."""
     app.state.settings = settings
     app.state.debates_by_token = {}
     # add_middleware wraps what was added before: the last one added sees a request first.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(BearerAuth, settings=settings)
+    app.add_middleware(SeatAuth)  # before the bearer token: a join link needs none
     app.add_middleware(JsonBodies)
     app.add_middleware(OriginGuard, settings=settings)
     if settings.cors_origins:
@@ -310,7 +314,7 @@ def secure(app: FastAPI, settings: ServerSettings) -> None:
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "DELETE", "PUT", "PATCH"],
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", SEAT_HEADER],
         )
     # Before anything answers, CORS included: a rebinding page must learn nothing, not even a preflight.
     app.add_middleware(HostGuard, settings=settings)

@@ -93,6 +93,36 @@ events = sa.Table(
     sa.Column("payload", sa.Text, nullable=False),
 )
 
+# The people in a debate (a participant or judge whose model is `human`, the audience's people): each seat's join
+# link carries a secret token; only its SHA-256 is kept. No foreign key to `debates`: a debate's seats are
+# written when it is created, before a running slot lets its run store `debate_started`. Deleting a debate
+# deletes them (EventStore.delete).
+seats = sa.Table(
+    "seats",
+    metadata,
+    sa.Column("debate_id", sa.String(ID_LENGTH), primary_key=True),
+    sa.Column("seat", sa.String(ID_LENGTH), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("revoked_at", UTCDateTime, nullable=True),
+    sa.Index("ix_seats_token_hash", "token_hash", unique=True),
+)
+
+# The audience's people's votes, one per browser (its voter id, hashed with the debate's id) per phase; the engine
+# reads them when it counts the phase (moot.server.people).
+audience_votes = sa.Table(
+    "audience_votes",
+    metadata,
+    sa.Column("debate_id", sa.String(ID_LENGTH), primary_key=True),
+    sa.Column("phase", sa.String(8), primary_key=True),
+    sa.Column("voter_hash", sa.String(64), primary_key=True),
+    sa.Column("choice", sa.String(16), nullable=False),
+    sa.Column("confidence", sa.Integer, nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+)
+
 
 def alembic_config(url: str | None = None, *, connection: Connection | None = None) -> Config:
     """An Alembic Config built in code, so no alembic.ini is needed at run time.

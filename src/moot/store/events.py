@@ -35,8 +35,9 @@ from moot.errors import StoreConflictError, StoreError, one_line
 from moot.store.connection import translate
 from moot.store.db import ID_LENGTH, debates, events
 from moot.store.group_commit import GroupCommitter, settled
-from moot.store.index import DebateIndex, in_worker, not_found, storable
+from moot.store.index import in_worker, not_found, storable
 from moot.store.projection import debate_row, status_after, winner_label
+from moot.store.seats import SeatIndex, delete_people
 
 
 @dataclass
@@ -60,9 +61,10 @@ class _Job:
         return self.batch[0].debate_id
 
 
-class EventStore(DebateIndex):
+class EventStore(SeatIndex):
     """Appends debate events durably and reads them back. Open with `await EventStore.open(url)`.
 
+    It also keeps the people in each debate (their seats' token hashes, the audience's votes: SeatIndex).
     Like the index it extends, it works on one worker thread of its own, and each public operation makes
     at most one hop to it; a progress marker for a debate the store already writes makes none.
     """
@@ -340,6 +342,7 @@ class EventStore(DebateIndex):
     def _delete(self, debate_id: str) -> None:
         with self._engine.begin() as conn:
             conn.execute(sa.delete(events).where(events.c.debate_id == debate_id))
+            delete_people(conn, debate_id)
             gone = conn.execute(sa.delete(debates).where(debates.c.id == debate_id))
             if gone.rowcount == 0:
                 raise not_found(debate_id)
