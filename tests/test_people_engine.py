@@ -390,3 +390,11 @@ async def test_every_format_but_council_takes_a_person_as_a_debater(name: str) -
     assert said and all("the answer is 42" in t for t in said)
     if name in ("oxford", "lincoln-douglas"):  # the format tells the person their side
         assert any(side in said[0] for side in ("For the motion", "affirmative"))
+
+
+async def test_an_estimate_counts_the_models_calls_and_not_the_persons() -> None:
+    from moot.engine import estimate_debate
+
+    est = await estimate_debate(config(judge={"model": "human"}, rounds=3))
+    assert [m.model for m in est.models] == ["fake:bob"]
+    assert est.calls == (3, 3)  # Bob's three turns; Ada's turns and verdict are a person's

@@ -18,9 +18,13 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from moot.context.windows import LOCAL_TURN_TOKENS
+from moot.domain.audience import AudienceVote
+from moot.domain.audience import Phase as AudiencePhase
 from moot.domain.config import DebateConfig, Limits, ModelOptions
 from moot.domain.models import ModelRef
+from moot.domain.person_verdict import PersonVerdict
 from moot.engine.budget import estimate_tokens, price, reply_tokens
+from moot.engine.people import TurnAsk, VerdictAsk, VerdictCheck
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.models.fake import fill_schema
 
@@ -150,8 +154,28 @@ async def _simulate(config: DebateConfig, share: float) -> dict[str, _Tally]:
             )
         }
     )
-    _ = [e async for e in run_debate(unbounded, log=InMemoryLog(), resolve=resolve)]
+    people = _StandInPeople(share) if config.people() else None
+    _ = [e async for e in run_debate(unbounded, log=InMemoryLog(), resolve=resolve, people=people)]
     return tallies
+
+
+class _StandInPeople:
+    """People who answer at once: a turn as long as a model's would be at this share (it lengthens the prompts
+    after it, which is what it costs), a middling verdict, no audience votes (people's cost nothing)."""
+
+    def __init__(self, share: float) -> None:
+        self.share = share
+
+    async def turn(self, ask: TurnAsk) -> str:
+        words = max(int(LOCAL_TURN_TOKENS * self.share * 0.75), 1)
+        return ((_FILLER + " ") * words)[: ask.max_chars].strip()
+
+    async def verdict(self, ask: VerdictAsk, check: VerdictCheck) -> PersonVerdict:
+        scores = {pid: {c.name: 5.0 for c in ask.criteria} for pid, _, _ in ask.participants}
+        return PersonVerdict(scores=scores, confidence=50)
+
+    async def votes(self, debate_id: str, phase: AudiencePhase) -> list[AudienceVote]:
+        return []
 
 
 def _cost(tally: _Tally | None) -> float | None:
