@@ -31,6 +31,7 @@ from moot.domain.state import fold
 from moot.engine import VerdictAsk, run_debate
 from moot.errors import UserError
 from moot.export import load_json
+from moot.export.audience_view import audience_view
 from moot.judging.person import person_verdict
 from moot.judging.schema import criteria_of
 from moot.store import EventStore, db_url_from
@@ -266,10 +267,16 @@ def test_an_audience_of_personas_shows_its_votes_before_and_after_and_the_swing(
     ]
     assert [row[0] for row in rows] == ["For", "Against", "Undecided"]
     assert [row[-1] for row in rows] == [f"{swing.swing[c]:+g}" for c in ("for", "against", "undecided")]
+    # The headline is the one the exports and the page show (moot.export.audience_view).
+    view = audience_view(state)
+    assert view is not None and view.headline in " ".join(out.split())
     if swing.winner is not None:
-        assert f"The {swing.winner} side wins the audience: a swing of {swing.swing[swing.winner]:+g}" in out
+        assert (
+            f"The audience swung to the {swing.winner} side: {swing.swing[swing.winner]:+g} points"
+            in view.headline
+        )
     else:
-        assert "The swing is a tie" in out
+        assert "A tie on the swing" in view.headline
     # The outcome Oxford recorded from the swing names the same side.
     assert state.outcome is not None and (swing.winner or "tie") in state.outcome.headline
 
@@ -561,3 +568,26 @@ def test_on_a_terminal_ctrl_c_while_typing_interrupts_and_the_debate_resumes() -
     code, out, err = moot("resume", state.debate_id, stdin=blocks("Opening.", "Closing."))
     assert code == 0, out + err
     assert [t.text for t in fold(stored()).turns if t.participant_id == "ada"] == ["Opening.", "Closing."]
+
+
+def test_the_audience_flag_seats_that_many_personas_beside_a_person() -> None:
+    code, out, err = moot(
+        "run",
+        TOPIC,
+        "-p",
+        "human,name=Ada",
+        "-p",
+        "fake:b,name=Bob",
+        "-r",
+        "1",
+        "--audience",
+        "2",
+        stdin="People first.\n---\n",
+    )
+    assert code == 0, out + err
+    state = fold(stored())
+    assert state.config is not None and state.config.audience is not None
+    assert state.config.audience.size == 2 and len(state.audience_personas) == 2
+    after = state.tally("after")
+    assert after is not None and after.personas == 2
+    assert [t.text for t in state.turns if t.participant_id == "ada"] == ["People first."]

@@ -116,6 +116,7 @@ def _assemble_config(
     template: str | None = None,
     variables: list[str] | None = None,
     preset: str | None = None,
+    audience: int | None = None,
 ) -> DebateConfig:
     from moot.cli.presets import start_from_preset, with_configured
     from moot.config_files import (
@@ -185,6 +186,8 @@ def _assemble_config(
         data["format_options"] = {**(data.get("format_options") or {}), **format_options}
     if auto_personas:
         data["participants"] = mark_auto_personas(data["participants"])
+    if audience is not None:
+        data["audience"] = {**(data.get("audience") or {}), "size": audience}
     return build_config(data)
 
 
@@ -306,6 +309,15 @@ def run(
         bool,
         typer.Option("--auto-personas", help="A model proposes personas; you accept or edit them first."),
     ] = False,
+    audience: Annotated[
+        int | None,
+        typer.Option(
+            "--audience",
+            metavar="N",
+            help="An audience of N model personas votes on the topic before and after; the swing is shown "
+            "(and decides oxford).",
+        ),
+    ] = None,
     diversity: Annotated[
         str | None,
         typer.Option("--diversity", help="For --auto-personas: binary, spectrum or multi-perspective."),
@@ -388,6 +400,7 @@ def run(
             template=template,
             variables=var,
             preset=preset,
+            audience=audience,
         )
         refuse_where_nobody_asks(cfg, enqueue=enqueue)  # people here: before anything is written
         if save_preset is not None:

@@ -18,7 +18,7 @@ from moot.cli.safe_text import TerminalSafeStream, terminal_safe_data
 from moot.cli.table_fit import fits as fits  # where it always was, for the modules that import it from here
 from moot.cli.waiting import Waiting, spinner
 from moot.cli.word_wrap import WordWrap
-from moot.domain.audience import CHOICES, Choice, Tally, tally
+from moot.domain.audience import CHOICES, Tally, tally
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import (
     AudienceCounted,
@@ -60,6 +60,7 @@ from moot.domain.ledger import VOICE_IDS, Ledger
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, ScoredCriterion
+from moot.export.audience_view import audience_view
 from moot.export.backfill import backfill
 from moot.export.formatting import cost_text
 from moot.export.outcome_view import SCORES_NAME_NO_WINNER, outcome_view
@@ -608,18 +609,10 @@ class DebateRenderer:
                 f"{swing.swing[choice]:+g}",
             )
         self.console.print(table)
-        if swing.winner is not None:
-            other: Choice = "against" if swing.winner == "for" else "for"
-            won = Text(
-                f"The {swing.winner} side wins the audience: a swing of {swing.swing[swing.winner]:+g} points "
-                f"to the {other} side's {swing.swing[other]:+g}",
-                "bold green",
-            )
-        elif swing.decided:
-            won = Text(f"The swing is a tie: both sides {swing.swing['for']:+g} points", "bold yellow")
-        else:
-            won = Text("No swing: the audience gave no vote before or after", "yellow")
-        self.console.print(won)
+        # The headline the exports and the page show too (moot.export.audience_view): worded once.
+        view = audience_view(self.state)
+        style = "bold green" if swing.winner is not None else "bold yellow" if swing.decided else "yellow"
+        self.console.print(Text(view.headline if view is not None else "", style))
         self.console.print()
 
     # -- verdict and totals ------------------------------------------------------------------

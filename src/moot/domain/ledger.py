@@ -42,7 +42,7 @@ ROLE_LABELS: dict[str, str] = {
     "personas": "personas",
     "summariser": "summaries",
     "embedder": "embeddings",
-    "audience": "audience personas",
+    "audience": "personas",
 }
 PERSON = f"{HUMAN}:"  # a person's turns and verdicts make no call: no ledger counts them
 

@@ -604,6 +604,8 @@ def ledger_views(
     config = state.config
 
     def speaker(who: str) -> str:
+        if who == "audience":  # the audience's personas, as one row
+            return "Audience"
         return clean(config.speaker_name(who)) if config is not None else who
 
     totals = (
