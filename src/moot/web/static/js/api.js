@@ -26,9 +26,46 @@ export function setToken(token) {
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
-export function authHeaders() {
+// A join link's seat token (#/join/<id>/<seat>/<token>): kept for this tab, keyed by debate, and sent as
+// X-Moot-Seat on the requests for that debate while its join view is open (only then: the same tab may also
+// show the debate as its creator, whose requests speak for the creator, not for a seat).
+const SEAT_KEY = "moot.seat.";
+let seated = null; // the debate id whose join view is open
+
+export function setSeatToken(debateId, token) {
+  sessionStorage.setItem(SEAT_KEY + debateId, token);
+}
+
+export function seatToken(debateId) {
+  return sessionStorage.getItem(SEAT_KEY + debateId);
+}
+
+/** Requests for `debateId` speak for its seat from now on (null: for nobody's seat). */
+export function useSeat(debateId) {
+  seated = debateId;
+}
+
+/** The debate whose join view is open (its seat's token goes with its requests), or null. */
+export function inSeat() {
+  return seated;
+}
+
+/** The debate id a request path concerns (/api/debates/<id>/...), or null. */
+function debateOf(path) {
+  const match = /^\/api\/debates\/([^/?]+)/.exec(path ?? "");
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+/** The headers a request to `path` carries: the API token, and the seat's token in a join view. */
+export function authHeaders(path) {
+  const headers = {};
   const token = getToken();
-  return token ? { Authorization: `Bearer ${token}` } : {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  // A seat's token speaks for it on its own debate's routes, and for /api/meta (what the page needs to draw).
+  const id = path === "/api/meta" ? seated : debateOf(path);
+  const seat = id && id === seated ? seatToken(id) : null;
+  if (seat) headers["X-Moot-Seat"] = seat;
+  return headers;
 }
 
 /** The query string of `params`, leaving out empty values. */
@@ -46,7 +83,7 @@ export function query(params = {}) {
  * Resolves to the parsed JSON (or text, or null for 204); rejects with ApiError.
  */
 export async function api(path, { method = "GET", body, params, accept, signal } = {}) {
-  const headers = { ...authHeaders() };
+  const headers = { ...authHeaders(path) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (accept) headers.Accept = accept;
   let response;
@@ -109,7 +146,7 @@ export async function errorOf(response) {
   } else {
     message = `${response.status} ${response.statusText}`.trim();
   }
-  if (response.status === 401) {
+  if (response.status === 401 && !seated) {
     message = "This server needs its API token (MOOT_API_TOKEN). Enter it to go on.";
   }
   return new ApiError(response.status, message, fields);

@@ -1,10 +1,12 @@
-// The page's router: #/ (new debate), #/debates/<id> (live, then result), #/history.
-import { meta } from "./api.js";
+// The page's router: #/ (new debate), #/debates/<id> (live, then result), #/history, and
+// #/join/<id>/<seat>[/<token>] (a person's seat in a debate: its token is kept and taken out of the address).
+import { ApiError, inSeat, meta, setSeatToken, useSeat } from "./api.js";
 import { hideBanner, showError } from "./banner.js";
 import { clear } from "./dom.js";
 import { renderDebate } from "./debate.js";
 import { renderNew } from "./form.js";
 import { renderHistory } from "./history.js";
+import { refuseJoin, renderJoin } from "./join.js";
 import { usePalette } from "./palette.js";
 
 let cleanup = null;
@@ -22,8 +24,15 @@ function route() {
   clear(main);
   let section = "new";
   const debate = hash.match(/^\/debates\/([^/?]+)/);
+  const join = takeSeatToken();
+  useSeat(null);
   try {
-    if (debate) {
+    if (join) {
+      section = "join";
+      const { id, seat } = join;
+      useSeat(id);
+      cleanup = renderJoin(main, id, seat);
+    } else if (debate) {
       section = "debate";
       cleanup = renderDebate(main, debate[1]);
     } else if (hash.startsWith("/history")) {
@@ -41,14 +50,41 @@ function route() {
   }
 }
 
+/**
+ * A join link's address (#/join/<id>/<seat>/<token>): its token is kept for this tab (sessionStorage, by debate)
+ * and the address replaced by one without it, so it is not left in the history, a shared screen or a screenshot.
+ * Returns {id, seat} for a join address (with or without its token), else null.
+ */
+function takeSeatToken() {
+  const raw = location.hash.replace(/^#/, "").split("?", 1)[0];
+  const join = raw.match(/^\/join\/([^/?]+)\/([^/?]+)(?:\/([^/?]+))?\/?$/);
+  if (!join) return null;
+  const [id, seat, token] = join.slice(1).map((part) => (part === undefined ? undefined : decodeURIComponent(part)));
+  if (token) {
+    setSeatToken(id, token);
+    history.replaceState(null, "", `#/join/${encodeURIComponent(id)}/${encodeURIComponent(seat)}`);
+  }
+  return { id, seat };
+}
+
 window.addEventListener("unhandledrejection", (e) => showError(e.reason ?? "Something went wrong"));
 window.addEventListener("error", (e) => showError(e.error ?? e.message));
 // What the server owns (limits, palette, defaults) is loaded once, before the first page draws; until it is,
 // the page waits, and a failure says why with a way to try again (or to enter the API token).
 async function boot() {
+  // Before anything is loaded: the token leaves the address at once, and a join page's first request (the
+  // meta) already speaks for its seat (a server with an API token lets a seat's token read it).
+  useSeat(takeSeatToken()?.id ?? null);
   try {
     usePalette(await meta());
   } catch (err) {
+    if (err instanceof ApiError && err.status === 403 && inSeat()) {
+      // A join link whose token the server refuses (revoked, replaced): said on the page, in the join view's
+      // words; another address (the header's links) starts the page again without the seat.
+      refuseJoin(document.getElementById("main"), err);
+      window.addEventListener("hashchange", boot, { once: true });
+      return;
+    }
     showError(err, { retry: boot });
     return;
   }

@@ -1,5 +1,5 @@
 // One place for messages the user must see: API errors, lost connections. Never a blank page.
-import { ApiError, setToken } from "./api.js";
+import { ApiError, inSeat, setToken } from "./api.js";
 import { clear, h } from "./dom.js";
 
 const banner = () => document.getElementById("banner");
@@ -10,7 +10,8 @@ export function showError(error, { retry } = {}) {
   const message = error instanceof Error ? error.message : String(error);
   node.className = "banner error";
   node.append(h("span", {}, message));
-  if (error instanceof ApiError && error.status === 401) node.append(tokenForm(retry));
+  // A join view speaks with its seat's token: the API token is the creator's to give, not its question.
+  if (error instanceof ApiError && error.status === 401 && !inSeat()) node.append(tokenForm(retry));
   else if (retry) node.append(h("button", { type: "button", onclick: () => { hideBanner(); retry(); } }, "Try again"));
   node.append(h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: hideBanner }, "×"));
   node.hidden = false;

@@ -147,3 +147,66 @@ function valuesTable(series, xs, xLabel, title) {
     h("tbody", {}, xs.map((x) => h("tr", {}, h("th", { scope: "row" }, String(x)), series.map((s) => h("td", {}, cell(s, x)))))),
   ));
 }
+
+const CHOICE_TITLES = { for: "For", against: "Against", undecided: "Undecided" };
+
+/**
+ * The audience's swing: for each choice (for, against, undecided) its share before the debate (the pale bar) and
+ * after it (the solid one), in percent, with its move in points at the end; the side that won the swing marked.
+ * Coloured through the CSS variables (app.css: --vote-for, --vote-against, --vote-undecided), so dark mode
+ * reaches it. Returns a <figure> with a legend and the figures as a table for screen readers.
+ */
+export function swingChart({ bars = [], winner = null, width = window.innerWidth < 560 ? 340 : WIDTH, title = "The audience's vote before and after the debate" }) {
+  const narrow = width < 420;
+  const row = 58;
+  const [labelW, swingW, pad, top] = [narrow ? 100 : 104, narrow ? 52 : 84, 8, 22];
+  const plotW = width - labelW - swingW - 44; // room after a full bar for its value ("100%")
+  const height = top + bars.length * row + pad;
+  const px = (share) => labelW + (clamp(share ?? 0, 100) / 100) * plotW;
+  const pts = (v) => (isNumber(v) ? `${v > 0 ? "+" : v < 0 ? "−" : "±"}${Math.abs(Math.round(v * 10) / 10)}` : "");
+  const summary = bars
+    .map((b) => `${b.choice} ${fmt(b.before)}% before${isNumber(b.after) ? `, ${fmt(b.after)}% after (${pts(b.swing)} points)` : ""}`)
+    .join("; ");
+  const node = svg("svg", {
+    class: "chart swing-chart", role: "img", viewBox: `0 0 ${width} ${height}`,
+    "aria-label": `${title}: ${summary}${winner ? `; the ${winner} side wins the swing` : ""}`,
+  }, svg("title", {}, title));
+  for (const t of narrow ? [0, 50, 100] : [0, 25, 50, 75, 100]) {
+    const x = px(t);
+    node.append(
+      svg("line", { class: "grid", x1: x, x2: x, y1: top - 4, y2: height - pad }),
+      svg("text", { class: "tick", x, y: top - 8, "text-anchor": t === 0 ? "start" : t === 100 ? "end" : "middle" }, `${t}%`),
+    );
+  }
+  node.append(svg("text", { class: "tick", x: width - 4, y: top - 8, "text-anchor": "end" }, narrow ? "" : "swing"));
+  bars.forEach((b, i) => {
+    const y = top + i * row;
+    const won = winner && b.choice === winner;
+    const group = svg("g", { class: `swing-row ${b.choice}${won ? " won" : ""}` });
+    group.setAttribute("data-choice", b.choice);
+    if (won) group.append(svg("rect", { class: "winner-band", x: 0, y: y + 2, width, height: row - 6, rx: 4 }));
+    group.append(
+      svg("title", {}, `${CHOICE_TITLES[b.choice]}: ${fmt(b.before)}% before${isNumber(b.after) ? `, ${fmt(b.after)}% after, ${pts(b.swing)} points` : ""}`),
+      svg("text", { class: "choice", x: 6, y: y + (won ? 22 : row / 2), "dominant-baseline": "middle" }, CHOICE_TITLES[b.choice] ?? b.choice),
+      won ? svg("text", { class: "wins", x: 6, y: y + 40, "dominant-baseline": "middle" }, "wins") : null,
+      svg("rect", { class: "before", x: labelW, y: y + 8, width: Math.max(px(b.before) - labelW, 1), height: 16, rx: 3 }),
+      svg("text", { class: "value", x: px(b.before) + 4, y: y + 16, "dominant-baseline": "middle" }, `${fmt(b.before)}%`),
+    );
+    if (isNumber(b.after)) {
+      group.append(
+        svg("rect", { class: "after", x: labelW, y: y + 28, width: Math.max(px(b.after) - labelW, 1), height: 18, rx: 3 }),
+        svg("text", { class: "value", x: px(b.after) + 4, y: y + 37, "dominant-baseline": "middle" }, `${fmt(b.after)}%`),
+        svg("text", { class: `swing-points${won ? " won" : ""}`, x: width - 4, y: y + row / 2, "text-anchor": "end", "dominant-baseline": "middle" }, `${pts(b.swing)}${narrow ? "" : " pts"}`),
+      );
+    }
+    node.append(group);
+  });
+  const swatch = (kind) => h("span", { class: `swatch swing-key ${kind}`, "aria-hidden": "true" });
+  const legend = h("div", { class: "legend" }, h("span", {}, swatch("before"), "before the debate"), h("span", {}, swatch("after"), "after it"), h("span", {}, "swing in points (after − before)"));
+  const table = h("div", { class: "visually-hidden" }, h("table", {},
+    h("caption", {}, title),
+    h("thead", {}, h("tr", {}, ["Choice", "Before (%)", "After (%)", "Swing (points)"].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, bars.map((b) => h("tr", {}, h("th", { scope: "row" }, CHOICE_TITLES[b.choice] ?? b.choice), h("td", {}, fmt(b.before)), h("td", {}, fmt(b.after)), h("td", {}, pts(b.swing))))),
+  ));
+  return h("figure", { class: "chart-figure swing-figure", dataset: { testid: "swing-chart" } }, node, legend, table);
+}

@@ -3,12 +3,17 @@
 // connection only replays them: nothing is lost or shown twice.
 
 import { api, ApiError } from "./api.js";
+import { AudienceCard, VoteCard } from "./audience.js";
 import { showError } from "./banner.js";
-import { h } from "./dom.js";
+import { append, h } from "./dom.js";
 import { Meter } from "./meter.js";
+import { Awaiting, peopleIn } from "./people.js";
 import { renderResult } from "./result.js";
+import { linksCard, SeatsPanel, takeLinks } from "./seats.js";
 import { follow } from "./stream.js";
 import { Transcript } from "./transcript.js";
+import { TurnBox } from "./turn-box.js";
+import { VerdictForm } from "./verdict-form.js";
 
 // Events whose calls cost something: the meter is refreshed after them.
 const SPENDS = new Set([
@@ -24,15 +29,22 @@ const STATUS_AFTER = {
 };
 const OVER = new Set(["completed", "failed", "interrupted"]);
 
-export function renderDebate(main, debateId) {
-  const view = new DebateView(main, debateId);
+/**
+ * The debate's page. `seat` ({seat, kind, name}, from GET .../seat) makes it a join view: the page of the person
+ * who holds that seat (a participant writes their turns here, a judge gives their verdict, an audience member
+ * votes), without the creator's controls; without it the page is the creator's (the join links, once, and the
+ * seats panel when the debate has people in it).
+ */
+export function renderDebate(main, debateId, { seat = null } = {}) {
+  const view = new DebateView(main, debateId, seat);
   view.open();
   return () => view.close();
 }
 
 class DebateView {
-  constructor(main, id) {
+  constructor(main, id, seat = null) {
     this.id = id;
+    this.seat = seat;
     this.transcript = new Transcript();
     this.meter = new Meter();
     this.status = "pending";
@@ -53,18 +65,42 @@ class DebateView {
     this.details = h("section", { id: "details", class: "details", hidden: true });
     this.controls = h("div", { class: "actions", role: "group", "aria-label": "Debate controls" }, Object.values(this.buttons));
     this.costDialog = new CostDialog({ onContinue: () => this.act("resume"), onStop: () => this.act("stop") });
-    main.append(
+    // People in the debate: what it waits for from them, the audience's votes, and this page's own part in it.
+    this.awaiting = new Awaiting();
+    this.audience = new AudienceCard(id, { poll: !seat || seat.kind === "audience" });
+    const kind = seat?.kind;
+    this.seatLine = seat ? h("p", { class: "seat-banner", role: "status", dataset: { testid: "seat-banner" } }) : null;
+    this.turnBox = kind === "participant" ? new TurnBox({ debateId: id, name: (pid) => this.transcript.person(pid).name }) : null;
+    this.verdictForm = kind === "judge" ? new VerdictForm({ debateId: id }) : null;
+    this.voteCard = kind === "audience" ? new VoteCard(id, this.audience) : null;
+    const links = seat ? null : takeLinks(id);
+    this.seats = seat ? null : new SeatsPanel(id);
+    if (seat) {
+      this.controls.hidden = true;
+      main.classList.add("joined");
+    }
+    append(main, [
       this.title,
       h("p", { class: "actions" }, this.statusPill, this.roundLine, this.connection),
+      this.seatLine,
+      links ? linksCard(links) : null,
+      this.voteCard?.node,
       this.result,
       h(
         "div",
         { class: "debate" },
-        h("div", {}, this.transcript.node, this.details),
-        h("aside", { class: "side", "aria-label": "Controls and cost" }, this.controls, this.meter.node),
+        h("div", {}, this.transcript.node, this.turnBox?.node, this.verdictForm?.node, this.details),
+        h(
+          "aside",
+          { class: "side", "aria-label": seat ? "The audience" : "Controls and cost" },
+          seat ? null : this.controls,
+          this.audience.node,
+          seat ? null : this.meter.node,
+          this.seats?.node,
+        ),
       ),
       this.costDialog.node,
-    );
+    ]);
     this.refreshButtons();
     this.follower = new Follower();
   }
@@ -79,6 +115,8 @@ class DebateView {
         this.meter.show(status);
       })
       .catch((err) => {
+        // A join page's own questions say what is wrong with its link; the figures here are only the meter's.
+        if (this.seat) return;
         if (!(err instanceof ApiError && err.status === 404)) showError(err, { retry: () => this.open() });
       });
   }
@@ -90,6 +128,7 @@ class DebateView {
   }
 
   listen() {
+    clearTimeout(this.relisten);
     this.stream?.close();
     this.stream = follow(this.id, {
       after: this.last,
@@ -100,6 +139,9 @@ class DebateView {
 
   close() {
     this.closed = true;
+    this.audience.close();
+    clearTimeout(this.relisten);
+    document.title = "moot";
     this.follower.stop();
     clearTimeout(this.costTimer);
     this.costDialog.close();
@@ -115,11 +157,17 @@ class DebateView {
     if (event.type === "token_delta") this.follower.keep(this.transcript.live(event));
     switch (event.type) {
       case "debate_started":
+        this.config = event.config;
         this.title.textContent = event.config.topic;
         document.title = `${event.config.topic} · moot`;
         this.meter.budgets(event.config.limits);
         // The format's plan (a bracket fixes its own length); a log from an older moot lacks it.
         this.rounds = event.planned_rounds ?? event.config.rounds;
+        this.voteCard?.setMotion(event.config.topic);
+        if (this.seats && !this.seatsLoaded && peopleIn(event.config).length) {
+          this.seatsLoaded = true;
+          this.seats.load();
+        }
         break;
       case "round_started":
         this.roundLine.textContent = `Round ${event.round}${this.rounds ? ` of ${this.rounds}` : ""}${event.phase ? ` · ${event.phase}` : ""}`;
@@ -136,9 +184,41 @@ class DebateView {
         break;
     }
     if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type]);
+    this.audience.apply(event);
+    if (this.awaiting.apply(event) || event.type !== "token_delta") this.showPeople();
     if (SPENDS.has(event.type)) this.refreshMeter();
     if (event.type === "debate_completed" || (OVER.has(this.status) && event.type !== "token_delta")) this.showResult();
     if (event.type !== "token_delta") this.askAboutCost();
+  }
+
+  /**
+   * Who the debate waits for, after each event: a note in the transcript for each person awaited (with its
+   * countdown), and on a join page the seat's own part: the turn box, the verdict form, the line at the top.
+   */
+  showPeople() {
+    const mine = this.seat && this.seat.kind !== "audience" ? this.seat.seat : null;
+    this.transcript.showWaiting(this.awaiting.all(), mine);
+    if (!this.seat) return;
+    const asked = mine ? this.awaiting.of(mine) : null;
+    if (this.turnBox && this.turnBox.show(asked?.kind === "turn" ? asked : null)) this.arrive(this.turnBox.node);
+    if (this.verdictForm && this.config) {
+      this.verdictForm.show(asked?.kind === "verdict" ? asked : null, this.config).then((fresh) => fresh && this.arrive(this.verdictForm.node));
+    }
+    // Redrawn only when it changes: it is a live region, read out again at each redraw.
+    const said = `${this.config?.topic}|${asked?.kind}|${asked?.round}|${asked?.seat}`;
+    if (said !== this.seatSaid) {
+      this.seatSaid = said;
+      this.seatLine.replaceChildren(...seatWords(this.seat, this.config, asked));
+    }
+    const topic = this.config?.topic ?? "Debate";
+    document.title = asked ? `${asked.kind === "turn" ? "Your turn" : "Your verdict"} · ${topic} · moot` : `${topic} · moot`;
+  }
+
+  /** A box just opened for this seat (its turn, its verdict): brought into view while the reader follows the
+   * debate (not while they read back up the transcript, nor on a replay of a finished one). */
+  arrive(node) {
+    if (!this.follower.on) return;
+    setTimeout(() => node.scrollIntoView({ block: "nearest", behavior: "smooth" }), 50);
   }
 
   /** Once the events replayed or streamed have settled: the dialog while a pause at the cost waits. */
@@ -156,9 +236,16 @@ class DebateView {
     else if (state === "reconnecting") this.connection.textContent = "Connection lost; reconnecting…";
     else if (state === "error" && detail instanceof ApiError && detail.status === 404) this.missing();
     else if (state === "error") showError(detail, { retry: () => this.listen() });
+    else if (state === "idle") this.connection.textContent = "";
     else if (state === "ended") {
       this.connection.textContent = "";
       this.refreshMeter(0);
+      // A debate that can go on (created, paused, stopped short) is followed on when it is started, resumed or
+      // retried elsewhere (its creator's other tab, the CLI; on a join page, always elsewhere): asked again.
+      if (this.status !== "completed") {
+        clearTimeout(this.relisten);
+        this.relisten = setTimeout(() => !this.closed && this.listen(), 2000);
+      }
     }
   }
 
@@ -232,7 +319,9 @@ class DebateView {
           details: this.details,
           debateId: this.id,
           transcript: this.transcript,
-          onJudge: () => this.followRun("judging"),
+          // A join page shows the result, not what only the creator may do with it (run again, judge again).
+          seated: Boolean(this.seat),
+          onJudge: this.seat ? undefined : () => this.followRun("judging"),
         });
         this.result.hidden = false;
         this.details.hidden = false;
@@ -248,6 +337,31 @@ class DebateView {
       }
     }, 100);
   }
+}
+
+/** The line at the top of a join page: who this seat is, and what the debate asks of it now. */
+function seatWords(seat, config, asked) {
+  const words = [];
+  if (seat.kind === "participant") {
+    const p = (config?.participants ?? []).find((x) => x.id === seat.seat);
+    const name = p?.name ?? seat.name;
+    const stance = p?.stance ?? "";
+    words.push(h("strong", {}, `You are ${name}`), stance ? (/^(for|against)\b/i.test(stance) ? `, arguing ${stance}.` : `: ${stance}.`) : ", a participant.");
+  } else if (seat.kind === "judge") {
+    words.push(h("strong", {}, `You are ${seat.name ?? "the judge"}`), ", judging this debate: your verdict is asked for when its rounds end.");
+  } else {
+    words.push(h("strong", {}, "You are in the audience"), ": vote on the motion before the debate and after it.");
+  }
+  const go = (selector, text) => h("button", { type: "button", class: "link go", onclick: () => jumpTo(selector) }, text);
+  if (asked?.kind === "turn") words.push(" ", go("[data-testid=turn-box]", "It is your turn: write it below."));
+  if (asked?.kind === "verdict") words.push(" ", go("[data-testid=verdict-form]", "Give your verdict below."));
+  return words;
+}
+
+function jumpTo(selector) {
+  const node = document.querySelector(selector);
+  node?.scrollIntoView({ block: "start", behavior: "smooth" });
+  node?.querySelector("textarea, input")?.focus({ preventScroll: true });
 }
 
 /**

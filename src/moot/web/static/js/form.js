@@ -13,6 +13,7 @@ import { hideBanner, showError, showInfo } from "./banner.js";
 import { clear, h, saveFile } from "./dom.js";
 import { modelInput, modelList, providerList, watchModel } from "./model-fields.js";
 import { PALETTE } from "./palette.js";
+import { rememberLinks } from "./seats.js";
 
 // How long the form waits after the last keystroke before it asks the server to check the config.
 const CHECK_DELAY_MS = 400;
@@ -725,6 +726,7 @@ async function submit(ctx) {
     if (!ctx.alive) return;
     draft = null;
     ctx.started = true; // a new debate next time, not this one again
+    rememberLinks(started.id, started.links); // people in it: their join links, shown once on its page
     location.hash = `#/debates/${started.id}`;
   } catch (err) {
     if (ctx.alive) serverError(ctx, err, () => submit(ctx));

@@ -3,9 +3,13 @@
 // this server cannot call the typed model's provider. What only the server can judge (a misspelt provider, a
 // model name it does not know) its check says at the field; the hint stays quiet then, so nothing is said twice.
 import { h } from "./dom.js";
+import { isPersonModel } from "./people.js";
 
 const LIST_ID = "model-suggestions";
 const HINT = "provider:model, e.g. openai:gpt-4o";
+// A person takes the seat (`human`): what the field then says, and how the suggestion reads.
+const PERSON_HINT = "A person takes this seat: once the debate starts, its page gives you their join link to send them.";
+const PERSON_LABEL = "a person (join link)";
 
 export function modelInput(value, placeholder = "provider:model") {
   return h("input", { type: "text", list: LIST_ID, value, placeholder, autocomplete: "off", spellcheck: "false" });
@@ -29,7 +33,7 @@ export function providerProblem(meta, value) {
 export function watchModel(meta, input, hint) {
   const update = () => {
     const warning = providerProblem(meta, input.value);
-    hint.textContent = warning ?? HINT;
+    hint.textContent = warning ?? (isPersonModel(input.value.trim()) ? PERSON_HINT : HINT);
     hint.classList.toggle("warn", Boolean(warning));
   };
   input.addEventListener("input", update);
@@ -40,7 +44,11 @@ export function watchModel(meta, input, hint) {
 export function modelList(meta) {
   return h(
     "datalist", { id: LIST_ID },
-    (meta.models ?? []).map((m) => h("option", { value: m.model, label: m.problem ? `${m.model} (${m.problem})` : m.model })),
+    (meta.models ?? []).map((m) => {
+      let label = m.problem ? `${m.model} (${m.problem})` : m.model;
+      if (isPersonModel(m.model)) label = `${m.model}: ${PERSON_LABEL}`;
+      return h("option", { value: m.model, label });
+    }),
   );
 }
 

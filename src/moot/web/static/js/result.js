@@ -9,6 +9,8 @@ import { append, count, h, money, saveFile, when } from "./dom.js";
 import { markdown } from "./markdown.js";
 import { editConfig } from "./form.js";
 import { outcomeCard, resultHeadline } from "./outcome.js";
+import { audienceResult } from "./audience.js";
+import { rememberLinks } from "./seats.js";
 
 const EXPORTS = [
   ["Markdown", "markdown", "md", "text/markdown"],
@@ -24,20 +26,24 @@ const EXPORTS = [
  * @param {() => void} [onJudge] called once a new judging was accepted (POST .../judge): the page follows that
  *   run over the stored log, as it follows a resume.
  */
-export async function renderResult({ summary, details, debateId, transcript, onJudge }) {
+export async function renderResult({ summary, details, debateId, transcript, onJudge, seated = false }) {
   const [state, book] = await Promise.all([
     api(`/api/debates/${encodeURIComponent(debateId)}`),
-    api(`/api/debates/${encodeURIComponent(debateId)}/ledger`),
+    // A join page may not be shown the ledger (the creator's costs): the result is drawn without it.
+    api(`/api/debates/${encodeURIComponent(debateId)}/ledger`).catch((err) => {
+      if (seated) return null;
+      throw err;
+    }),
   ]);
   const name = (id) => transcript.person(id).name;
   const colour = (id) => transcript.person(id).colour;
   const verdict = state.verdict;
   const card = h("div", { class: "card summary", dataset: { testid: "summary" } });
   // The headline leads (the format's own result line where it records one), then the format's result in full.
-  append(card, [verdictCard(state, name), outcomeCard(state)]);
+  append(card, [verdictCard(state, name), outcomeCard(state), audienceResult(state)]);
   if (verdict) {
     const criteria = scoredCriteria(verdict);
-    card.append(
+    append(card, [
       h(
         "div",
         { class: "summary-grid" },
@@ -60,12 +66,12 @@ export async function renderResult({ summary, details, debateId, transcript, onJ
         ),
         keyPoints(verdict),
       ),
-      shareBar(state, debateId),
+      shareBar(state, debateId, seated),
       reasons(verdict, name, criteria),
-    );
+    ]);
     append(card, criteriaNotes(criteria));
   } else {
-    card.append(facts(state, book), shareBar(state, debateId));
+    append(card, [facts(state, book), shareBar(state, debateId, seated)]);
   }
   if ((state.verdicts ?? []).length > 1) card.append(everyVerdict(state, name));
   if (onJudge && judgeable(state)) card.append(judgeAgain(state, debateId, onJudge));
@@ -79,15 +85,15 @@ export async function renderResult({ summary, details, debateId, transcript, onJ
       lineChart({ title: "The judge's score of each participant, round by round", series: rounds, xLabel: "Round", yLabel: "Score", yMax: 10 }),
     );
   }
-  details.append(h("h2", {}, "Cost ledger"), ledgerTable(book, name));
+  if (book) details.append(h("h2", {}, "Cost ledger"), ledgerTable(book, name));
   return state;
 }
 
 /** Why it stopped and what it cost, one line each. */
 function facts(state, book) {
-  const t = book.total;
+  const t = book?.total;
   const held = (state.rounds ?? []).filter((r) => r.turns.length).length;
-  const cost = `${money(t.cost_usd)} · ${count(t.input_tokens + t.output_tokens)} tokens · ${count(t.requests)} calls`;
+  const cost = t ? `${money(t.cost_usd)} · ${count(t.input_tokens + t.output_tokens)} tokens · ${count(t.requests)} calls` : null;
   return h(
     "dl",
     { class: "facts" },
@@ -95,13 +101,13 @@ function facts(state, book) {
     h("dd", { dataset: { testid: "stop-reason" } }, stopLine(state)),
     h("dt", {}, "Rounds"),
     h("dd", {}, String(held)),
-    h("dt", {}, "Cost"),
-    h("dd", { dataset: { testid: "summary-cost" } }, cost),
+    cost ? [h("dt", {}, "Cost"), h("dd", { dataset: { testid: "summary-cost" } }, cost)] : null,
   );
 }
 
 /** What can be done with the result: run it again (as it was, or edited first), share its link, download it. */
-function shareBar(state, debateId) {
+function shareBar(state, debateId, seated = false) {
+  if (seated) return null; // a join link reads the debate; running it again, its link and its exports are the creator's
   const said = h("span", { class: "muted small", role: "status", dataset: { testid: "share-status" } });
   const again = h(
     "button",
@@ -113,6 +119,7 @@ function shareBar(state, debateId) {
         again.disabled = true;
         try {
           const made = await api("/api/debates", { method: "POST", body: state.config });
+          rememberLinks(made.id, made.links); // a debate with people in it: its new links, shown once there
           location.hash = `#/debates/${encodeURIComponent(made.id)}`;
         } catch (err) {
           showError(err);
@@ -172,6 +179,8 @@ function verdictCard(state, name) {
     return card;
   }
   card.append(h("p", { class: "headline winner" }, resultHeadline(state, name)), markdown(v.summary));
+  // A person's verdict says how sure they are (a model's gives no figure).
+  if (v.confidence != null) card.append(h("p", { class: "muted small", dataset: { testid: "verdict-confidence" } }, `The judge's confidence: ${v.confidence}/100`));
   if (v.quality != null) card.append(h("p", { class: "muted small" }, `Quality of the debate: ${v.quality}/100`));
   if (state.panel) {
     const p = state.panel;
@@ -281,6 +290,7 @@ function everyVerdict(state, name) {
       const v = g.verdict;
       const scores = v.scores.map((s) => `${name(s.participant_id)} ${s.score}`).join(" · ");
       found = v.names_winner && v.winner_ids.length === 1 ? `Winner: ${name(v.winner_ids[0])} · ${scores}` : scores;
+      if (v.confidence != null) found += ` · ${v.confidence}% sure`;
     }
     return h(
       "li",

@@ -15,7 +15,8 @@ export const RUN_ENDS = new Set([
 /**
  * follow(id, {after, onEvent, onStatus}) -> {close()}
  * onEvent(event) gets each event once: durable events in seq order (a repeat is dropped by seq) and the
- * live token deltas. onStatus("live" | "reconnecting" | "ended" | "error", detail) tells the connection.
+ * live token deltas. onStatus("live" | "reconnecting" | "idle" | "ended" | "error", detail) tells the connection
+ * ("idle": the server ended the stream with no run going on; it is asked again, less and less often).
  */
 export function follow(debateId, { after = 0, onEvent, onStatus = () => {} }) {
   let last = after;
@@ -28,8 +29,9 @@ export function follow(debateId, { after = 0, onEvent, onStatus = () => {} }) {
       controller = new AbortController();
       let ended = false;
       try {
-        const response = await fetch(`/api/debates/${encodeURIComponent(debateId)}/events`, {
-          headers: { ...authHeaders(), Accept: "text/event-stream", "Last-Event-ID": String(last) },
+        const path = `/api/debates/${encodeURIComponent(debateId)}/events`;
+        const response = await fetch(path, {
+          headers: { ...authHeaders(path), Accept: "text/event-stream", "Last-Event-ID": String(last) },
           signal: controller.signal,
           cache: "no-store",
         });
@@ -39,17 +41,31 @@ export function follow(debateId, { after = 0, onEvent, onStatus = () => {} }) {
           return; // 404, 401: retrying will not help
         }
         onStatus("live");
-        delay = 500;
+        let heard = false;
+        let dropped = false;
         for await (const message of messages(response.body)) {
-          if (message.event === "disconnected") break; // the server dropped us (too slow): reconnect
+          if (message.event === "disconnected") {
+            dropped = true; // the server dropped us (too slow): reconnect
+            break;
+          }
           if (!message.data) continue;
           const event = JSON.parse(message.data);
           if (event.seq != null) {
             if (event.seq <= last) continue;
             last = event.seq;
           }
+          if (!heard) delay = 500;
+          heard = true;
           onEvent(event);
           if (RUN_ENDS.has(event.type)) ended = true;
+        }
+        if (!ended && !dropped && !closed) {
+          // The server closed the stream with no run's end: nothing runs this debate now (created and not
+          // started, say). Asked again later, less and less often; a run started meanwhile is then followed.
+          onStatus("idle");
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          delay = Math.min(delay * 2, 8000);
+          continue;
         }
       } catch (err) {
         if (closed) return;

@@ -5,6 +5,8 @@
 import { h } from "./dom.js";
 import { markdown } from "./markdown.js";
 import { PALETTE, VOICE_COLOUR, VOICE_NAMES } from "./palette.js";
+import { countdown, isPersonModel, modelLabel } from "./people.js";
+import { audienceLine, tallyOf } from "./audience.js";
 
 
 export class Transcript {
@@ -12,6 +14,7 @@ export class Transcript {
     this.node = h("div", { class: "transcript", "aria-live": "off" });
     this.turns = new Map(); // key -> {node, body, live: Text|null, done}
     this.people = {}; // participant id -> {name, model, stance, colour}
+    this.waiting = new Map(); // what people are awaited for (a turn, a verdict) -> its note
   }
 
   /** Who is who, from the debate's config (names, models, stances, colours). */
@@ -83,6 +86,20 @@ export class Transcript {
       case "call_retried":
         this.retried(event);
         break;
+      case "audience_seated":
+        this.note(
+          Object.keys(event.personas ?? {}).length
+            ? `The audience: ${Object.keys(event.personas).length} personas seated by ${event.model}.`
+            : `No audience personas could be seated${event.error ? `: ${event.error}` : ""}.`,
+          event.error ? "warning" : "info",
+        );
+        break;
+      case "audience_opened":
+        this.note(`The audience's vote ${event.phase} the debate is open${event.closes_at ? ` until ${new Date(event.closes_at).toLocaleTimeString()}` : ""}.`, "info");
+        break;
+      case "audience_counted":
+        this.counted(event);
+        break;
       case "participant_dropped":
         this.dropTurn(`${event.round}:${event.participant_id}`);
         this.note(`${this.person(event.participant_id).name} failed and leaves the debate: ${event.error}`, "warning");
@@ -106,7 +123,10 @@ export class Transcript {
       case "judging_started":
         // Said while it is true: the verdict (or the run's end) takes it away.
         this.weighing?.remove();
-        this.weighing = this.note(`The judge (${event.model}) is weighing the debate…`, "info");
+        this.weighing = this.note(
+          isPersonModel(event.model) ? "The judge (a person) is weighing the debate…" : `The judge (${event.model}) is weighing the debate…`,
+          "info",
+        );
         break;
       case "verdict":
         this.weighing?.remove();
@@ -115,7 +135,7 @@ export class Transcript {
       case "judge_verdict":
         this.note(
           event.verdict
-            ? `${event.name} has given a verdict.`
+            ? `${event.name} has given a verdict${event.verdict.confidence != null ? ` (${event.verdict.confidence}% sure)` : ""}.`
             : event.recused
               ? `${event.name} recused: ${event.recused}`
               : `${event.name} gave no valid verdict${event.error ? `: ${event.error}` : ""}.`,
@@ -171,7 +191,7 @@ export class Transcript {
         h("span", { class: "who" }, who.name),
         target ? h("span", { class: "meta" }, `to ${target}`) : null,
         who.stance ? h("span", { class: "meta stance" }, who.stance) : null,
-        h("span", { class: "meta model" }, event.model ?? who.model),
+        modelLabel(event.model ?? who.model),
         h("span", { class: "meta round" }, `round ${event.round}`),
       ),
       tools,
@@ -201,9 +221,77 @@ export class Transcript {
     turn.node.classList.remove("streaming");
     turn.node.dataset.done = "";
     turn.body.className = "body";
+    if (event.skipped) {
+      // A person's turn not given in time: the engine's note, dim, never taken for their words.
+      turn.node.classList.add("skipped");
+      turn.node.dataset.testid = "skipped";
+      turn.body.replaceChildren(h("p", { class: "skipped-note" }, event.text));
+      return;
+    }
     turn.body.replaceChildren(markdown(event.text));
-    const meta = [`${event.usage.output_tokens} tokens`, `${event.latency_s.toFixed(1)} s`];
+    const meta = isPersonModel(event.model)
+      ? [`written in ${event.latency_s.toFixed(0)} s`]
+      : [`${event.usage.output_tokens} tokens`, `${event.latency_s.toFixed(1)} s`];
     turn.node.querySelector("header").append(h("span", { class: "meta small" }, meta.join(" · ")));
+  }
+
+  /**
+   * The notes saying whom the debate waits for (`items` from people.js's Awaiting): one per turn or verdict
+   * awaited, with its countdown, kept at the end of the transcript while it is awaited. `mine` is the seat this
+   * page answers for: its own note points at the box below rather than saying it waits for itself.
+   */
+  showWaiting(items, mine = null) {
+    const keys = new Set();
+    for (const item of items) {
+      if (item.seat === mine) continue; // this page's own turn or verdict: its box below says so
+      const key = `${item.kind}:${item.seat}:${item.round ?? ""}:${item.target ?? ""}`;
+      keys.add(key);
+      if (this.waiting.has(key)) {
+        this.node.append(this.waiting.get(key)); // kept last, after whatever came since
+        continue;
+      }
+      const who = item.kind === "turn" ? this.person(item.seat).name : item.name;
+      const to = item.target ? ` to ${this.person(item.target).name}` : "";
+      const text = item.kind === "turn" ? `Waiting for ${who}'s turn${to} (round ${item.round}, a person)…` : `Waiting for ${who}'s verdict (a person)…`;
+      const node = h(
+        "div",
+        { class: "notice info awaiting", role: "status", dataset: { testid: "awaiting", seat: item.seat } },
+        h("span", {}, text),
+        countdown(item.deadline),
+      );
+      this.waiting.set(key, node);
+      this.node.append(node);
+    }
+    for (const [key, node] of this.waiting) {
+      if (!keys.has(key)) {
+        node.remove();
+        this.waiting.delete(key);
+      }
+    }
+  }
+
+  /** An audience vote counted: one line, each vote folded under it (a persona's reason, a person's choice). */
+  counted(event) {
+    const tally = tallyOf(event.votes ?? []);
+    const line = `The audience voted ${event.phase} the debate: ${audienceLine(tally)}`;
+    const votes = (event.votes ?? []).map((v) =>
+      h(
+        "li",
+        {},
+        h("strong", {}, v.kind === "person" ? "A person" : v.name || "A persona"),
+        `: ${v.choice} (${v.confidence}% sure)`,
+        v.reason ? ` — ${v.reason}` : "",
+      ),
+    );
+    this.node.append(
+      h(
+        "details",
+        { class: "notice info folded", dataset: { kind: "audience_counted", phase: event.phase } },
+        h("summary", {}, line),
+        votes.length ? h("ul", { class: "votes" }, votes) : h("p", {}, "No votes."),
+        event.error ? h("p", { class: "muted small" }, event.error) : null,
+      ),
+    );
   }
 
   /** A failed call is tried again: a turn's text streamed so far is void, the retry streams it afresh. */
