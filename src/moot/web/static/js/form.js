@@ -14,6 +14,7 @@ import { clear, h, saveFile } from "./dom.js";
 import { modelInput, modelList, providerList, watchModel } from "./model-fields.js";
 import { PALETTE } from "./palette.js";
 import { rememberLinks } from "./seats.js";
+import { isPersonModel } from "./people.js";
 
 // How long the form waits after the last keystroke before it asks the server to check the config.
 const CHECK_DELAY_MS = 400;
@@ -237,11 +238,11 @@ function judgeSection(ctx, config) {
   });
   const body = [];
   if (mode === "single") {
-    const first = config.participants?.[0];
+    const first = config.participants?.find((p) => !isPersonModel(p.model ?? "")) ?? config.participants?.[0];
     const own = config.judge && !sameModel(config.judge, first) ? config.judge.model : "";
-    ctx.refs.judgeModel = modelInput(own, `same as Participant 1 (${first?.model ?? ctx.defaultModel})`);
+    ctx.refs.judgeModel = modelInput(own, `same as the first participant's model (${first?.model ?? ctx.defaultModel})`);
     ctx.refs.judgeExtra = carried(config.judge, OWN.judge); // instructions, rubric... kept either way
-    body.push(modelField(ctx, "judge.model", "Judge model", ctx.refs.judgeModel, "Left empty: Participant 1's model judges."));
+    body.push(modelField(ctx, "judge.model", "Judge model", ctx.refs.judgeModel, "Left empty: the first participant's model judges (a person's seat is skipped)."));
   } else if (mode === "panel") {
     const judges = config.judges;
     ctx.refs.keptJudge = config.judge && !sameModel(config.judge, judges[0]) ? dropNulls(config.judge) : null;
@@ -509,8 +510,9 @@ function collectJudge(ctx) {
   const model = ctx.refs.judgeModel.value.trim();
   const extra = ctx.refs.judgeExtra;
   if (!model && !Object.keys(extra).length) return {}; // the server's default: Participant 1's model
-  const first = ctx.rows[0]?.refs.model.value.trim();
-  return { judge: { ...extra, model: model || first } };
+  // A person is never made the judge by default (the server's rule too): the first model participant judges.
+  const first = ctx.rows.map(({ refs }) => refs.model.value.trim()).find((m) => m && !isPersonModel(m));
+  return { judge: { ...extra, model: model || first || ctx.defaultModel } };
 }
 
 /** What a config part holds beyond the form's own keys, nulls dropped (null is every such field's default). */
