@@ -278,7 +278,7 @@ def test_an_audience_of_personas_shows_its_votes_before_and_after_and_the_swing(
     else:
         assert "A tie on the swing" in view.headline
     # The outcome Oxford recorded from the swing names the same side.
-    assert state.outcome is not None and (swing.winner or "tie") in state.outcome.headline
+    assert state.outcome is not None and (swing.winner or "tie") in (state.outcome.headline or "")
 
 
 # -- at a terminal (scripted lines; the real terminal is the subprocess tests below) -----------------

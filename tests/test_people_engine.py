@@ -6,7 +6,8 @@ that would ask a person for a structured answer refusing them before the run."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import Any, cast
 
 import pytest
 
@@ -142,7 +143,9 @@ async def test_no_answer_in_time_can_stop_the_rounds_for_the_verdict() -> None:
 async def test_a_restart_while_waiting_waits_again_without_asking_twice() -> None:
     log = InMemoryLog()
     limits = {"human_turn_timeout_s": 3600}
-    run = run_debate(config(limits=limits), log=log, people=Scripted(hold=True))
+    run = cast(
+        AsyncGenerator[Event, None], run_debate(config(limits=limits), log=log, people=Scripted(hold=True))
+    )
     async for event in run:
         if isinstance(event, TurnAwaited):
             break  # the process dies here: nothing more is written, not even an interruption
@@ -312,7 +315,7 @@ def test_a_config_with_people_is_refused_where_nobody_can_answer() -> None:
 
 
 def test_what_a_person_cannot_be_asked_is_refused_naming_the_field() -> None:
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"judge": {"model": "human"}, "stopping": {"assess_rounds": True}}, "stopping.assess_rounds"),
         ({"judge": {"model": "human", "fallback": [{"model": "fake:j"}]}}, "judge.fallback"),
         ({"audience": {"size": 0}}, "audience"),

@@ -435,7 +435,7 @@ def test_the_audience_s_people_vote_before_and_after_beside_its_personas(client:
 
 def _tally(counts: dict[str, int]) -> Tally:
     return Tally(
-        counts={c: counts[c] for c in ("for", "against", "undecided")},  # type: ignore[misc]
+        counts={c: counts[c] for c in ("for", "against", "undecided")},
         people=counts["people"],
         personas=counts["personas"],
     )

@@ -164,7 +164,9 @@ def main() -> None:
                 page.reload()
                 expect(page.get_by_test_id("swing-chart")).to_be_visible()
                 path = out / f"people-result-{name}{suffix}.png"
-                page.screenshot(path=path, full_page=True, clip={"x": 0, "y": 0, "width": width, "height": cut})
+                page.screenshot(
+                    path=path, full_page=True, clip={"x": 0, "y": 0, "width": width, "height": cut}
+                )
 
             # A person judging: the verdict form on a phone, half filled.
             with httpx.Client(base_url=server.url, trust_env=False) as http:

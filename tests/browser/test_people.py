@@ -39,7 +39,10 @@ def no_overflow(page: Page) -> None:
 
 def set_range(control: Locator, value: int) -> None:
     """Move a slider (Playwright fills no range input), as a drag would: its value, then an input event."""
-    control.evaluate("(node, v) => { node.value = String(v); node.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+    control.evaluate(
+        "(node, v) => { node.value = String(v); node.dispatchEvent(new Event('input', {bubbles: true})); }",
+        value,
+    )
 
 
 def take_turn(page: Page, text: str, round_number: int) -> None:
@@ -60,7 +63,12 @@ def test_a_person_takes_turns_live_from_a_phone(server: Served, tab: Tab, open_e
     # The model fields offer a person.
     options = page.locator("datalist#model-suggestions option").evaluate_all("os => os.map(o => o.value)")
     assert any(o.startswith("human") for o in options), options
-    fill_form(page, TOPIC, [("Ada", "human", "for the motion"), ("Bo", "fake:drip-15", "against the motion")], rounds=2)
+    fill_form(
+        page,
+        TOPIC,
+        [("Ada", "human", "for the motion"), ("Bo", "fake:drip-15", "against the motion")],
+        rounds=2,
+    )
     expect(page.locator("#f-participants-0-model-hint")).to_contain_text("A person takes this seat")
     page.get_by_label("Judge model").fill("fake:judge")
     page.get_by_role("button", name="Start debate").click()
@@ -171,7 +179,10 @@ def test_a_person_judges_through_the_form(server: Served, tab: Tab, open_extra_t
     expect(form).to_be_visible(timeout=15_000)
     expect(form.get_by_test_id("countdown")).to_have_text(re.compile(r"^1[45]:\d\d left$"))
     # Per participant, a 0-10 field per criterion, with the criterion's meaning; a reason each.
-    ada, bo = form.locator('fieldset[data-participant="ada"]'), form.locator('fieldset[data-participant="bo"]')
+    ada, bo = (
+        form.locator('fieldset[data-participant="ada"]'),
+        form.locator('fieldset[data-participant="bo"]'),
+    )
     expect(ada.locator("input[type=number]")).to_have_count(6)
     expect(ada.get_by_label("Logical consistency")).to_be_visible()
     expect(ada).to_contain_text("arguments follow logically")
@@ -261,7 +272,9 @@ def test_the_audience_votes_before_and_after_and_the_result_draws_the_swing(
     page = tab.open(server, f"#/debates/{debate_id}")
     expect(page.get_by_test_id("audience")).to_contain_text("2 votes", timeout=10_000)
     page.get_by_role("button", name="Start").click()
-    expect(page.get_by_test_id("audience-before")).to_contain_text("4 votes (2 people, 2 personas)", timeout=30_000)
+    expect(page.get_by_test_id("audience-before")).to_contain_text(
+        "4 votes (2 people, 2 personas)", timeout=30_000
+    )
 
     # After the last round the vote opens again on the phone.
     card = phone.get_by_test_id("vote-card")
@@ -285,7 +298,9 @@ def test_the_audience_votes_before_and_after_and_the_result_draws_the_swing(
     swing = state["audience"]["swing"]
     label = page.get_by_test_id("swing-chart").locator("svg").get_attribute("aria-label") or ""
     if swing["winner"]:
-        expect(page.get_by_test_id("swing-chart").locator("g.swing-row.won")).to_have_attribute("data-choice", swing["winner"])
+        expect(page.get_by_test_id("swing-chart").locator("g.swing-row.won")).to_have_attribute(
+            "data-choice", swing["winner"]
+        )
         assert f"the {swing['winner']} side wins" in label
     else:
         expect(page.get_by_test_id("swing-chart").locator("g.swing-row.won")).to_have_count(0)
@@ -293,10 +308,14 @@ def test_the_audience_votes_before_and_after_and_the_result_draws_the_swing(
     assert_no_placeholders(page)
     tab.shot("result")
     crowd.shot("result")
-    assert norm(page.get_by_test_id("swing-headline").inner_text()) == norm(phone.get_by_test_id("swing-headline").inner_text())
+    assert norm(page.get_by_test_id("swing-headline").inner_text()) == norm(
+        phone.get_by_test_id("swing-headline").inner_text()
+    )
 
 
-def test_a_turn_not_given_in_time_is_skipped_and_shown_dim(server: Served, tab: Tab, open_extra_tab: Any) -> None:
+def test_a_turn_not_given_in_time_is_skipped_and_shown_dim(
+    server: Served, tab: Tab, open_extra_tab: Any
+) -> None:
     made = server.http.post(
         "/api/debates",
         json=config(
