@@ -399,6 +399,7 @@ CHECKS: dict[str, Check] = {
     "configure": check_configure,
 }
 IN_PROCESS = [c for c in readme_commands() if in_process(c)]
+PERSON_SAYS = "Cars take the most room and move the fewest people.\n---\n" * 6
 
 
 @pytest.mark.parametrize("command", IN_PROCESS, ids=[str(c) for c in IN_PROCESS])
@@ -406,7 +407,9 @@ IN_PROCESS = [c for c in readme_commands() if in_process(c)]
 def test_moot_command_runs(command: Command, debates: Debates) -> None:
     words = with_id(command.words, debates.paused if command.sub == "resume" else debates.completed[:8])
     before = {d.id for d in stored()}
-    result = CliRunner().invoke(app, words[1:])
+    # A person's seat (`-p human,...`) is played by a script on standard input, one `---`-ended block a turn.
+    person = any(w.startswith("human") for w in words)
+    result = CliRunner().invoke(app, words[1:], input=PERSON_SAYS if person else None)
     assert result.exit_code == 0, (
         f"{command.block}: {command}\n{result.stdout}\n{result.stderr}\n{result.exception!r}"
     )
@@ -564,6 +567,30 @@ def test_server_examples(tmp_path: Path) -> None:
             server.send_signal(signal.SIGINT)  # Ctrl-C, as a user stops it
         server.wait(START_S)
     assert server.returncode == 0, log.read_text(errors="replace")
+
+
+@pytest.mark.usefixtures("fake_models")
+def test_the_people_example_gives_each_seat_its_link(tmp_path: Path) -> None:
+    """The People section's curl line, its body posted as written to a server: 202 with one link per person's seat
+    (Ada and the audience), each a join URL carrying the seat's token, which opens that seat and no other."""
+    (command,) = [c for c in readme_commands() if c.program == "curl" and '"human"' in " ".join(c.words)]
+    body = option_value(list(command.words), "-d", "--data")
+    assert body is not None, command
+    from moot.server import create_app
+    from moot.server.settings import ServerSettings
+
+    with TestClient(create_app(str(tmp_path / "moot.db"), settings=ServerSettings())) as client:
+        made = client.post("/api/debates", json=json.loads(body))
+        assert made.status_code == 202, made.text
+        debate_id, links = made.json()["id"], made.json()["links"]
+        assert {seat: link["kind"] for seat, link in links.items()} == {
+            "ada": "participant",
+            "audience": "audience",
+        }
+        for seat, link in links.items():
+            assert link["url"].endswith(f"/#/join/{debate_id}/{seat}/{link['token']}")
+            me = client.get(f"/api/debates/{debate_id}/seat", headers={"X-Moot-Seat": link["token"]})
+            assert me.status_code == 200 and me.json()["seat"] == seat
 
 
 def healthy(port: int) -> bool:

@@ -29,7 +29,13 @@ async def test_opening_an_empty_database_creates_the_schema(postgres_db: str) ->
     engine = sa.create_engine(db_url_from(postgres_db))
     try:
         inspector = sa.inspect(engine)
-        assert set(inspector.get_table_names()) == {"alembic_version", "debates", "events"}
+        assert set(inspector.get_table_names()) == {
+            "alembic_version",
+            "debates",
+            "events",
+            "seats",
+            "audience_votes",
+        }
         types = {c["name"]: str(c["type"]) for c in inspector.get_columns("debates")}
         assert (types["created_at"], types["participants"]) == ("TIMESTAMP", "JSON")
         created = next(c for c in inspector.get_columns("debates") if c["name"] == "created_at")
@@ -37,7 +43,7 @@ async def test_opening_an_empty_database_creates_the_schema(postgres_db: str) ->
         indexes = sorted(str(i["name"]) for i in inspector.get_indexes("debates"))
         assert indexes == ["ix_debates_created_at", "ix_debates_eval_run"]
         with engine.connect() as conn:
-            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0002",)]
+            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0003",)]
     finally:
         engine.dispose()
 
