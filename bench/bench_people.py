@@ -39,7 +39,10 @@ def person_debate() -> dict[str, Any]:
 
 
 def models_debate() -> dict[str, Any]:
-    return {**person_debate(), "participants": [{"name": "Ada", "model": "fake:ada"}, {"name": "Bo", "model": "fake:bo"}]}
+    return {
+        **person_debate(),
+        "participants": [{"name": "Ada", "model": "fake:ada"}, {"name": "Bo", "model": "fake:bo"}],
+    }
 
 
 def rss_kib() -> int:
@@ -75,14 +78,17 @@ def one(waiting: int) -> dict[str, float]:
             started = time.perf_counter()
             ids = [client.post("/api/debates", json=models_debate()).json()["id"] for _ in range(MODELS_ONLY)]
             wait_for(
-                lambda: all(client.get(f"/api/debates/{i}/status").json()["status"] == "completed" for i in ids)
+                lambda: all(
+                    client.get(f"/api/debates/{i}/status").json()["status"] == "completed" for i in ids
+                )
             )
             models_wall = time.perf_counter() - started
             posts = []
             for debate_id, token in links[:TURNS_TIMED]:
                 t0 = time.perf_counter()
                 r = client.post(
-                    f"/api/debates/{debate_id}/turns", json={"text": "Cars crowd out people."},
+                    f"/api/debates/{debate_id}/turns",
+                    json={"text": "Cars crowd out people."},
                     headers={"X-Moot-Seat": token},
                 )
                 posts.append(time.perf_counter() - t0)
@@ -97,18 +103,24 @@ def one(waiting: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--waiting", default="0,100,1000", help="Debates left waiting for a person, per run")
     args = parser.parse_args()
     rows = [one(int(n)) for n in args.waiting.split(",")]
     base = rows[0]["models_wall"] if rows and rows[0]["waiting"] == 0 else None
-    print(f"{'waiting':>8} {'KiB/waiting':>12} {MODELS_ONLY} model-only debates {'vs none':>8} "
-          f"{'turn POST p50':>14} {'p95':>8}")
+    print(
+        f"{'waiting':>8} {'KiB/waiting':>12} {MODELS_ONLY} model-only debates {'vs none':>8} "
+        f"{'turn POST p50':>14} {'p95':>8}"
+    )
     for r in rows:
         ratio = f"{r['models_wall'] / base:.2f}x" if base else "-"
         post = f"{r['post_p50']:.0f} ms" if r["post_p50"] else "-"
         p95 = f"{r['post_p95']:.0f} ms" if r["post_p95"] else "-"
-        print(f"{r['waiting']:>8} {r['kib']:>12.1f} {r['models_wall']:>21.2f} s {ratio:>8} {post:>14} {p95:>8}")
+        print(
+            f"{r['waiting']:>8} {r['kib']:>12.1f} {r['models_wall']:>21.2f} s {ratio:>8} {post:>14} {p95:>8}"
+        )
 
 
 if __name__ == "__main__":
