@@ -46,7 +46,7 @@ def models_debate() -> dict[str, Any]:
 
 
 def rss_kib() -> int:
-    with open("/proc/self/status") as status:
+    with Path("/proc/self/status").open() as status:
         for line in status:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
