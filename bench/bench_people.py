@@ -64,7 +64,9 @@ def wait_for(check: Any, timeout: float = 600.0) -> None:
 def one(waiting: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         db = str(Path(folder) / "moot.db")
-        with TestClient(create_app(db, max_running=4, settings=ServerSettings())) as client:
+        with TestClient(
+            create_app(db, max_running=4, settings=ServerSettings(max_running_per_token=100_000))
+        ) as client:
             manager = client.app.state.manager  # type: ignore[attr-defined]
             gc.collect()
             before = rss_kib()
