@@ -401,3 +401,25 @@ async def test_an_estimate_counts_the_models_calls_and_not_the_persons() -> None
     est = await estimate_debate(config(judge={"model": "human"}, rounds=3))
     assert [m.model for m in est.models] == ["fake:bob"]
     assert est.calls == (3, 3)  # Bob's three turns; Ada's turns and verdict are a person's
+
+
+async def test_a_pause_does_not_wait_for_the_person_and_the_resume_asks_no_one_twice() -> None:
+    from moot.engine import RunControl
+
+    log, control = InMemoryLog(), RunControl()
+    limits = {"human_turn_timeout_s": 3600}
+    async for event in run_debate(
+        config(limits=limits), log=log, people=Scripted(hold=True), control=control
+    ):
+        if isinstance(event, TurnAwaited):
+            control.pause()  # Ada is away: the creator pauses while the debate waits for her
+    state = fold(log.events)
+    assert state.status == "paused" and "ada" in state.awaiting
+    first = next(e for e in log.events if isinstance(e, TurnAwaited))
+    people = Scripted(turns=["Back now.", "And again."])
+    await collect(resume_debate(list(log.events), log=log, people=people))
+    state = fold(log.events)
+    assert state.status == "completed"
+    assert [t.text for t in state.turns if t.participant_id == "ada"] == ["Back now.", "And again."]
+    assert people.asked[0].deadline == first.deadline
+    assert len([e for e in log.events if isinstance(e, TurnAwaited)]) == 2  # one per round, none asked twice

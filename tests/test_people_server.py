@@ -523,3 +523,22 @@ def test_a_participant_named_like_a_seat_for_people_is_refused(client: TestClien
     clash["participants"] = [{"name": "Judge", "model": "fake:a"}, {"name": "Bo", "model": "human"}]
     r = client.post("/api/debates", json=clash)
     assert r.status_code == 422 and r.json()["field"] == "participants.0.name"
+
+
+def test_a_pause_while_a_person_is_awaited_pauses_now_and_the_resume_asks_them_again(
+    client: TestClient,
+) -> None:
+    made = create(client, config(rounds=1))
+    debate_id, me = made["id"], seat(made["links"]["ada"]["token"])
+    awaiting(client, debate_id, "ada", me)
+    assert client.post(f"/api/debates/{debate_id}/pause").status_code == 202
+    eventually(
+        lambda: client.get(f"/api/debates/{debate_id}/status").json(), lambda s: s.get("status") == "paused"
+    )
+    refused = client.post(f"/api/debates/{debate_id}/turns", json={"text": "Too early?"}, headers=me)
+    assert refused.status_code == 409 and "paused" in refused.json()["detail"]
+    assert client.post(f"/api/debates/{debate_id}/resume").status_code == 202
+    awaiting(client, debate_id, "ada", me)
+    given = client.post(f"/api/debates/{debate_id}/turns", json={"text": "Back now."}, headers=me)
+    assert given.status_code == 201, given.text
+    finished(client, debate_id)

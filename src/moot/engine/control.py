@@ -34,9 +34,17 @@ class RunControl:
         self.interrupt_reason = "interrupted by the user"
         self._step: asyncio.Task[Any] | None = None
         self._cuttable = False
+        self._paused = (
+            asyncio.Event()
+        )  # bound to a loop on its first wait, so a control may be made outside one
 
     def pause(self) -> None:
         self.pause_requested = True
+        self._paused.set()
+
+    async def until_paused(self) -> None:
+        """Return once a pause is asked for: a wait that may last hours (a person's turn) ends at a pause."""
+        await self._paused.wait()
 
     def stop(self, reason: StopReason | None = None) -> None:
         if not self.stop_requested:

@@ -11,6 +11,8 @@ What they give is recorded like a model's answer: a person's turn is a `turn_com
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -148,9 +150,24 @@ async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, togeth
     )
     asked = utc_now()
     skipped = False
+    answer = asyncio.ensure_future(_people(ctx).turn(ask))
+    # A pause does not wait for the person: the turn stays asked for (same deadline) and the resume waits again.
+    paused = asyncio.ensure_future(ctx.control.until_paused())
     try:
-        text = await asyncio.wait_for(_people(ctx).turn(ask), _seconds_left(awaited.deadline))
-    except TimeoutError:
+        await asyncio.wait(
+            {answer, paused}, timeout=_seconds_left(awaited.deadline), return_when=FIRST_COMPLETED
+        )
+    finally:
+        paused.cancel()
+        if not answer.done():
+            answer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await answer
+    if answer.done() and not answer.cancelled():
+        text = answer.result()
+    elif ctx.control.pause_requested:
+        return
+    else:
         limit = config.limits.human_turn_timeout_s
         note = f"{participant.name} gave no turn within {limit:g} s (limits.human_turn_timeout_s)"
         if config.limits.on_human_timeout == "stop":
