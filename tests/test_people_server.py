@@ -542,3 +542,30 @@ def test_a_pause_while_a_person_is_awaited_pauses_now_and_the_resume_asks_them_a
     given = client.post(f"/api/debates/{debate_id}/turns", json={"text": "Back now."}, headers=me)
     assert given.status_code == 201, given.text
     finished(client, debate_id)
+
+
+def test_revoking_a_link_ends_the_stream_it_has_open(client: TestClient) -> None:
+    import threading
+
+    made = create(client, config(rounds=1))
+    debate_id, me = made["id"], seat(made["links"]["ada"]["token"])
+    awaiting(client, debate_id, "ada", me)
+    lines: list[str] = []
+    opened = threading.Event()
+
+    def read() -> None:
+        with client.stream("GET", f"/api/debates/{debate_id}/events", headers=me) as stream:
+            for line in stream.iter_lines():
+                lines.append(line)
+                if line.startswith("event: turn_awaited"):
+                    opened.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert opened.wait(10), lines  # the stream is open, the debate waiting for Ada
+    assert client.post(f"/api/debates/{debate_id}/seats/ada/revoke").status_code == 200
+    reader.join(10)
+    assert not reader.is_alive(), "the revoked link's stream is still open"
+    assert "event: disconnected" in lines and any("revoked" in line for line in lines)
+    again = client.get(f"/api/debates/{debate_id}/events", headers=me)
+    assert again.status_code == 403

@@ -46,7 +46,7 @@ from moot.server.openai_compat import router as openai_router
 from moot.server.people_api import DebateView, debate_view
 from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
-from moot.server.seats import SeatLink, open_seats, seat_plan
+from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_plan, until_set
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.store import DebateSummary, EventStore, db_url_from
@@ -187,6 +187,7 @@ def create_app(
                 await app.state.manager.close()
 
     app = FastAPI(title="moot", version=__version__, lifespan=lifespan)
+    app.state.seat_streams = OpenStreams()  # join links' open streams, ended when a link is revoked
     secure(app, settings or ServerSettings.from_env())
 
     @app.exception_handler(UserError)
@@ -410,13 +411,25 @@ def create_app(
         last_event_id: Annotated[int | None, Header(ge=0, le=MAX_SEQ)] = None,
     ) -> AsyncIterator[ServerSentEvent]:
         """Every stored event after Last-Event-ID (each with `id: seq`), then the live stream (token
-        deltas without an id); ends after the terminal event."""
-        async for item in _feed(manager_of(request), debate_id, last_event_id or 0):
-            if isinstance(item, str):
-                yield ServerSentEvent(event="disconnected", data={"reason": item})
-                return
-            seq = str(item.seq) if item.durable else None
-            yield ServerSentEvent(raw_data=wire_json(item), event=item.type, id=seq)
+        deltas without an id); ends after the terminal event, or at once when the join link it was opened with
+        is revoked."""
+        feed = _feed(manager_of(request), debate_id, last_event_id or 0)
+        seat = seat_of(request.scope)
+        streams = request.app.state.seat_streams
+        with (
+            streams.watch(seat.debate_id, seat.seat)
+            if seat is not None
+            else contextlib.nullcontext() as revoked
+        ):
+            async for item in until_set(feed, revoked) if revoked is not None else feed:
+                if isinstance(item, str):
+                    yield ServerSentEvent(event="disconnected", data={"reason": item})
+                    return
+                seq = str(item.seq) if item.durable else None
+                yield ServerSentEvent(raw_data=wire_json(item), event=item.type, id=seq)
+            if revoked is not None and revoked.is_set():
+                reason = "this join link was revoked; ask the debate's creator for a new link"
+                yield ServerSentEvent(event="disconnected", data={"reason": reason})
 
     @app.websocket("/api/ws/{debate_id}")
     async def ws(

@@ -400,6 +400,7 @@ async def revoke_seat(request: Request, debate_id: str, seat: str) -> SeatState:
     manager = _manager(request)
     found = await _seat(manager, debate_id, seat)
     await manager.store.revoke_seat(debate_id, seat, utc_now())
+    request.app.state.seat_streams.revoke(debate_id, seat)  # its open streams end now
     return SeatState(**_info(found).model_dump(), revoked=True)
 
 
@@ -410,6 +411,7 @@ async def renew_seat(request: Request, debate_id: str, seat: str) -> SeatLink:
     found = await _seat(manager, debate_id, seat)
     token = new_token()
     await manager.store.replace_seat_token(debate_id, seat, token_hash(token))
+    request.app.state.seat_streams.revoke(debate_id, seat)  # the old token's open streams end now
     url = join_url(str(request.base_url), debate_id, seat, token)
     return SeatLink(kind=found.kind, name=found.name, token=token, url=url)
 

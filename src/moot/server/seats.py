@@ -14,9 +14,13 @@ person: giving a turn or a verdict, or voting, needs the seat's token, whoever a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import re
 import secrets
+from collections.abc import AsyncIterator, Iterator
+from typing import TypeVar
 
 from fastapi import HTTPException
 from pydantic import BaseModel
@@ -28,6 +32,8 @@ from moot.errors import ConfigError
 from moot.server.asgi import deny, header
 from moot.store import EventStore
 from moot.store.seats import SeatKind, SeatRecord
+
+T = TypeVar("T")
 
 SEAT = "moot.seat"  # scope key: the SeatRecord a request speaks for (its token checked)
 SEAT_HEADER = "X-Moot-Seat"
@@ -222,3 +228,54 @@ __all__ = [
     "seat_route",
     "token_hash",
 ]
+
+
+class OpenStreams:
+    """The event streams a seat's link has open in this server, so revoking the link (or replacing its token) ends
+    them at once: a leaked link stops reading the debate now, not when its reader reconnects."""
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[str, str], set[asyncio.Event]] = {}
+
+    @contextlib.contextmanager
+    def watch(self, debate_id: str, seat: str) -> Iterator[asyncio.Event]:
+        """An event set when this seat's link is revoked or replaced, for as long as the stream is open."""
+        revoked = asyncio.Event()
+        self._open.setdefault((debate_id, seat), set()).add(revoked)
+        try:
+            yield revoked
+        finally:
+            watching = self._open.get((debate_id, seat), set())
+            watching.discard(revoked)
+            if not watching:
+                self._open.pop((debate_id, seat), None)
+
+    def revoke(self, debate_id: str, seat: str) -> None:
+        for revoked in self._open.pop((debate_id, seat), set()):
+            revoked.set()
+
+
+async def until_set(items: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
+    """`items` until `stop` is set (then it ends, the rest unread), even while no item comes."""
+    it = aiter(items)
+    stopped = asyncio.ensure_future(stop.wait())
+    following: asyncio.Future[T] | None = None
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(it))
+            await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                return
+            try:
+                item = following.result()
+            except StopAsyncIteration:
+                return
+            following = None
+            yield item
+    finally:
+        stopped.cancel()
+        if following is not None and not following.done():
+            following.cancel()
+        if following is not None:
+            # Read its end (cancelled, finished or the feed's own end), so nothing is left unretrieved.
+            following.add_done_callback(lambda f: f.cancelled() or f.exception())
