@@ -423,3 +423,58 @@ async def test_a_pause_does_not_wait_for_the_person_and_the_resume_asks_no_one_t
     assert [t.text for t in state.turns if t.participant_id == "ada"] == ["Back now.", "And again."]
     assert people.asked[0].deadline == first.deadline
     assert len([e for e in log.events if isinstance(e, TurnAwaited)]) == 2  # one per round, none asked twice
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda v: v["scores"].update({"zed": {}}), "scores.zed"),
+        (lambda v: v["reasons"].update({"zed": "who?"}), "reasons.zed"),
+        (lambda v: v["reasons"].update({"ada": "x" * 2001}), "reasons.ada"),
+        (lambda v: v["scores"]["ada"].update({"charm": 5}), "scores.ada.charm"),
+        (lambda v: v["scores"]["ada"].update({"logic": 11}), "scores.ada.logic"),
+        (lambda v: v.update({"winner": "zed"}), "winner"),
+        (lambda v: v["scores"].update({"bob": dict(v["scores"]["ada"])}), "winner"),  # a tie, one named
+    ],
+)
+def test_a_persons_verdict_is_refused_at_the_field_that_cannot_stand(change: Any, field: str) -> None:
+    from moot.judging.person import person_verdict
+
+    given = verdict_for("ada")
+    change(given)
+    cfg = config(judge={"model": "human"})
+    with pytest.raises(ConfigError) as refused:
+        person_verdict(PersonVerdict.model_validate(given), cfg, cfg.judge)
+    assert refused.value.field == field
+
+
+def test_the_audience_is_worded_once_for_every_case() -> None:
+    from moot.domain.events import AudienceCounted
+    from moot.domain.state import DebateState
+    from moot.export.audience_view import audience_view
+
+    def counted(phase: str, *choices: str) -> AudienceCounted:
+        votes = [vote(f"p{i}", c) for i, c in enumerate(choices)]
+        return AudienceCounted.model_validate(
+            {"phase": phase, "votes": votes, "model": "people", "debate_id": "d"}
+        )
+
+    state = DebateState()
+    assert audience_view(state) is None
+    state.apply(counted("before", "for", "against"))
+    view = audience_view(state)
+    assert view is not None and "has not been counted" in view.headline and view.winner == ""
+    assert view.lines == ("Before: for 1 (50%) · against 1 (50%) · undecided 0 (0%); 2 votes (2 people)",)
+    state.apply(counted("after", "for", "against"))
+    view = audience_view(state)
+    assert view is not None and view.headline.startswith("A tie on the swing") and view.winner == ""
+    empty = DebateState()
+    empty.apply(counted("before"))
+    empty.apply(counted("after", "for"))
+    view = audience_view(empty)
+    assert view is not None and view.headline == "No swing: the audience cast no vote before the debate"
+    assert view.lines[0] == "Before: no votes"
+    state.apply(counted("after", "against", "against", "undecided"))
+    view = audience_view(state)
+    assert view is not None and view.winner == "against"
+    assert view.headline.startswith("The audience swung to the against side: +16.7 points")
