@@ -18,6 +18,7 @@ import { VerdictForm } from "./verdict-form.js";
 // Events whose calls cost something: the meter is refreshed after them.
 const SPENDS = new Set([
   "turn_completed", "round_assessed", "decision", "personas_assigned", "history_summarised", "judge_verdict", "verdict",
+  "audience_seated", "audience_counted", "turns_embedded",
 ]);
 const STATUS_AFTER = {
   debate_started: "running",
@@ -374,7 +375,13 @@ class Follower {
     this.on = true;
     this.moved = false; // it has scrolled the page since the last result was shown
     this.touchY = null;
-    const off = () => (this.on = false);
+    // Whether the page has left the bottom since the reader stopped following: until it has, a scroll event at the
+    // bottom is the reader's own scroll-up just starting (or a frame drawn before it), not a return to follow.
+    this.leftBottom = true;
+    const off = () => {
+      this.on = false;
+      this.leftBottom = false;
+    };
     this.listeners = {
       wheel: (e) => e.deltaY < 0 && off(),
       touchstart: (e) => (this.touchY = e.touches[0]?.clientY ?? null),
@@ -385,7 +392,9 @@ class Follower {
       pointerdown: (e) => e.target === document.documentElement && off(),
       scroll: () => {
         const el = document.scrollingElement;
-        if (window.scrollY + window.innerHeight >= el.scrollHeight - 48) this.on = true;
+        const atBottom = window.scrollY + window.innerHeight >= el.scrollHeight - 48;
+        if (!atBottom) this.leftBottom = true;
+        else if (this.leftBottom) this.on = true;
       },
     };
     for (const [type, listener] of Object.entries(this.listeners)) window.addEventListener(type, listener, { passive: true });
