@@ -5,9 +5,11 @@ the reader scrolls up, and nothing scrolls sideways on a phone. Each at 1280 and
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,14 +20,36 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 from moot.domain.config import ModelOptions
 from moot.models.fake import _seed, fake_model, fill_schema
-from tests.browser.conftest import Serve, Served, Tab, assert_no_placeholders, config, scripted_model
+from tests.browser.conftest import Serve, Served, Tab, assert_no_placeholders, config
 from tests.browser.test_debate_flow import participant
 
 pytestmark = pytest.mark.browser
 
 SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 375, "height": 800}}
-# One participant's opening runs long and slowly, so it outgrows the screen while the page watches.
-LONG_TURN = " ".join(f"word{n}" for n in range(700))
+# One participant's opening runs on, a word every 10 ms, until the test lets it end: it outgrows the screen while
+# the page watches, and is still streaming whenever the test scrolls, however slow the machine (a fixed-length turn
+# ended before the reader's scroll-up on a loaded machine, and the page, rightly, no longer followed anything).
+SPEAKING = threading.Event()
+ENDED = threading.Event()
+
+
+def long_speaker() -> FunctionModel:
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("the page streams every turn")
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        if SPEAKING.is_set():  # its later turns are short
+            yield "Short."
+            return
+        SPEAKING.set()
+        for n in range(30_000):  # 5 minutes at most
+            if ENDED.is_set():
+                break
+            await asyncio.sleep(0.01)
+            yield f"word{n} "
+        yield "end."
+
+    return FunctionModel(reply, stream_function=stream, model_name="fake:long")
 
 
 def flagging_judge(messages: list[ModelMessage], info: AgentInfo) -> tuple[str, str]:
@@ -58,7 +82,7 @@ def resolve(options: ModelOptions) -> Model:
     if name == "flagger":
         return flagger()
     if name == "long":
-        return scripted_model("long", lambda n, _: LONG_TURN if n == 0 else "Short.", per_word_s=0.01)
+        return long_speaker()
     return fake_model(name if options.model.provider == "fake" else "stand-in")
 
 
@@ -237,6 +261,15 @@ def test_dark_mode_follows_the_system(on: Served, size: str, open_extra_tab: Cal
         assert seen["light"][part] != seen["dark"][part], f"the {part} colour ignores dark mode"
 
 
+@pytest.fixture
+def long_turn() -> Iterator[None]:
+    SPEAKING.clear()
+    ENDED.clear()
+    yield
+    ENDED.set()  # a test that failed midway does not leave the turn streaming
+
+
+@pytest.mark.usefixtures("long_turn")
 def test_the_page_follows_a_streaming_turn_until_the_reader_scrolls_up(
     on: Served, size: str, open_extra_tab: Callable[..., Tab]
 ) -> None:
@@ -263,6 +296,7 @@ def test_the_page_follows_a_streaming_turn_until_the_reader_scrolls_up(
     page.mouse.wheel(0, 100_000)
     at = page.evaluate("window.scrollY")
     page.wait_for_function("(at) => window.scrollY > at + 40", arg=at, polling=20)
+    ENDED.set()
     expect(page.get_by_test_id("status")).to_have_text("completed", timeout=30_000)
     # Followed to its end, the page shows the result it has put above the transcript.
     expect(page.get_by_test_id("summary")).to_be_in_viewport()
