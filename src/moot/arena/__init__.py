@@ -1,0 +1,1 @@
+"""`moot arena`: rank models by debating them against each other, with the judging's biases measured."""
