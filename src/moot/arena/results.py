@@ -37,6 +37,10 @@ class MatchRow(_Frozen):
     for_model: str
     against_model: str
     first: str | None = Field(description="The model that spoke first; None when no turn was held")
+    sided: bool = Field(
+        default=True,
+        description="Whether the debaters argued for and against: a stored debate rated from history may not have",
+    )
     winner: str | None = Field(
         description="The model the panel's verdict names; None for a tie or no verdict"
     )

@@ -58,33 +58,21 @@ class ResultsFolder:
             )
         else:
             self.run_id = before.run_id
-        return [ResultRow.model_validate_json(line) for line in self._lines(self.results)]
+        return [ResultRow.model_validate_json(line) for line in whole_lines(self.results)]
 
     def queued(self) -> dict[tuple[str, str], str]:
         """Debates an earlier run queued, by (item id, arm): their ids."""
         out: dict[tuple[str, str], str] = {}
-        for line in self._lines(self.path / QUEUED):
+        for line in whole_lines(self.path / QUEUED):
             entry = json.loads(line)
             out[(entry["item_id"], entry["arm"])] = entry["debate_id"]
         return out
 
     def append(self, row: ResultRow) -> None:
-        _append_line(self.results, row.model_dump_json())
+        append_line(self.results, row.model_dump_json())
 
     def mark_queued(self, item_id: str, arm: str, debate_id: str) -> None:
-        _append_line(self.path / QUEUED, json.dumps({"item_id": item_id, "arm": arm, "debate_id": debate_id}))
-
-    @staticmethod
-    def _lines(path: Path) -> list[str]:
-        """Whole lines of a JSONL file; a last line cut short by a crash is dropped from the file."""
-        if not path.exists():
-            return []
-        data = path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            with path.open("r+b") as f:
-                f.truncate(end)
-        return [line for line in data[:end].decode("utf-8").splitlines() if line.strip()]
+        append_line(self.path / QUEUED, json.dumps({"item_id": item_id, "arm": arm, "debate_id": debate_id}))
 
 
 def new_run_id(folder: Path) -> str:
@@ -96,7 +84,19 @@ def new_run_id(folder: Path) -> str:
     return f"{name or 'eval'}-{secrets.token_hex(3)}"
 
 
-def _append_line(path: Path, line: str) -> None:
+def whole_lines(path: Path) -> list[str]:
+    """Whole lines of a JSONL file; a last line cut short by a crash is dropped from the file."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with path.open("r+b") as f:
+            f.truncate(end)
+    return [line for line in data[:end].decode("utf-8").splitlines() if line.strip()]
+
+
+def append_line(path: Path, line: str) -> None:
     # One write of a whole line, flushed to disk: a crash loses at most the row being written.
     with path.open("a", encoding="utf-8") as f:
         f.write(line + "\n")
