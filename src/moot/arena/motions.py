@@ -96,7 +96,7 @@ def _motion(ident: str, text: str, where: str) -> Motion:
     if not text:
         raise UserError(f"{where}: the motion is empty", field="--motions")
     try:
-        DebateConfig.model_validate({"topic": text, "participants": [{}, {}]})
+        DebateConfig.model_validate({"topic": text, "participants": [{"name": "A"}, {"name": "B"}]})
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
         raise UserError(f"{where}: {problem}", field="--motions") from None

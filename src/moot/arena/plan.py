@@ -29,6 +29,8 @@ DEFAULT_FORMAT = "free-form"
 DEFAULT_ROUNDS = 2
 FOR = "for the motion"
 AGAINST = "against the motion"
+# Names that say the side, never the model: the judges learn no model's name from the transcript.
+NAMES = {FOR: "Proponent", AGAINST: "Opponent"}
 
 
 @dataclass(frozen=True)
@@ -108,11 +110,15 @@ class ArenaPlan:
             sides.reverse()
         data: dict[str, Any] = {
             "topic": match.motion.text,
-            # Default names (Proponent, Opponent): the judges learn no model's name from the transcript.
-            "participants": [{**_options(c.options), "stance": stance} for c, stance in sides],
+            "participants": [
+                {**_options(c.options), "name": NAMES[stance], "stance": stance} for c, stance in sides
+            ],
             # Always a panel, even of one: each judge's own pick is recorded, and sees the debaters anonymised.
             "judges": [_options(j.options) for j in self.judges],
             "recuse_same_model": not self.allow_self_judging,
+            # Every debate holds its planned rounds, and the judges are asked only for the verdict: a judge that
+            # ended some debates early would rate models on unequal debates.
+            "stopping": {"assess_rounds": False},
             "format": self.format,
             "rounds": self.rounds,
             "seed": match.seed,

@@ -780,7 +780,9 @@ def _providers_table(statuses: list[ProviderStatus], console: Console) -> Table:
 
 
 # Listed by name and help; each one's module is imported when the command line names it.
-register_lazy(app, ["formats", "templates", "serve", "resume", "judge", "worker", "eval", "mcp", "configure"])
+register_lazy(
+    app, ["formats", "templates", "serve", "resume", "judge", "worker", "eval", "arena", "mcp", "configure"]
+)
 
 
 @app.command()

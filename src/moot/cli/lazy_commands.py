@@ -70,6 +70,11 @@ LAZY_COMMANDS: dict[str, LazyCommand] = {
         "eval_command",
         "Compare a single agent, self-consistency and debate on questions with known answers.",
     ),
+    "arena": LazyCommand(
+        "moot.cli.arena",
+        "arena_command",
+        "Rank models by debating them: every pair on every motion, sides swapped, judged by a panel.",
+    ),
     "mcp": LazyCommand(
         "moot.cli.mcp",
         "mcp_command",

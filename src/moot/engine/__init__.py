@@ -8,7 +8,7 @@ from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.engine.caller import Caller
 from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
-from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, estimate_lines
+from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, Estimate, ModelEstimate, estimate_lines
 from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
 from moot.engine.judging_again import Fields as JudgeFields
 from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_failed
@@ -33,11 +33,13 @@ __all__ = [
     "LOW_SHARE",
     "Caller",
     "Checked",
+    "Estimate",
     "EventLog",
     "InMemoryLog",
     "JudgeFields",
     "LiveResult",
     "LiveTarget",
+    "ModelEstimate",
     "ModelResolver",
     "People",
     "PlannedJudging",

@@ -1,0 +1,374 @@
+"""`moot arena` end to end: debates held, stored and judged by a panel of fake judges with planted tastes, rows
+resumed from the folder, the plan's refusals, the queue, history, and the command's output and files."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import random
+import re
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from typer.testing import CliRunner
+
+from moot.arena.motions import Motion, Motions, read_motions
+from moot.arena.plan import ArenaPlan, Contender
+from moot.arena.runner import run_arena
+from moot.arena.standings import compute_standings
+from moot.cli.app import app
+from moot.domain.config import ModelOptions
+from moot.domain.events import Event
+from moot.engine import resume_debate
+from moot.errors import UserError
+from moot.eval.runner import Action
+from moot.models.fake import fill_schema
+from moot.store import EventStore
+
+STRENGTH = {"fake:w": -1.5, "fake:x": -0.5, "fake:y": 0.5, "fake:z": 1.5}
+SIDE_EFFECT = 0.8  # planted: the judges lean to the for side by this much (logit)
+MARK = re.compile(r"\[Round \d+\] (Debater [A-Z]|Proponent|Opponent):\n<<<\nI am (\S+)\.")
+STANCE = re.compile(r"- (Debater [A-Z]|Proponent|Opponent) \(id: ([^)]+)\): (for|against) the motion")
+
+
+def debater(name: str) -> FunctionModel:
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(f"I am {name}. A point.")])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        yield f"I am {name}. A point."
+
+    return FunctionModel(reply, stream_function=stream, model_name=name)
+
+
+def planted_judge(name: str, side_effect: float = SIDE_EFFECT) -> FunctionModel:
+    """Reads who argued which side from the transcript (each debater names its model), and picks the for side
+    with probability sigmoid(strength(for) - strength(against) + side_effect), by a coin seeded with the
+    prompt and its own name: the same debate is judged the same way on a rerun."""
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> tuple[str, str]:
+        tool = info.output_tools[0]
+        prompt = "\n".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
+        said = dict(MARK.findall(prompt))  # label -> model
+        sides = {label: (ident, side) for label, ident, side in STANCE.findall(prompt)}
+        pro = next(label for label, (_, side) in sides.items() if side == "for")
+        con = next(label for label, (_, side) in sides.items() if side == "against")
+        # A judge is its own model: when it debates, it favours itself (self-preference, planted).
+        bias = 2.0 if said[pro] == name else -2.0 if said[con] == name else 0.0
+        logit = STRENGTH[said[pro]] - STRENGTH[said[con]] + side_effect + bias
+        coin = random.Random(hashlib.sha256((prompt + name).encode()).hexdigest()).random()
+        winner = pro if coin < 1 / (1 + math.exp(-logit)) else con
+        answer = fill_schema(tool.parameters_json_schema, 7)
+        for label, (ident, _) in sides.items():
+            high = label == winner
+            scores = answer["scores"][ident]
+            scores["criteria"] = dict.fromkeys(scores["criteria"], 8 if high else 4)
+        return tool.name, json.dumps(answer)
+
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if not info.output_tools:  # a model that also debates speaks as a debater
+            return ModelResponse(parts=[TextPart(f"I am {name}. A point.")])
+        return ModelResponse(parts=[ToolCallPart(*answer(messages, info))])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        if not info.output_tools:
+            yield f"I am {name}. A point."
+            return
+        tool, args = answer(messages, info)
+        yield {0: DeltaToolCall(name=tool, json_args=args)}
+
+    return FunctionModel(reply, stream_function=stream, model_name=name)
+
+
+def resolve(options: ModelOptions) -> Model:
+    name = str(options.model)
+    return planted_judge(name) if name.startswith("fake:judge") or name in JUDGING_DEBATERS else debater(name)
+
+
+JUDGING_DEBATERS: set[str] = set()
+
+
+def contender(label: str) -> Contender:
+    return Contender(label, ModelOptions(model=label))
+
+
+def motions(n: int) -> Motions:
+    return Motions(
+        [Motion(f"m{i + 1}", f"Motion number {i + 1} should pass") for i in range(n)], "digest", "test"
+    )
+
+
+def plan(
+    models: list[str], n_motions: int = 2, judges: tuple[str, ...] = ("fake:judge1",), **extra: Any
+) -> ArenaPlan:
+    return ArenaPlan(
+        models=[contender(m) for m in models],
+        judges=[contender(j) for j in judges],
+        motions=motions(n_motions),
+        rounds=1,
+        **extra,
+    )
+
+
+async def test_every_pair_debates_every_motion_twice_sides_swapped_with_one_seed(tmp_path: Path) -> None:
+    arena = plan(["fake:w", "fake:x", "fake:y"], n_motions=2)
+    matches = list(arena.matches())
+    assert len(matches) == arena.count() == 3 * 2 * 2
+    by_pair: dict[tuple[str, str, str], list[Any]] = {}
+    for m in matches:
+        by_pair.setdefault((m.motion.id, *sorted((m.for_model.label, m.against_model.label))), []).append(m)
+    for twins in by_pair.values():
+        a, b = twins
+        assert (a.for_model, a.against_model) == (b.against_model, b.for_model)  # sides swapped
+        assert a.seed == b.seed and a.for_first == b.for_first  # same seed; the same side opens
+    # Across the arena half the debates open with the for side: side and order effects stay apart.
+    assert sum(m.for_first for m in matches) == len(matches) / 2
+    config = arena.config(matches[0])
+    assert [p.name for p in config.participants] == ["Proponent", "Opponent"]  # no model's name
+    assert config.judges and config.recuse_same_model and config.stopping.assess_rounds is False
+
+
+async def test_an_arena_on_planted_strengths_recovers_the_order_and_the_side_bias(tmp_path: Path) -> None:
+    arena = plan(list(STRENGTH), n_motions=6, judges=("fake:judge1", "fake:judge2"))
+    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as store:
+        run = await run_arena(arena, store=store, out=tmp_path / "out", resolve=resolve, concurrency=4)
+        assert run.added == len(run.rows) == 72 and not run.failed
+        stored = await store.list_debates(eval_run=run.run_id, limit=1000)
+        assert len(stored) == 72  # every debate stored, tagged with the run
+        events = await store.events(run.rows[0].debate_id)
+    assert any(e.type == "judge_verdict" for e in events)
+    standings = compute_standings(run.rows, list(STRENGTH), samples=400, seed=1)
+    order = [r.model for r in sorted(standings.ratings, key=lambda r: r.rank)]
+    assert order[0] == "fake:z" and order[-1] == "fake:w"
+    # The planted lean to the for side: its expected share, over this balanced design, is well above a half.
+    side = standings.diagnostics.side_bias
+    assert side.interval is not None and side.interval.low > 0.5
+    # Both judges recorded per debate, each with its own pick; neither is a debater.
+    assert all(len(r.judges) == 2 and all(j.own is None for j in r.judges) for r in run.rows)
+    # Who spoke first is read from the debate: half the debates were opened by the for side.
+    assert sum(r.first == r.for_model for r in run.rows) == 36
+
+
+async def test_a_stopped_arena_resumes_where_it_was_and_refuses_other_settings(tmp_path: Path) -> None:
+    arena = plan(["fake:w", "fake:z"], n_motions=3)
+    out = tmp_path / "out"
+    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as store:
+        first = await run_arena(arena, store=store, out=out, resolve=resolve)
+        lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+        # A run that stopped after four debates, the fifth's line cut short by the crash.
+        (out / "results.jsonl").write_text("".join(lines[:4]) + lines[4][:20])
+        again = await run_arena(arena, store=store, out=out, resolve=resolve)
+        assert (again.skipped, again.added, len(again.rows)) == (4, 2, 6)
+        assert again.run_id == first.run_id
+        assert len(await store.list_debates(eval_run=first.run_id, limit=100)) == 8
+        with pytest.raises(UserError, match=r"other settings \(rounds: 1 -> 2\)") as refused:
+            await run_arena(replace(arena, rounds=2), store=store, out=out, resolve=resolve)
+        assert refused.value.field == "-o"
+
+
+async def test_judges_whose_model_debates_are_recused_unless_self_judging_is_allowed(tmp_path: Path) -> None:
+    JUDGING_DEBATERS.add("fake:y")
+    try:
+        async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as store:
+            recused = await run_arena(
+                plan(["fake:w", "fake:y", "fake:z"], n_motions=1, judges=("fake:judge1", "fake:y")),
+                store=store,
+                out=tmp_path / "a",
+                resolve=resolve,
+            )
+            allowed = await run_arena(
+                plan(
+                    ["fake:w", "fake:y", "fake:z"],
+                    n_motions=4,
+                    judges=("fake:judge1", "fake:y"),
+                    allow_self_judging=True,
+                ),
+                store=store,
+                out=tmp_path / "b",
+                resolve=resolve,
+            )
+    finally:
+        JUDGING_DEBATERS.clear()
+    own = [j for r in recused.rows for j in r.judges if j.own == "fake:y"]
+    assert own and all(j.recused and j.outcome == "none" for j in own)
+    assert all(r.outcome == "win" for r in recused.rows)  # the other judge still decides
+    seated = [j for r in allowed.rows for j in r.judges if j.own == "fake:y"]
+    assert seated and not any(j.recused for j in seated)
+    standings = compute_standings(allowed.rows, ["fake:w", "fake:y", "fake:z"], samples=300, seed=2)
+    prefs = {p.judge: p for p in standings.diagnostics.self_preference}
+    assert "fake:y" in prefs and prefs["fake:y"].own_rate.value is not None
+    assert prefs["fake:y"].own_rate.value > (prefs["fake:y"].others_rate.value or 0)
+
+
+def test_the_plan_refuses_what_cannot_make_a_fair_arena() -> None:
+    cases = [
+        (plan(["fake:w"]), "-m", "at least two models"),
+        (plan(["fake:w", "fake:w"]), "-m", "given twice"),
+        (plan(["fake:w", "fake:x"], format="council"), "--format", "two-sided debates with a winner"),
+        (plan(["fake:w", "fake:x"], judges=()), "-j", "at least one judge"),
+        (plan(["fake:w", "fake:x"], judges=("fake:w",)), "-j", "none may judge it"),
+        (plan(["human", "fake:x"]), "-m", "a person cannot take part"),
+    ]
+    for arena, field, words in cases:
+        with pytest.raises(UserError, match=words) as refused:
+            arena.check()
+        assert refused.value.field == field
+
+
+def test_motions_from_a_file_or_the_command_line(tmp_path: Path) -> None:
+    text = tmp_path / "motions.txt"
+    text.write_text("# comment\nCities should ban cars\n\nHomework should be optional\n")
+    read = read_motions(text, [])
+    assert [(m.id, m.text) for m in read.items] == [
+        ("m1", "Cities should ban cars"),
+        ("m2", "Homework should be optional"),
+    ]
+    assert read.digest == hashlib.sha256(text.read_bytes()).hexdigest()
+    jsonl = tmp_path / "motions.jsonl"
+    jsonl.write_text('{"id": "cars", "motion": "Cities should ban cars"}\n{"motion": 3}\n')
+    with pytest.raises(UserError, match=r"motions.jsonl line 2: give"):
+        read_motions(jsonl, [])
+    with pytest.raises(UserError, match="not both"):
+        read_motions(text, ["x"])
+    with pytest.raises(UserError, match="--motion 1: the motion is empty"):
+        read_motions(None, ["  "])
+    bell = tmp_path / "bell.txt"
+    bell.write_text("Ring \x07 the bell\n")
+    with pytest.raises(UserError, match=r"bell\.txt line 1"):
+        read_motions(bell, [])
+
+
+class Workers:
+    """The queue's stand-in: each dispatched debate is carried on as a worker would, over the stored log."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.tasks: list[asyncio.Task[None]] = []
+        self.actions: list[Action] = []
+
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+        self.actions.append(action)
+        self.tasks.append(asyncio.create_task(self.work(debate_id)))
+        return debate_id
+
+    async def work(self, debate_id: str) -> None:
+        events: list[Event] = await self.store.events(debate_id)
+        async for _ in resume_debate(events, log=self.store, resolve=resolve, reason="started by a worker"):
+            pass
+
+
+async def test_an_arena_on_the_queue_is_recorded_dispatched_and_collected(tmp_path: Path) -> None:
+    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as store:
+        workers = Workers(store)
+        run = await run_arena(
+            plan(["fake:w", "fake:z"], n_motions=2),
+            store=store,
+            out=tmp_path / "q",
+            resolve=resolve,
+            queue=workers,
+            poll_s=0.02,
+        )
+    assert workers.actions == ["start"] * 4 and run.added == 4 and all(r.outcome == "win" for r in run.rows)
+    queued = (tmp_path / "q" / "queued.jsonl").read_text().splitlines()
+    assert len(queued) == 4
+
+
+# --- the command ---------------------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def test_moot_arena_end_to_end_on_fake_models(tmp_path: Path) -> None:
+    out = tmp_path / "arena"
+    args = ["arena", "-m", "fake:echo", "-m", "fake:drip-0", "-m", "fake:other", "-j", "fake:judge"]
+    args += [
+        "--motion",
+        "Cities should ban cars",
+        "--motion",
+        "Homework should be optional",
+        "-r",
+        "1",
+        "-o",
+        str(out),
+    ]
+    result = runner.invoke(app, [*args, "--samples", "200"], terminal_width=120)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "12 debates, 4 at once" in text and "(for) vs" in text
+    for figure in ("Elo", "fake:echo", "fake:other", "Side", "Swap"):
+        assert figure in result.output, figure
+    document = json.loads((out / "leaderboard.json").read_text())
+    assert {r["model"] for r in document["standings"]["ratings"]} == {
+        "fake:echo",
+        "fake:drip-0",
+        "fake:other",
+    }
+    assert (
+        document["counts"]["rows"] == 12
+        and document["reproduce"]["run_id"] == json.loads((out / "run.json").read_text())["run_id"]
+    )
+    run_id = json.loads((out / "run.json").read_text())["run_id"]
+    assert f"moot list --eval {run_id}" in text
+    assert (out / "report.html").read_text().startswith("<!doctype html>")
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 12
+    shown = runner.invoke(app, ["show", rows[0]["debate_id"][:10]])
+    assert shown.exit_code == 0 and "Cities should ban cars" in shown.output
+    again = runner.invoke(app, [*args, "--samples", "200"])
+    assert again.exit_code == 0 and "12 debates were already in" in again.output
+    changed = runner.invoke(app, [*args[:-2], "-r", "2", "-o", str(out)])
+    assert changed.exit_code == 2 and "rounds: 1 -> 2" in changed.output
+    # Rated again from the store: the same debates, found by the run's tag.
+    history = runner.invoke(app, ["arena", "--from-history", "--run", run_id, "-o", str(tmp_path / "h")])
+    assert history.exit_code == 0, history.output
+    rated = json.loads((tmp_path / "h" / "leaderboard.json").read_text())
+    assert rated["source"] == "history"
+    # The same debates with a winner or a tie, rated alike.
+    assert rated["counts"]["rated"] == document["counts"]["rated"]
+    assert rated["standings"]["head_to_head"] == document["standings"]["head_to_head"]
+
+
+def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:
+    args = ["arena", "-m", "openai:gpt-4o-mini", "-m", "anthropic:claude-haiku-4-5", "-j", "openai:gpt-4o"]
+    args += ["--motion", "Cities should ban cars", "--estimate"]
+    result = runner.invoke(app, args, terminal_width=120, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""})
+    assert result.exit_code == 0, result.output
+    assert "2 debates (1 pairs x 1 motions x 2 sides)" in result.output
+    assert "openai:gpt-4o-mini" in result.output and "No model was called" in result.output
+    assert not (Path.cwd() / "moot-arena").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["-m", "fake:echo"], "-m: give at least two models"),
+        (["-m", "fake:a", "-m", "fake:b"], "--motions: give the motions"),
+        (["-m", "fake:a", "-m", "fake:b", "--motion", "x", "-f", "tournament"], "--format: the arena holds"),
+        (
+            ["-m", "fake:a", "-m", "fake:b", "--motion", "x", "--search", "cars"],
+            "--search: filters stored debates",
+        ),
+        (["--from-history", "-m", "fake:a"], "-m: --from-history rates stored debates"),
+        (
+            ["-m", "fake:a", "-m", "fake:b", "--motion", "x", "-j", "fake:a"],
+            "-j: every judge is a debater's model",
+        ),
+        (
+            ["-m", "fake:a,colour=red", "-m", "fake:b", "--motion", "x"],
+            "-m: fake:a,colour=red: unknown key 'colour'; use base_url, max_tokens, context_window",
+        ),
+    ],
+)
+def test_moot_arena_refuses_bad_input_in_one_line(extra: list[str], words: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["arena", *extra, "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert words in " ".join(result.output.split())
+    assert not (tmp_path / "o").exists()  # nothing written
