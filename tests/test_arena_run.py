@@ -122,7 +122,7 @@ async def test_every_pair_debates_every_motion_twice_sides_swapped_with_one_seed
     arena = plan(["fake:w", "fake:x", "fake:y"], n_motions=2)
     matches = list(arena.matches())
     assert len(matches) == arena.count() == 3 * 2 * 2
-    by_pair: dict[tuple[str, str, str], list[Any]] = {}
+    by_pair: dict[tuple[str, ...], list[Any]] = {}
     for m in matches:
         by_pair.setdefault((m.motion.id, *sorted((m.for_model.label, m.against_model.label))), []).append(m)
     for twins in by_pair.values():
