@@ -239,6 +239,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")
     (work / "gsm8k.jsonl").write_text("".join(json.dumps(line) + "\n" for line in GSM8K_LINES))
+    (work / "motions.txt").write_text("Cities should ban private cars\nHomework should be optional\n")
     monkeypatch.chdir(work)
     return work
 
@@ -366,6 +367,21 @@ def check_eval(words: list[str], result: Result, debates: Debates, before: set[s
     assert (Path(results).parent / "report.html").exists()
 
 
+def check_arena(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
+    folder = Path(option_value(words, "-o", "--out") or "moot-arena")
+    if "--estimate" in words:
+        assert "No model was called" in result.stdout and not folder.exists()
+        return
+    document = json.loads((folder / "leaderboard.json").read_text(encoding="utf-8"))
+    rated = {r["model"] for r in document["standings"]["ratings"]}
+    if "--from-history" in words:
+        assert document["source"] == "history" and rated == {"fake:ada", "fake:bo"}, document
+        return
+    models = [w for i, w in enumerate(words) if i and words[i - 1] == "-m"]
+    assert rated == set(models) and document["counts"]["rows"] == 3 * 2 * 2
+    assert (folder / "report.html").exists()
+
+
 def check_presets(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
     action = words[2] if len(words) > 2 else "list"
     if action == "save":
@@ -395,6 +411,7 @@ CHECKS: dict[str, Check] = {
     "resume": check_resume,
     "judge": check_judge,
     "eval": check_eval,
+    "arena": check_arena,
     "presets": check_presets,
     "configure": check_configure,
 }
