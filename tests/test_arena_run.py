@@ -372,3 +372,43 @@ def test_moot_arena_refuses_bad_input_in_one_line(extra: list[str], words: str, 
     assert result.exit_code == 2, result.output
     assert words in " ".join(result.output.split())
     assert not (tmp_path / "o").exists()  # nothing written
+
+
+async def test_history_rates_two_model_debates_and_says_what_it_left_out(tmp_path: Path) -> None:
+    from moot.arena.history import HistoryFilters, rows_from_history
+    from moot.config_files import build_config
+    from moot.engine import run_debate
+
+    def config(*participants: dict[str, str], topic: str = "Cities should ban cars") -> Any:
+        return build_config(
+            {
+                "topic": topic,
+                "rounds": 1,
+                "participants": list(participants),
+                "judge": {"model": "fake:judge"},
+            }
+        )
+
+    configs = [
+        config({"model": "fake:a", "stance": "against the motion"}, {"model": "fake:b", "stance": "for it"}),
+        config(
+            {"model": "fake:a", "stance": "a cautious economist"},
+            {"model": "fake:b", "stance": "an urbanist"},
+        ),
+        config({"model": "fake:a"}, {"model": "fake:a"}),
+        config({"model": "fake:a"}, {"model": "fake:b"}, {"model": "fake:c"}),
+        config({"model": "fake:a"}, {"model": "fake:c"}, topic="Homework should be optional"),
+    ]
+    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'h.db'}") as store:
+        for c in configs:
+            async for _ in run_debate(c, log=store):
+                pass
+        every = await rows_from_history(store, HistoryFilters())
+        cars = await rows_from_history(store, HistoryFilters(text="cars"))
+    assert every.skipped == {"one model on both sides": 1, "not two debaters": 1}
+    assert every.models == ["fake:a", "fake:b", "fake:c"] and len(every.rows) == 3
+    sided, unsided, _ = every.rows  # oldest first
+    # The stances say the sides, whichever order they spoke in.
+    assert (sided.for_model, sided.against_model, sided.sided) == ("fake:b", "fake:a", True)
+    assert (unsided.for_model, unsided.sided) == ("fake:a", False)
+    assert len(cars.rows) == 2 and cars.models == ["fake:a", "fake:b"]
