@@ -412,3 +412,8 @@ async def test_history_rates_two_model_debates_and_says_what_it_left_out(tmp_pat
     assert (sided.for_model, sided.against_model, sided.sided) == ("fake:b", "fake:a", True)
     assert (unsided.for_model, unsided.sided) == ("fake:a", False)
     assert len(cars.rows) == 2 and cars.models == ["fake:a", "fake:b"]
+    # An unsided debate counts in the ratings, not in the for side's share.
+    standings = compute_standings(every.rows, every.models, samples=200)
+    assert standings.debates == 3 and standings.diagnostics.side_bias.n == sum(
+        r.outcome == "win" and r.sided for r in every.rows
+    )

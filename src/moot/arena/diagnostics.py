@@ -31,8 +31,9 @@ _AGREEMENT, _CONCORDANCE, _SELF = 1, 2, 3
 
 def side_bias(rows: Sequence[MatchRow]) -> Estimate:
     """The for side's share of decisive debates (outcome `win`). With every pair debating both sides, 0.5 is
-    no bias; above it the panel favours the for side (or the motions do), whoever argues it."""
-    decisive = [row for row in rows if row.outcome == "win"]
+    no bias; above it the panel favours the for side (or the motions do), whoever argues it. A stored debate
+    whose stances said no side (`sided` false, from history) is left out."""
+    decisive = [row for row in rows if row.outcome == "win" and row.sided]
     return share(sum(row.winner == row.for_model for row in decisive), len(decisive))
 
 
