@@ -413,3 +413,33 @@ def test_without_matplotlib_there_is_no_png(tmp_path: Path, monkeypatch: pytest.
     files = write_reports(tmp_path, sample_spec(), sample_standings(), sample_rows(), source="arena")
     assert files.report_png is None
     assert files.report_html.is_file()
+
+
+def test_models_of_equal_strength_share_a_rank_but_the_matrix_names_each_column_once() -> None:
+    from rich.console import Console
+
+    from moot.arena.report import matrix_table
+    from moot.arena.results import MatchRow
+    from moot.arena.standings import compute_standings
+
+    def row(winner: str, loser: str, n: int) -> MatchRow:
+        return MatchRow(
+            key=f"k{n}",
+            debate_id=f"d{n}",
+            motion_id="m1",
+            motion="M",
+            for_model=winner,
+            against_model=loser,
+            first=winner,
+            winner=winner,
+            outcome="win",
+        )
+
+    cycle = [row("fake:a", "fake:b", 1), row("fake:b", "fake:c", 2), row("fake:c", "fake:a", 3)]
+    standings = compute_standings(cycle, ["fake:a", "fake:b", "fake:c"], samples=100)
+    assert {r.rank for r in standings.ratings} == {1}  # a 3-cycle: all equal
+    console = Console(width=120, record=True)
+    console.print(matrix_table(standings))
+    text = console.export_text()
+    assert all(f"vs {i}" in text for i in (1, 2, 3))
+    assert "vs 1   vs 1" not in text

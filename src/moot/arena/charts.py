@@ -435,9 +435,14 @@ def _matrix(standings: Standings) -> str:
     """Each model's record against each other, coloured by its win share; opponents named by rank."""
     e = html.escape
     ratings = ranked(standings)
-    head = "<tr><th>Model</th>" + "".join(f"<th class=cell>vs #{r.rank}</th>" for r in ratings) + "</tr>"
+    # By place in the leaderboard, not rank: models of equal strength share a rank, a heading names one model.
+    head = (
+        "<tr><th>Model</th>"
+        + "".join(f"<th class=cell>vs #{i}</th>" for i in range(1, len(ratings) + 1))
+        + "</tr>"
+    )
     rows = []
-    for r in ratings:
+    for place, r in enumerate(ratings, start=1):
         cells = []
         for other in ratings:
             if other.model == r.model:
@@ -451,7 +456,7 @@ def _matrix(standings: Standings) -> str:
                 f'<td class=cell{_heat(share)} title="{e(tip)}">{record_text(record)}<br>'
                 f'<span class="note">{shown}</span></td>'
             )
-        rows.append(f"<tr><td class=label>#{r.rank} {label_html(r.model)}</td>{''.join(cells)}</tr>")
+        rows.append(f"<tr><td class=label>#{place} {label_html(r.model)}</td>{''.join(cells)}</tr>")
     return f'<div class="wide"><table>{head}{"".join(rows)}</table></div>'
 
 

@@ -295,14 +295,17 @@ def _matrix(standings: Standings, *, labelled: bool) -> Table:
         else "Head to head, models by rank: the row's W-L-T against the column"
     )
     rows: list[list[str | Label]] = []
-    for r in ratings:
-        cells: list[str | Label] = [str(r.rank), Label(r.model)] if labelled else [str(r.rank)]
+    # Numbered by place in the leaderboard, not by rank: models of equal strength share a rank, and a column
+    # heading must name one model.
+    for place, r in enumerate(ratings, start=1):
+        cells: list[str | Label] = [str(place), Label(r.model)] if labelled else [str(place)]
         for other in ratings:
             record = standings.head_to_head.get(r.model, {}).get(other.model, Record())
             cells.append("·" if other.model == r.model else record_text(record))
         rows.append(cells)
     headings = ["#", "Model"] if labelled else ["#"]
-    _columns(out, [*headings, *(f"vs {r.rank}" for r in ratings)], rows, wrap={1} if labelled else set())
+    places = [f"vs {place}" for place in range(1, len(ratings) + 1)]
+    _columns(out, [*headings, *places], rows, wrap={1} if labelled else set())
     return out
 
 
