@@ -487,25 +487,13 @@ async def _save_output(
 
 async def _print_estimate(cfg: DebateConfig) -> None:
     """The debate run on stand-in models: calls, tokens and cost per model, low to high."""
-    from moot.engine import HIGH_SHARE, LOW_SHARE, estimate_debate, estimate_lines
-    from moot.export.formatting import money
+    from moot.cli.estimate_table import estimate_note, estimate_table
+    from moot.engine import estimate_debate
 
     est = await estimate_debate(cfg)
-    table = Table(title=f"Estimate: {cfg.format}, {cfg.rounds} rounds, {len(cfg.participants)} participants")
-    for heading in ("Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)"):
-        table.add_column(heading, justify="left" if heading == "Model" else "right")
-    rows = estimate_lines(est, lambda c: "unknown" if c is None else money(c))
-    for row in rows[:-1]:
-        table.add_row(*row)
-    table.add_row(*rows[-1], style="bold")
-    out.print(table)
-    out.print(
-        Text(
-            f"Low: replies of {LOW_SHARE:.0%} of each speaker's max_tokens; high: {HIGH_SHARE:.0%}. "
-            "Tokens counted offline per model; prices from genai-prices. No model was called.",
-            style="dim",
-        )
-    )
+    title = f"Estimate: {cfg.format}, {cfg.rounds} rounds, {len(cfg.participants)} participants"
+    out.print(estimate_table(est, title))
+    out.print(estimate_note("Tokens counted offline per model; prices from genai-prices."))
 
 
 NO_DEBATES = 'No debates yet. Start one with: moot run "Your question"'

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from moot.cli.eval import model_options
@@ -193,28 +192,14 @@ def _plan(
 
 async def _print_estimate(plan: ArenaPlan) -> None:
     from moot.arena.estimate import estimate_arena
-    from moot.engine import HIGH_SHARE, LOW_SHARE, estimate_lines
-    from moot.export.formatting import money
+    from moot.cli.estimate_table import estimate_note, estimate_table
 
-    est = await estimate_arena(plan)
-    table = Table(
-        title=f"Estimate: {plan.count()} debates ({len(plan.pairs())} pairs x {len(plan.motions.items)} motions "
+    title = (
+        f"Estimate: {plan.count()} debates ({len(plan.pairs())} pairs x {len(plan.motions.items)} motions "
         f"x 2 sides), {plan.format}, {plan.rounds} rounds"
     )
-    for heading in ("Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)"):
-        table.add_column(heading, justify="left" if heading == "Model" else "right")
-    rows = estimate_lines(est, lambda c: "unknown" if c is None else money(c))
-    for row in rows[:-1]:
-        table.add_row(*row)
-    table.add_row(*rows[-1], style="bold")
-    out.print(table)
-    out.print(
-        Text(
-            f"Low: replies of {LOW_SHARE:.0%} of each speaker's max_tokens; high: {HIGH_SHARE:.0%}. Each pair's "
-            "first debate estimated and counted for all its debates. No model was called.",
-            style="dim",
-        )
-    )
+    out.print(estimate_table(await estimate_arena(plan), title))
+    out.print(estimate_note("Each pair's first debate estimated and counted for all its debates."))
 
 
 async def _run(
