@@ -29,7 +29,7 @@ from moot.domain.config import ModelOptions
 from moot.domain.events import Event
 from moot.engine import resume_debate
 from moot.errors import UserError
-from moot.eval.runner import Action
+from moot.eval.batch import Action
 from moot.models.fake import fill_schema
 from moot.store import EventStore
 

@@ -35,11 +35,12 @@ from moot.eval.arms import (
     planned_calls,
     question_text,
 )
+from moot.eval.batch import Action
 from moot.eval.dataset import Dataset, Item
 from moot.eval.folder import QUEUED, RESULTS
 from moot.eval.report import REPORT_HTML, RESULTS_JSON, summarise, templates_used, write_report
 from moot.eval.results import ResultRow
-from moot.eval.runner import Action, EvalPlan, EvalRun, run_eval
+from moot.eval.runner import EvalPlan, EvalRun, run_eval
 from moot.install import install_command
 from moot.store import EventStore
 from tests.conftest import prompt_text

@@ -8,7 +8,6 @@ Every check runs before anything is written: the plan (formats, recusal, motions
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Callable
@@ -19,14 +18,13 @@ from moot.arena.folder import ArenaFolder
 from moot.arena.plan import ArenaPlan, Match
 from moot.arena.results import MatchRow
 from moot.arena.rows import row_from_events
-from moot.domain.events import DebateCompleted, DebateFailed, Event
+from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
-from moot.errors import StoreError, one_line
-from moot.eval.runner import POLL_S, Dispatcher
+from moot.errors import one_line
+from moot.eval.batch import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.store import EventStore
 
 DEFAULT_CONCURRENCY = 4
-_TERMINAL = (DebateCompleted, DebateFailed)
 
 
 @dataclass
@@ -128,15 +126,10 @@ async def _run_here(
     land: Callable[[MatchRow], None],
     run_id: str,
 ) -> None:
-    pending = iter(todo)
+    async def hold(match: Match) -> None:
+        land(await hold_match(plan, match, store=store, resolvers=resolvers, run_id=run_id))
 
-    async def worker() -> None:
-        for match in pending:
-            land(await hold_match(plan, match, store=store, resolvers=resolvers, run_id=run_id))
-
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(concurrency, len(todo))):
-            group.create_task(worker())
+    await in_pool(todo, min(concurrency, len(todo)), hold)
 
 
 async def hold_match(
@@ -206,34 +199,11 @@ async def _run_queued(
     waiting: dict[str, Match] = {}
     for match in todo:
         debate_id = known.get(match.key)
-        if debate_id is not None and await store.last_event(debate_id) is not None:
-            waiting[debate_id] = match  # queued by an earlier run: collect it
-            continue
-        debate_id = await enqueue_match(
-            match, store=store, resolvers=resolvers, queue=queue, run_id=folder.run_id
-        )
-        folder.mark_queued(match.key, debate_id)
+        if debate_id is None or await store.last_event(debate_id) is None:
+            debate_id = await enqueue(
+                resolvers.checked(match), store=store, queue=queue, run_id=folder.run_id
+            )
+            folder.mark_queued(match.key, debate_id)
+        # else queued by an earlier run: collect it
         waiting[debate_id] = match
-    while waiting:
-        for debate_id, match in list(waiting.items()):
-            if isinstance(await store.last_event(debate_id), _TERMINAL):
-                del waiting[debate_id]
-                land(match_row(plan, match, await store.events(debate_id)))
-        if waiting:
-            await asyncio.sleep(poll_s)
-
-
-async def enqueue_match(
-    match: Match, *, store: EventStore, resolvers: Resolvers, queue: Dispatcher, run_id: str | None
-) -> str:
-    """Record the match's debate as created (no call made), tagged with the run, and put it on the queue."""
-    debate_id = uuid.uuid4().hex
-    last_seq = 0
-    async for event in run_debate(
-        resolvers.checked(match), log=store, debate_id=debate_id, hold=True, eval_run=run_id
-    ):
-        last_seq = event.seq or last_seq
-    if not last_seq:
-        raise StoreError(f"debate {debate_id} was not recorded, so it was not queued")
-    await queue.dispatch(debate_id, last_seq, "start")
-    return debate_id
+    await collect(waiting, store, poll_s, lambda match, events: land(match_row(plan, match, events)))

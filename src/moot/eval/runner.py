@@ -12,25 +12,20 @@ collects those debates instead of queueing them again.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
 from moot.domain.config import DebateConfig, ModelOptions, config_error
-from moot.domain.events import (
-    DebateCompleted,
-    DebateFailed,
-    Event,
-)
+from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
-from moot.errors import StoreError, UserError, one_line
+from moot.errors import UserError, one_line
 from moot.eval.arms import ArmSpec, build_config
+from moot.eval.batch import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.eval.dataset import Dataset, Item
 from moot.eval.folder import ResultsFolder
 from moot.eval.results import ResultRow, RunSpec
@@ -38,16 +33,6 @@ from moot.eval.rows import failed_row, row_from_events
 from moot.store import EventStore
 
 DEFAULT_CONCURRENCY = 4
-POLL_S = 0.5
-_TERMINAL = (DebateCompleted, DebateFailed)
-# moot.workers.queue.Action, not imported: it would load DBOS for runs that use no queue.
-Action = Literal["start", "resume", "retry", "stop"]
-
-
-class Dispatcher(Protocol):
-    """What puts a recorded debate on the queue (`moot.workers.client.QueueClient`)."""
-
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -209,16 +194,11 @@ async def _run_here(
     land: Callable[[ResultRow], None],
     run_id: str,
 ) -> None:
-    pending = iter(todo)
+    async def hold(pair: tuple[int, Item, ArmSpec]) -> None:
+        index, item, arm = pair
+        land(await run_pair(plan, index, item, arm, store=store, checks=checks, run_id=run_id))
 
-    async def worker() -> None:
-        # A pool of `concurrency` workers, each taking the next pair: at most that many debates at once.
-        for index, item, arm in pending:
-            land(await run_pair(plan, index, item, arm, store=store, checks=checks, run_id=run_id))
-
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(concurrency, len(todo))):
-            group.create_task(worker())
+    await in_pool(todo, min(concurrency, len(todo)), hold)
 
 
 async def run_pair(
@@ -263,44 +243,16 @@ async def _run_queued(
     waiting: dict[str, tuple[int, Item, ArmSpec]] = {}
     for index, item, arm in todo:
         debate_id = known.get((item.id, arm.label))
-        if debate_id is not None and await store.last_event(debate_id) is not None:
-            waiting[debate_id] = (index, item, arm)  # queued by an earlier run: collect it
-            continue
-        debate_id = await enqueue_pair(
-            plan, index, item, arm, store=store, checks=checks, queue=queue, run_id=folder.run_id
-        )
-        folder.mark_queued(item.id, arm.label, debate_id)
+        if debate_id is None or await store.last_event(debate_id) is None:
+            debate_id = await enqueue(
+                checks.debate(plan, arm, index, item), store=store, queue=queue, run_id=folder.run_id
+            )
+            folder.mark_queued(item.id, arm.label, debate_id)
+        # else queued by an earlier run: collect it
         waiting[debate_id] = (index, item, arm)
-    while waiting:
-        for debate_id, (index, item, arm) in list(waiting.items()):
-            last = await store.last_event(debate_id)
-            if isinstance(last, _TERMINAL):
-                events = await store.events(debate_id)
-                del waiting[debate_id]
-                land(row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern))
-        if waiting:
-            await asyncio.sleep(poll_s)
 
+    def scored(pair: tuple[int, Item, ArmSpec], events: list[Event]) -> None:
+        index, item, arm = pair
+        land(row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern))
 
-async def enqueue_pair(
-    plan: EvalPlan,
-    index: int,
-    item: Item,
-    arm: ArmSpec,
-    *,
-    store: EventStore,
-    checks: PlanChecks,
-    queue: Dispatcher,
-    run_id: str | None = None,
-) -> str:
-    """Record one item's debate as created (no call made), tagged with the run, and put it on the queue; its
-    id."""
-    debate_id = uuid.uuid4().hex
-    last_seq = 0
-    checked = checks.debate(plan, arm, index, item)
-    async for event in run_debate(checked, log=store, debate_id=debate_id, hold=True, eval_run=run_id):
-        last_seq = event.seq or last_seq
-    if not last_seq:
-        raise StoreError(f"debate {debate_id} was not recorded, so it was not queued")
-    await queue.dispatch(debate_id, last_seq, "start")
-    return debate_id
+    await collect(waiting, store, poll_s, scored)
