@@ -291,7 +291,7 @@ async def test_the_estimate_shows_an_unpriced_model_as_unknown() -> None:
 
 
 def test_moot_run_estimate_prints_the_table_without_calling_a_model() -> None:
-    from tests.test_cli import moot
+    from tests.cli_helpers import moot
 
     code, out, _ = moot(
         "run",

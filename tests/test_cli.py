@@ -11,22 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from moot import __version__ as moot_version
-from moot.cli.app import app
 from moot.domain.events import EVENT_ADAPTER
 from moot.export import load_json
 from moot.install import install_command
 from moot.models.providers import SPECS
+from tests.cli_helpers import moot
 
-runner = CliRunner()
 FAKES = ["-p", "fake:a,name=Ada,stance=ban cars", "-p", "fake:b,name=Bo,stance=keep cars"]
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_run_streams_then_list_show_and_export(tmp_path: Path) -> None:

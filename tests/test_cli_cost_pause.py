@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from moot.domain.events import CostAcknowledged, DebatePaused, Event
 from moot.domain.state import fold
 from moot.models.rate_limits import reset_limiters
 from moot.store import EventStore, db_url_from
+from tests.cli_helpers import read_until
 from tests.fake_openai_server import fake_openai_server
 
 runner = CliRunner()
@@ -125,27 +125,6 @@ def test_json_lines_never_ask(config_file: Path, monkeypatch: pytest.MonkeyPatch
     assert "continue?" not in result.stderr and "moot resume" in result.stderr
 
 
-def _read_until(fd: int, wanted: bytes | None, limit_s: float = 60) -> bytes:
-    """What the terminal shows until `wanted` appears (None: until the program closes it)."""
-    seen = b""
-    while wanted is None or wanted not in seen:
-        ready, _, _ = select.select([fd], [], [], limit_s)
-        if not ready:
-            raise AssertionError(f"the terminal went quiet; it showed: {seen.decode(errors='replace')}")
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # the program ended and closed the terminal
-            chunk = b""
-        if not chunk:
-            if wanted is None:
-                return seen
-            raise AssertionError(
-                f"{wanted!r} never came; the terminal showed: {seen.decode(errors='replace')}"
-            )
-        seen += chunk
-    return seen
-
-
 @pytest.mark.subprocess
 def test_a_real_terminal_is_asked_and_yes_carries_the_debate_on(config_file: Path) -> None:
     leader, follower = os.openpty()
@@ -160,10 +139,10 @@ def test_a_real_terminal_is_asked_and_yes_carries_the_debate_on(config_file: Pat
     )
     os.close(follower)
     try:
-        shown = _read_until(leader, b"continue? [y/N]")
+        shown = read_until(leader, b"continue? [y/N]")
         assert b"Paused: cost passed $0.0001 (limits.pause_at_cost)" in shown
         os.write(leader, b"y\n")
-        shown += _read_until(leader, None)
+        shown += read_until(leader, None)
         assert proc.wait(timeout=60) == 0, shown.decode(errors="replace")
     finally:
         os.close(leader)

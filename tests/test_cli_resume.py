@@ -11,9 +11,7 @@ import sys
 from collections import Counter
 
 import pytest
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.domain.events import (
     DebateFailed,
     DebateInterrupted,
@@ -23,30 +21,12 @@ from moot.domain.events import (
 )
 from moot.engine import run_debate
 from moot.store import EventStore, db_url_from
+from tests.cli_helpers import moot, stored
 from tests.conftest import make_config
 
-runner = CliRunner()
 FAKES = ["-p", "fake:a,name=Ada", "-p", "fake:b,name=Bo", "-p", "fake:c,name=Cy", "-j", "fake:judge"]
 
 Turn = tuple[int, str, str | None]
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def stored(debate_id: str | None = None) -> list[Event]:
-    """The events of `debate_id` (or of the only debate) in this test's store."""
-
-    async def read() -> list[Event]:
-        async with await EventStore.open(db_url_from(None)) as store:
-            if debate_id is None:
-                (row,) = await store.list_debates()
-                return await store.events(row.id)
-            return await store.events(debate_id)
-
-    return asyncio.run(read())
 
 
 def cut_copy(events: list[Event], keep: int, ending: Event | None, new_id: str) -> str:

@@ -6,20 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.cli.render import DebateRenderer
 from moot.domain.events import Event
 from moot.export import load_json
+from tests.cli_helpers import moot
 
-runner = CliRunner()
 FAKES = ["-p", "fake:a,name=Ada", "-p", "fake:b,name=Bo", "--rounds", "2"]
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def debates(db: Path) -> list[dict[str, object]]:

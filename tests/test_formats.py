@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.domain.config import MAX_ROUNDS, DebateConfig
 from moot.domain.events import EVENT_ADAPTER, Event
 from moot.domain.state import DebateState, fold
@@ -20,6 +19,7 @@ from moot.export import export
 from moot.export.record import DebateRecord
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, config_schema, get_protocol
 from moot.protocols.round_robin import RoundRobin
+from tests.cli_helpers import moot
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
 NEW_FORMATS = ["structured-rounds", "round-limited"]
@@ -242,11 +242,6 @@ async def test_a_full_debate_runs_every_round_then_the_judge(fmt: str, order: st
 # --- the command line -------------------------------------------------------------------------------
 
 runner = CliRunner()
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def phase_rows(out: str, fmt: str) -> dict[tuple[str, str], str]:

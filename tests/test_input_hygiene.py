@@ -14,9 +14,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.config_files import read_config_file
 from moot.domain.config import DebateConfig, JudgeConfig, Participant
 from moot.domain.events import EVENT_ADAPTER, DebateStarted
@@ -25,16 +23,11 @@ from moot.errors import ConfigError
 from moot.export import load_json
 from moot.export.record import DebateRecord
 from moot.server import create_app
+from tests.cli_helpers import moot
 
-runner = CliRunner()
 UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CONTROLS = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)])  # Unicode's Cc
 ADA, BO = "fake:a,name=Ada", "fake:b,name=Bo"
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def refused(args: list[str], field: str) -> str:

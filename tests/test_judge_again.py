@@ -13,9 +13,7 @@ from fastapi.testclient import TestClient
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import (
     DebateCompleted,
@@ -45,6 +43,7 @@ from moot.models.fake import fake_model
 from moot.server import DebateManager, create_app
 from moot.server.manager import Action
 from moot.store import EventStore, db_url_from
+from tests.cli_helpers import moot
 from tests.conftest import Recorder, judge_answer, judge_model, make_config
 from tests.test_judging_panel import PanelJudge
 from tests.test_server import body, sse, start, wait_for
@@ -309,13 +308,6 @@ async def test_a_debate_without_turns_or_under_way_cannot_be_judged() -> None:
 
 
 # -- the command line ------------------------------------------------------------------------------------------
-
-cli = CliRunner()
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = cli.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def store_debate_with_failed_verdict() -> str:

@@ -214,7 +214,8 @@ def test_a_ledger_starts_empty() -> None:
 
 
 def test_the_cli_shows_a_running_total_and_the_ledger_after_the_run() -> None:
-    from tests.test_cli import FAKES, moot
+    from tests.cli_helpers import moot
+    from tests.test_cli import FAKES
 
     code, out, _ = moot("run", "Should cities ban cars?", *FAKES, "--rounds", "2")
     assert code == 0, out

@@ -9,7 +9,6 @@ import asyncio
 import io
 import json
 import os
-import select
 import subprocess
 import sys
 import time
@@ -19,9 +18,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.cli.people import CliPeople, StdinLines
 from moot.cli.render import DebateRenderer
 from moot.cli.safe_text import SafeConsole, terminal_safe
@@ -35,29 +32,11 @@ from moot.export.audience_view import audience_view
 from moot.judging.person import person_verdict
 from moot.judging.schema import criteria_of
 from moot.store import EventStore, db_url_from
+from tests.cli_helpers import moot, read_until, stored
 
-runner = CliRunner()
 PEOPLE = ["-p", "human,name=Ada,stance=for", "-p", "fake:b,name=Bob,stance=against"]
 CRITERIA = ["logic", "evidence", "engagement", "novelty", "persuasiveness", "relevance"]
 TOPIC = "Cats are better than dogs"
-
-
-def moot(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), input=stdin)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def stored(debate_id: str | None = None) -> list[Event]:
-    """The events of `debate_id` (or of the only debate) in this test's store."""
-
-    async def read() -> list[Event]:
-        async with await EventStore.open(db_url_from(None)) as store:
-            if debate_id is None:
-                (row,) = await store.list_debates()
-                return await store.events(row.id)
-            return await store.events(debate_id)
-
-    return asyncio.run(read())
 
 
 def no_debates() -> bool:
@@ -446,27 +425,6 @@ async def test_a_verdict_that_is_not_json_is_one_line() -> None:
 # -- a real terminal ----------------------------------------------------------------------------------
 
 
-def _read_until(fd: int, wanted: bytes | None, limit_s: float = 60) -> bytes:
-    """What the terminal shows until `wanted` appears (None: until the program closes it)."""
-    seen = b""
-    while wanted is None or wanted not in seen:
-        ready, _, _ = select.select([fd], [], [], limit_s)
-        if not ready:
-            raise AssertionError(f"the terminal went quiet; it showed: {seen.decode(errors='replace')}")
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # the program ended and closed the terminal
-            chunk = b""
-        if not chunk:
-            if wanted is None:
-                return seen
-            raise AssertionError(
-                f"{wanted!r} never came; the terminal showed: {seen.decode(errors='replace')}"
-            )
-        seen += chunk
-    return seen
-
-
 def plain(shown: bytes) -> str:
     """What a terminal showed, as text: colours and other escape sequences left out."""
     return terminal_safe(shown.decode(errors="replace"))
@@ -506,29 +464,29 @@ def test_on_a_terminal_a_person_types_a_turn_ctrl_d_submits_and_edit_opens_the_e
     args = ["run", TOPIC, *PEOPLE, "-r", "2", "-j", "human"]
     leader, proc = _on_a_terminal(args, {"EDITOR": f"{sys.executable} {editor}"})
     try:
-        shown = _read_until(leader, b"/edit to write it in $EDITOR.")
+        shown = read_until(leader, b"/edit to write it in $EDITOR.")
         assert "Your turn: Ada (for)" in plain(shown) and "Round 1 · opening" in plain(shown)
         time.sleep(0.2)  # typed after the prompt: what comes before it is flushed as typed ahead
         os.write(leader, b"Cats purr.\nThey stay.\n")
         time.sleep(0.2)
         os.write(leader, b"\x04")  # Ctrl-D on an empty line
-        shown += _read_until(leader, b"Round 2 of 2")
-        shown += _read_until(leader, b"/edit to write it in $EDITOR.")
+        shown += read_until(leader, b"Round 2 of 2")
+        shown += read_until(leader, b"/edit to write it in $EDITOR.")
         time.sleep(0.2)
         os.write(leader, b"\x04")  # nothing typed: refused, asked again
-        shown += _read_until(leader, b"Give Ada's turn again")
+        shown += read_until(leader, b"Give Ada's turn again")
         os.write(leader, b"A draft\n/edit\n")
         for answer in [b"8", b"8", b"8", b"8", b"8", b"8", b"", b"6", b"6", b"6", b"6", b"6", b"6", b""]:
-            shown += _read_until(leader, b")? (one line; Enter: none) " if not answer else b", 0-10: ")
+            shown += read_until(leader, b")? (one line; Enter: none) " if not answer else b", 0-10: ")
             os.write(leader, answer + b"\n")
         for prompt, answer in [
             (b"Enter: nothing) ", b"Cats won."),
             (b"decides): ", b""),
             (b"Enter: 50) ", b"90"),
         ]:
-            shown += _read_until(leader, prompt)
+            shown += read_until(leader, prompt)
             os.write(leader, answer + b"\n")
-        shown += _read_until(leader, None)
+        shown += read_until(leader, None)
         assert proc.wait(timeout=60) == 0, shown.decode(errors="replace")
     finally:
         os.close(leader)
@@ -551,12 +509,12 @@ def test_on_a_terminal_a_person_types_a_turn_ctrl_d_submits_and_edit_opens_the_e
 def test_on_a_terminal_ctrl_c_while_typing_interrupts_and_the_debate_resumes() -> None:
     leader, proc = _on_a_terminal(["run", TOPIC, *PEOPLE, "-r", "2", "--no-judge"])
     try:
-        _read_until(leader, b"/edit to write it in $EDITOR.")
+        read_until(leader, b"/edit to write it in $EDITOR.")
         time.sleep(0.2)
         os.write(leader, b"half a thought")
         time.sleep(0.2)
         os.write(leader, b"\x03")  # Ctrl-C
-        shown = _read_until(leader, None)
+        shown = read_until(leader, None)
         assert proc.wait(timeout=30) == 130, shown.decode(errors="replace")
     finally:
         os.close(leader)

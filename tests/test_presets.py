@@ -10,23 +10,16 @@ from pathlib import Path
 import pytest
 import yaml
 from fastapi.testclient import TestClient
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.config_files import build_config
 from moot.config_files.presets import list_presets, load_preset, save_preset, user_dir
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults, save_user_defaults
 from moot.domain.config import ModelOptions
 from moot.errors import ConfigError
 from moot.server import create_app
+from tests.cli_helpers import moot
 
-runner = CliRunner()
 SHIPPED = {"council", "debate", "oxford", "design-review", "critique"}
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
-from typer.testing import CliRunner
 
-from moot.cli.app import app
 from moot.config_files import build_config, parse_participant_spec
 from moot.domain.config import RoleName, validate_config
 from moot.domain.events import EVENT_ADAPTER
@@ -18,6 +16,7 @@ from moot.errors import ConfigError
 from moot.problem_templates import apply_template, get_template, parse_var, templates, with_cli_template
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.roles import ROLES, instructions, role_prompt
+from tests.cli_helpers import moot
 
 # The first and last lines of each preset, as seed 003 words them.
 SEED_PRESETS = {
@@ -38,13 +37,6 @@ SEED_PRESETS = {
         "- Consider debugging difficulty",
     ),
 }
-
-runner = CliRunner()
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def config_with(fmt: str = "free-form", n: int = 2, **participant: Any) -> Any:

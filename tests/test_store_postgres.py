@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 from moot.errors import StoreError
 from moot.server import create_app
 from moot.store import EventStore, db_url_from
-from tests.test_cli import moot
+from tests.cli_helpers import moot
 from tests.test_server import body, start, wait_for
 from tests.test_store import one_of_each
 

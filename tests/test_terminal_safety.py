@@ -22,11 +22,9 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from rich.table import Table
 from rich.text import Text
-from typer.testing import CliRunner
 
 from moot import engine
 from moot.cli import personas as persona_review
-from moot.cli.app import app
 from moot.cli.safe_text import (
     STRING_BODY,
     SafeConsole,
@@ -44,9 +42,9 @@ from moot.export import load_json
 from moot.models.fake import fake_model
 from moot.server import create_app
 from moot.store import EventStore, db_url_from
+from tests.cli_helpers import moot
 from tests.conftest import judge_model
 
-runner = CliRunner()
 # Whatever a terminal could act on: C0 controls but newline and tab, DEL, C1 (ESC and CSI among them).
 UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CONTROLS = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)])  # Unicode's Cc
@@ -137,11 +135,6 @@ def hostile_models(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         engine, "run_debate", functools.partial(engine.run_debate, resolve=hostile_resolver())
     )
-
-
-def moot(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 RUN = ["-p", "fake:evil,name=Ada", "-p", "fake:bo,name=Bo", "-j", "fake:judge", "-r", "1", "--no-assess"]

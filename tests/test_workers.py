@@ -37,8 +37,8 @@ from moot.store.location import sqlite_url
 from moot.workers.client import QueueClient
 from moot.workers.queue import workflow_id
 from moot.workers.runs import STOPPED, SUPERSEDED, DebateRuns, Job, Plan, plan
+from tests.cli_helpers import moot
 from tests.conftest import Recorder, make_config, resolver
-from tests.test_cli import moot
 from tests.test_server import body, sse
 from tests.worker_processes import (
     WorkerProcess,
