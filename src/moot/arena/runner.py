@@ -206,4 +206,10 @@ async def _run_queued(
             folder.mark_queued(match.key, debate_id)
         # else queued by an earlier run: collect it
         waiting[debate_id] = match
-    await collect(waiting, store, poll_s, lambda match, events: land(match_row(plan, match, events)))
+    await collect(
+        waiting,
+        store,
+        poll_s,
+        lambda match, events: land(match_row(plan, match, events)),
+        run_id=folder.run_id,
+    )

@@ -255,4 +255,4 @@ async def _run_queued(
         index, item, arm = pair
         land(row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern))
 
-    await collect(waiting, store, poll_s, scored)
+    await collect(waiting, store, poll_s, scored, run_id=folder.run_id)
