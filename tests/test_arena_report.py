@@ -418,7 +418,7 @@ def test_without_matplotlib_there_is_no_png(tmp_path: Path, monkeypatch: pytest.
 def test_models_of_equal_strength_share_a_rank_but_the_matrix_names_each_column_once() -> None:
     from rich.console import Console
 
-    from moot.arena.report import matrix_table
+    from moot.arena.report import leaderboard_table, matrix_table
     from moot.arena.results import MatchRow
     from moot.arena.standings import compute_standings
 
@@ -443,3 +443,7 @@ def test_models_of_equal_strength_share_a_rank_but_the_matrix_names_each_column_
     text = console.export_text()
     assert all(f"vs {i}" in text for i in (1, 2, 3))
     assert "vs 1   vs 1" not in text
+    # The leaderboard says the rank is shared.
+    console = Console(width=120, record=True)
+    console.print(leaderboard_table(standings))
+    assert [line.split()[0] for line in console.export_text().splitlines() if "fake:" in line] == ["1="] * 3

@@ -225,6 +225,12 @@ def ranked(standings: Standings) -> list[Rating]:
     return sorted(standings.ratings, key=lambda r: (r.rank, r.model))
 
 
+def rank_text(standings: Standings, rating: Rating) -> str:
+    """The rank as every report shows it: '2', or '2=' when another model's strength is the same."""
+    shared = sum(r.rank == rating.rank for r in standings.ratings) > 1
+    return f"{rating.rank}=" if shared else str(rating.rank)
+
+
 # --- report.html --------------------------------------------------------------------------------------------
 
 _CSS = """
@@ -338,7 +344,7 @@ def _leaderboard_chart(standings: Standings) -> str:
         estimate = Estimate(value=r.elo, interval=r.elo_interval, n=r.debates)
         tip = f"{r.model}: Elo {elo_text(r)}, 95% interval {elo_interval_text(r)}"
         label = (
-            f'<div class="plab split"><span class="who"><span class="rank">{r.rank}</span><span>{label_html(r.model)}</span></span>'
+            f'<div class="plab split"><span class="who"><span class="rank">{rank_text(standings, r)}</span><span>{label_html(r.model)}</span></span>'
             f'<span class="num">{elo_text(r)}</span></div>'
         )
         strip = _strip(24, grid + _whisker(estimate, 12, low, high, colours[r.model], tip), tip)
@@ -415,7 +421,7 @@ def _leaderboard_table(standings: Standings) -> str:
         "<th class=num>W-L-T</th><th class=num>Debates</th><th class=num>BT strength</th></tr>"
     )
     body = "".join(
-        f"<tr><td>{r.rank}</td><td class=label>{label_html(r.model)}</td><td class=num>{elo_text(r)}</td>"
+        f"<tr><td>{rank_text(standings, r)}</td><td class=label>{label_html(r.model)}</td><td class=num>{elo_text(r)}</td>"
         f"<td class=num>{elo_interval_text(r)}</td><td class=num>{record_text(r)}</td>"
         f"<td class=num>{r.debates}</td><td class=num>{r.strength:+.3f}</td></tr>"
         for r in ranked(standings)
@@ -600,7 +606,7 @@ def write_png(path: Path, standings: Standings) -> bool:
         gridspec_kw={"height_ratios": [c + 1.2 for c in counts]},
         squeeze=False,
     )
-    _png_leaderboard(axes[0][0], ratings, model_colours(standings))
+    _png_leaderboard(axes[0][0], standings, ratings, model_colours(standings))
     _png_figures(
         axes[1][0], shares, (0, 100), "%, with 95% intervals (Kendall's W x 100)", "Biases of the judging"
     )
@@ -618,7 +624,7 @@ def write_png(path: Path, standings: Standings) -> bool:
     return True
 
 
-def _png_leaderboard(ax: Any, ratings: list[Rating], colours: dict[str, str]) -> None:
+def _png_leaderboard(ax: Any, standings: Standings, ratings: list[Rating], colours: dict[str, str]) -> None:
     ys = list(range(len(ratings)))[::-1]  # best at the top
     for y, r in zip(ys, ratings, strict=True):
         i = r.elo_interval
@@ -633,7 +639,7 @@ def _png_leaderboard(ax: Any, ratings: list[Rating], colours: dict[str, str]) ->
             fontsize=8,
         )
     ax.axvline(1500, color="#999", linestyle="--", linewidth=1)
-    ax.set_yticks(ys, [f"{r.rank}. {_short(r.model)}" for r in ratings])
+    ax.set_yticks(ys, [f"{rank_text(standings, r)}. {_short(r.model)}" for r in ratings])
     ax.set_ylim(-0.7, len(ratings) - 0.3)
     ax.set_xlabel("Elo (Bradley-Terry), 95% bootstrap interval")
     ax.set_title("Leaderboard")

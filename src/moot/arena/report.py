@@ -29,6 +29,7 @@ from moot.arena.charts import (
     elo_interval_text,
     elo_text,
     figures,
+    rank_text,
     ranked,
     record_text,
     render_html,
@@ -252,7 +253,14 @@ def leaderboard_table(standings: Standings) -> Table:
     """Rank, model, Elo, its 95 % interval, W-L-T and debates, best first."""
     out = _table("Leaderboard: Bradley-Terry strength on the Elo scale")
     rows = [
-        (str(r.rank), Label(r.model), elo_text(r), elo_interval_text(r), record_text(r), str(r.debates))
+        (
+            rank_text(standings, r),
+            Label(r.model),
+            elo_text(r),
+            elo_interval_text(r),
+            record_text(r),
+            str(r.debates),
+        )
         for r in ranked(standings)
     ]
     _columns(out, ("#", "Model", "Elo", "95% interval", "W-L-T", "Debates"), rows, wrap={1})

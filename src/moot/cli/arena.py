@@ -249,7 +249,8 @@ async def _run(
                 f" (left out of the ratings); the first: {first.error or first.status} (moot show {first.debate_id})",
             )
         )
-    out.print(f"The debates are hidden from `moot list`; list them with: moot list --eval {run.run_id}")
+    out.print("The debates are hidden from `moot list`; list them with:")
+    out.print(f"  moot list --eval {run.run_id}", soft_wrap=True)
     return 1 if run.added and len(run.failed) == run.added else 0
 
 
