@@ -28,11 +28,11 @@ class HistoryFilters:
     format: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-    eval_run: str | None = None  # an arena's or eval's tag: only its debates
-    include_eval: bool = False
+    # An arena's or eval's tag: only its debates. Without it, their debates are left out, as `moot list` does.
+    eval_run: str | None = None
 
     def shown(self) -> dict[str, str]:
-        return {k: str(v) for k, v in vars(self).items() if v not in (None, False)}
+        return {k: str(v) for k, v in vars(self).items() if v is not None}
 
 
 @dataclass
@@ -60,7 +60,6 @@ async def rows_from_history(store: EventStore, filters: HistoryFilters) -> Histo
             until=filters.until,
             limit=PAGE,
             offset=offset,
-            include_eval=filters.include_eval,
             eval_run=filters.eval_run,
         )
         for summary in page:
