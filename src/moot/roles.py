@@ -35,6 +35,7 @@ ROLES: dict[RoleName, Role] = {
         Role("security", "Security Expert", "security, authentication, authorization, data protection"),
         Role("performance", "Performance Engineer", "performance, optimization, resource efficiency"),
         Role("testing", "Quality Engineer", "testability, quality assurance, reliability"),
+        Role("generalist", "Generalist", "the whole problem: requirements, simplicity, cost, maintainability"),
     )
 }
 

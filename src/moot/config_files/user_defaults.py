@@ -4,10 +4,13 @@ Stored in `$MOOT_HOME/config.yaml` as
 
     participants: [{model: openai:gpt-4o}, {model: anthropic:claude-sonnet-4-5}]
     judge: {model: openai:gpt-4o}
+    team: [architect, security, performance]
 
 A run without `-p` gets these participants, and a preset participant that names no model gets the one at its
-place (cycling). A config that names no judge gets this judge. With nothing configured, everything is the
-embedded model, so a shipped preset runs with no key.
+place (cycling). A config that names no judge gets this judge. `team` is seed 003's set of enabled agents: the
+roles a design review (`-f design-review`, `--agents`) gets when no participant is named, each speaking through
+the participant model at its place. With nothing configured, everything is the embedded model, so a shipped
+preset runs with no key.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.domain.config import ModelOptions, config_error
+from moot.domain.config import ModelOptions, RoleName, config_error
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
 from moot.store.location import moot_home
 
 CONFIG_FILENAME = "config.yaml"
+# Seed 003's default configuration enables these three; its testing agent is off until chosen.
+DEFAULT_TEAM: tuple[RoleName, ...] = ("architect", "security", "performance")
 
 
 class UserDefaults(BaseModel):
@@ -33,6 +38,11 @@ class UserDefaults(BaseModel):
 
     participants: list[ModelOptions] = Field(default_factory=list)
     judge: ModelOptions | None = None
+    team: list[RoleName] = Field(
+        default_factory=lambda: list(DEFAULT_TEAM),
+        min_length=2,
+        description="The role agents of a design review that names no participants (seed 003's enabled agents)",
+    )
 
     def participant(self, index: int) -> dict[str, Any]:
         """The model options of the participant at `index` (0-based) that names no model."""

@@ -31,7 +31,7 @@ from moot.errors import ConfigError
 FormatName = str
 TurnOrder = Literal["sequential", "simultaneous"]
 # Role presets (seed 003): each brings a system prompt, prompts/templates/role_<name>.j2 (see moot/roles.py).
-RoleName = Literal["architect", "security", "performance", "testing"]
+RoleName = Literal["architect", "security", "performance", "testing", "generalist"]
 Diversity = Literal["binary", "spectrum", "multi-perspective"]
 # How much of the debate so far a turn prompt quotes (moot.context.strategies).
 StrategyName = Literal["full", "truncate", "sliding-window", "summarize", "hybrid"]
@@ -52,6 +52,19 @@ MAX_FALLBACKS = 5
 MAX_AUDIENCE = 50
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+_HEX_COLOR = re.compile(r"^#(?:[0-9a-f]{3}|[0-9a-f]{6})$")
+
+
+def hex_color(value: str) -> str:
+    """A colour as `#rrggbb` in lowercase: the one spelling the terminal, the page's CSS and the exports all take
+    (a name like `red`, or anything else a style could read as markup, is refused)."""
+    color = value.strip().lower()
+    if not _HEX_COLOR.match(color):
+        raise ValueError(f"{value!r} is not a colour; write #rrggbb or #rgb, e.g. #1f77b4")
+    if len(color) == 4:
+        color = "#" + "".join(c * 2 for c in color[1:])
+    return color
+
 
 # Speakers that are not participants: formats give them turns (a roundtable's moderator, a council's chair,
 # critical review's orchestrator). Their ids are reserved, so a transcript never confuses them with a debater.
@@ -184,7 +197,7 @@ class Participant(ModelOptions):
     )
     role: RoleName | None = Field(
         default=None,
-        description="A role preset (architect, security, performance, testing) whose system prompt is used "
+        description="A role preset (architect, security, performance, testing, generalist) whose system prompt is used "
         "when system_prompt is not given",
     )
     tools: list[ToolRef] = Field(
@@ -201,6 +214,16 @@ class Participant(ModelOptions):
         default=None,
         description="Its own history.strategy (e.g. a small-window model); left out: the debate's",
     )
+    color: str | None = Field(
+        default=None,
+        description="Its colour in the terminal, the page and the exports, as #rrggbb (or #rgb); left out: "
+        "one by its place",
+    )
+
+    @field_validator("color")
+    @classmethod
+    def _check_color(cls, color: str | None) -> str | None:
+        return None if color is None else hex_color(color)
 
     @field_validator("tools")
     @classmethod
@@ -308,6 +331,13 @@ class Limits(_Strict):
     human_turn_max_chars: int = Field(
         default=6000, ge=100, le=100_000, description="The longest turn a person may give, in characters"
     )
+    round_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        description="Wall-clock limit for each round (seed 003's timeoutPerRound): when it passes, the round's "
+        "unfinished turns are cut, recorded as cut (with what they had said), and the debate goes on",
+    )
 
 
 class Stopping(_Strict):
@@ -353,6 +383,13 @@ class Stopping(_Strict):
     )
     timeout_s: float | None = Field(
         default=None, gt=0, le=86_400, description="Wall-clock budget for the debating rounds"
+    )
+    quality_at_least: float | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="Stop once the judge's assessment gives a round at least this quality, 0-10 (seed 003's "
+        "quality termination; needs assess_rounds)",
     )
 
 
@@ -642,6 +679,10 @@ class DebateConfig(_Strict):
         if stopping.drift == "stop" and stopping.assess_rounds is False:
             raise ValueError(
                 "stopping.drift: stop needs stopping.assess_rounds (relevance is the judge's score)"
+            )
+        if stopping.quality_at_least is not None and stopping.assess_rounds is False:
+            raise ValueError(
+                "stopping.quality_at_least needs stopping.assess_rounds (quality is the judge's score)"
             )
         if stopping.assess_rounds and self.judge is None:
             raise ValueError("stopping.assess_rounds needs a judge")

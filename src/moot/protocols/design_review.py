@@ -58,7 +58,17 @@ _PHASES: dict[PhaseName, str] = {
 }
 
 
+SynthesisMethod = Literal["judge", "voting", "merge"]
+
+
 class DesignReviewOptions(FormatOptions):
+    synthesis: SynthesisMethod = Field(
+        default="judge",
+        description="How the result is made (seed 003's synthesisMethod): judge: the judge synthesises one "
+        "solution; voting: each participant votes for another's refined proposal and the most voted is the "
+        "result (a tie is explained and the judge breaks it); merge: the judge merges the refined proposals "
+        "into one, each part attributed to the proposals it comes from",
+    )
     critiques_shown: Literal["addressed", "all"] = Field(
         default="addressed",
         description="What a refining participant reads: the critiques addressed to it, or every critique "
