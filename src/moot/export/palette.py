@@ -1,7 +1,9 @@
-"""The one palette: a participant's colour by its place in the config, the same in the terminal, the exports,
+"""The one palette: a participant's colour (its own `color`, else by its place in the config), the same in the terminal, the exports,
 the eval charts and on the page (which reads it from `GET /api/meta`)."""
 
 from __future__ import annotations
+
+from moot.domain.config import DebateConfig
 
 # Ten participants at most, so ten colours: distinct hues that read on white and on dark grey.
 PALETTE = (
@@ -26,4 +28,10 @@ def colour_of(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-__all__ = ["PALETTE", "VOICE_COLOUR", "colour_of"]
+def participant_colours(config: DebateConfig) -> dict[str, str]:
+    """Each participant's colour by id: its own `color` when it sets one, else the palette's at its place. The
+    one answer the terminal, the exports and the page (through the debate's view) all show."""
+    return {p.id: p.color or colour_of(i) for i, p in enumerate(config.participants)}
+
+
+__all__ = ["PALETTE", "VOICE_COLOUR", "colour_of", "participant_colours"]
