@@ -536,11 +536,42 @@ def list_(
     ] = None,
     db: DbOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    csv_out: Annotated[
+        bool,
+        typer.Option(
+            "--csv",
+            help="Print CSV, one row per debate: id, created, topic, format, status, rounds, winner, tokens, "
+            "cost_usd.",
+        ),
+    ] = False,
 ) -> None:
     """Recent debates, newest first. Debates held by `moot eval` are hidden unless asked for."""
 
     async def go() -> None:
         from moot.store import DebateIndex, db_url_from  # the rows alone: no event models to import
+
+        if csv_out and json_out:
+            raise UserError("choose --csv or --json, not both", field="--csv")
+        if csv_out:
+            # Rounds held, tokens and cost are not in the listing's rows: they are folded from each debate's log.
+            from moot.cli.list_csv import csv_row, to_csv
+            from moot.store import EventStore
+
+            async with await EventStore.open(db_url_from(db)) as events:
+                listed = await events.list_debates(
+                    text=search,
+                    status=status,
+                    format=format_name,
+                    since=_parse_date(since, "--since"),
+                    until=_parse_date(until, "--until"),
+                    limit=limit,
+                    include_eval=include_eval,
+                    eval_run=eval_run,
+                )
+                table = [csv_row(r, await events.state(r.id)) for r in listed]
+            # No rows is a header alone: a script reads an empty table, not a sentence.
+            write_document(to_csv(table))
+            return
 
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
         filters: dict[str, Any] = {
