@@ -14,6 +14,7 @@ from typing import Any
 
 from moot.config_files.aliases import with_moot_names
 from moot.config_files.presets import with_preset
+from moot.config_files.seed_003_config import from_seed_003
 from moot.domain.config import DebateConfig, panel_judge_name, slugify, validate_config
 from moot.domain.personas import AUTO
 from moot.problem_templates import apply_template
@@ -34,8 +35,9 @@ def fill_config(data: dict[str, Any]) -> dict[str, Any]:
     """A raw mapping with what a user may leave out filled in, as every way in fills it (files, flags, the
     API): a template's topic, participants' names and two-sided stances, a format's own rounds. The half of
     `with_defaults` that request bodies share before pydantic checks them (`FilledConfig`). Seed 004's field
-    names (`agents`, `num_rounds`, ...) are read as moot's first, then `preset:` is expanded."""
-    data = apply_template(with_preset(with_moot_names(data)))
+    names (`agents`, `num_rounds`, ...) and seed 003's file (`debate`, `agents`, `judge`, `providers`) are read
+    as moot's first, then `preset:` is expanded."""
+    data = apply_template(with_preset(with_moot_names(from_seed_003(data))))
     participants = data.get("participants")
     if isinstance(participants, list) and all(isinstance(p, dict) for p in participants):
         sides = _has_sides(str(data.get("format", "free-form")))
