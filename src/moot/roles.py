@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moot.domain.config import Participant, RoleName
+from moot.errors import ConfigError
 from moot.prompts.render import render
 
 
@@ -35,9 +36,28 @@ ROLES: dict[RoleName, Role] = {
         Role("security", "Security Expert", "security, authentication, authorization, data protection"),
         Role("performance", "Performance Engineer", "performance, optimization, resource efficiency"),
         Role("testing", "Quality Engineer", "testability, quality assurance, reliability"),
-        Role("generalist", "Generalist", "the whole problem: requirements, simplicity, cost, maintainability"),
+        Role(
+            "generalist", "Generalist", "the whole problem: requirements, simplicity, cost, maintainability"
+        ),
     )
 }
+
+
+def parse_roles(text: str, *, field: str = "--agents") -> list[RoleName]:
+    """Seed 003's `--agents architect,security,performance`: role names, in order, at least two."""
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    roles: list[RoleName] = []
+    for name in names:
+        role = next((r for r in ROLES if r == name), None)
+        if role is None:
+            raise ConfigError(f"{name!r} is not a role; choose from {', '.join(ROLES)}", field=field)
+        roles.append(role)
+    if len(roles) < 2:
+        raise ConfigError(
+            f"a debate needs at least two agents, e.g. architect,security (roles: {', '.join(ROLES)})",
+            field=field,
+        )
+    return roles
 
 
 def role_prompt(role: RoleName) -> str:

@@ -28,6 +28,7 @@ from moot.export import FORMATS
 # What a command needs to run is imported in its body: `moot --help`, `moot --version` and `moot list` start
 # without loading the engine, the provider SDKs or the store's migrations (issue 19: a fast start).
 if TYPE_CHECKING:
+    from moot.cli.interactive import Setup
     from moot.cli.run_output import OutputTarget
     from moot.domain.config import DebateConfig
     from moot.models.catalog import ProviderStatus
@@ -117,8 +118,9 @@ def _assemble_config(
     variables: list[str] | None = None,
     preset: str | None = None,
     audience: int | None = None,
+    agents: list[str] | None = None,
 ) -> DebateConfig:
-    from moot.cli.presets import start_from_preset, with_configured
+    from moot.cli.presets import start_from_preset, with_configured, with_team
     from moot.config_files import (
         build_config,
         mark_auto_personas,
@@ -142,6 +144,7 @@ def _assemble_config(
         )
     if participants:
         data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
+    data = with_team(data, agents, participants_given=bool(participants), fmt=fmt)
     judges = [judge] if isinstance(judge, str) else list(judge or [])
     data = with_configured(data, judge_flags=bool(judges) or no_judge)  # `moot configure`'s models
     if no_judge:
@@ -219,6 +222,16 @@ def run(
             "-p openai:gpt-4o,name=Ada,stance=for; repeat it.",
         ),
     ] = None,
+    agents: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agents",
+            "-a",
+            metavar="ROLE,ROLE,...",
+            help="A design team of role agents (architect, security, performance, testing, generalist), models "
+            "from `moot configure`; the format is design-review unless -f names another.",
+        ),
+    ] = None,
     judge: Annotated[
         list[str] | None,
         typer.Option(
@@ -232,6 +245,15 @@ def run(
     rounds: Annotated[
         int | None, typer.Option("--rounds", "-r", help="Rounds, 1-50 (default: 3; 2 locally).")
     ] = None,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive",
+            "-i",
+            help="Ask for the problem, agents, rounds and judge, showing the defaults (also when no topic is "
+            "given at a terminal).",
+        ),
+    ] = False,
     order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
     fmt: Annotated[
         str | None, typer.Option("--format", "-f", help="Debate format (default: free-form).")
@@ -281,6 +303,14 @@ def run(
             "--stop-on-diminishing/--no-stop-on-diminishing",
             help="Stop when assessed rounds stop paying off: quality falls, or stalls while novelty, engagement "
             "or reply length fall (default: free-form with a judge yes, others no).",
+        ),
+    ] = None,
+    stop_at_quality: Annotated[
+        float | None,
+        typer.Option(
+            "--stop-at-quality",
+            metavar="N",
+            help="Stop once the judge scores a round's quality at least N of 10 (the judge assesses rounds).",
         ),
     ] = None,
     stop_on_drift: Annotated[
@@ -380,14 +410,22 @@ def run(
             "drift": "stop" if stop_on_drift else None,
             "min_rounds": min_rounds,
             "timeout_s": timeout,
+            "quality_at_least": stop_at_quality,
+            # Quality is the judge's round score: asking to stop on it asks for the assessment too.
+            **({"assess_rounds": True} if stop_at_quality is not None and assess is None else {}),
         }
+        chosen_topic, chosen_agents, chosen_rounds, chosen_judge = topic, agents, rounds, judge
+        if interactive or _asks_for_setup(topic, config, template, preset):
+            setup = _interactive_setup(topic, rounds, fmt, enabled=not (json_lines or quiet or enqueue))
+            chosen_topic, chosen_agents = setup.topic, [",".join(setup.agents)]
+            chosen_rounds, chosen_judge = setup.rounds, judge or ([setup.judge] if setup.judge else None)
         cfg = _assemble_config(
-            topic,
+            chosen_topic,
             config,
             participant or [],
-            judge,
+            chosen_judge,
             no_judge,
-            rounds,
+            chosen_rounds,
             order,
             fmt,
             context,
@@ -401,6 +439,7 @@ def run(
             variables=var,
             preset=preset,
             audience=audience,
+            agents=chosen_agents,
         )
         refuse_where_nobody_asks(cfg, enqueue=enqueue)  # people here: before anything is written
         if save_preset is not None:
@@ -447,6 +486,31 @@ def run(
     code = _run(go())
     if code:
         raise typer.Exit(code)
+
+
+def _asks_for_setup(topic: str | None, config: Path | None, template: str | None, preset: str | None) -> bool:
+    """`moot run` with nothing to debate, at a terminal: ask for it (seed 003's `debate` with no problem)."""
+    return topic is None and config is None and template is None and preset is None and _is_terminal()
+
+
+def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *, enabled: bool) -> Setup:
+    from moot.cli.interactive import ask_setup, flags_of
+    from moot.config_files.user_defaults import load_user_defaults
+    from moot.protocols import get_protocol
+
+    if not enabled:
+        raise UserError(
+            "--interactive asks questions; leave out --json, --quiet and --enqueue", field="--interactive"
+        )
+    if not (_is_terminal() and sys.stdout.isatty()):
+        raise UserError(
+            '--interactive needs a terminal; give the problem instead: moot run "PROBLEM" --agents ROLES',
+            field="--interactive",
+        )
+    default_rounds = rounds or get_protocol(fmt or "design-review").default_rounds or 3
+    setup = ask_setup(out, load_user_defaults(), topic=topic, rounds=default_rounds)
+    out.print(Text(f"The same run next time: {flags_of(setup)}", style="dim"))
+    return setup
 
 
 def _output_target(output: Path | None, *, estimate: bool, enqueue: bool) -> OutputTarget | None:

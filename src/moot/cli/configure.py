@@ -21,6 +21,7 @@ from moot.config_files.user_defaults import (
 )
 from moot.domain.config import ModelOptions, config_error
 from moot.errors import ConfigError, UserError
+from moot.roles import parse_roles
 
 # What a default model may carry from a -p spec: how to call it, not who speaks (names, stances are the run's).
 _MODEL_KEYS = ("model", "base_url", "temperature", "max_tokens")
@@ -40,26 +41,36 @@ def configure_command(
     judge: Annotated[
         str | None, typer.Option("--judge", "-j", metavar="MODEL[,base_url=URL]", help="The default judge.")
     ] = None,
+    team: Annotated[
+        str | None,
+        typer.Option(
+            "--team",
+            metavar="ROLE,ROLE,...",
+            help="The role agents of a design review that names none (default: architect,security,performance); "
+            "agent N speaks through the Nth --model.",
+        ),
+    ] = None,
     show: Annotated[bool, typer.Option("--show", help="Print the saved defaults.")] = False,
     reset: Annotated[bool, typer.Option("--reset", help="Forget the saved defaults.")] = False,
 ) -> None:
     """Set the models `moot run` and the presets use when none is named (default: the embedded model)."""
     try:
         if reset:
-            if model or judge:
+            if model or judge or team:
                 raise UserError(
-                    "--reset forgets every default; give --model/--judge after it", field="--reset"
+                    "--reset forgets every default; give --model/--judge/--team after it", field="--reset"
                 )
             had = reset_user_defaults()
             err.print(f"{'removed' if had else 'nothing saved at'} {config_path()}", markup=False)
             return
-        if model or judge:
+        if model or judge or team:
             current = load_user_defaults()
             updated = UserDefaults(
                 participants=[_options(s, f"--model {i + 1}") for i, s in enumerate(model)]
                 if model
                 else current.participants,
                 judge=_options(judge, "--judge") if judge else current.judge,
+                team=parse_roles(team, field="--team") if team else current.team,
             )
             err.print(f"saved {save_user_defaults(updated)}", markup=False)
             _print(updated)
@@ -67,7 +78,8 @@ def configure_command(
         _print(load_user_defaults())
         if not show:
             err.print(
-                "Set them with: moot configure --model MODEL [--model MODEL ...] --judge MODEL", markup=False
+                "Set them with: moot configure --model MODEL [--model MODEL ...] --judge MODEL --team ROLE,ROLE",
+                markup=False,
             )
     except UserError as exc:
         print_error(str(exc))
@@ -93,5 +105,6 @@ def _print(defaults: UserDefaults) -> None:
     data: dict[str, Any] = {
         "participants": [d for d in defaults.participant_models(len(defaults.participants) or 1)],
         "judge": defaults.judge_data() or "the first participant's model",
+        "team": list(defaults.team),
     }
     SafeConsole().print(Text(yaml.safe_dump(data, sort_keys=False).rstrip()))

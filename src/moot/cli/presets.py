@@ -86,6 +86,33 @@ def start_from_preset(data: dict[str, Any], name: str | None) -> dict[str, Any]:
     return with_preset(data)
 
 
+DESIGN_REVIEW = "design-review"
+
+
+def with_team(
+    data: dict[str, Any], agents: list[str] | None, *, participants_given: bool, fmt: str | None
+) -> dict[str, Any]:
+    """Seed 003's team of role agents: `--agents ROLE,...` (a design review unless a format is named), or the
+    configured team (`moot configure --team`) for a design review that names no participants. Each agent's model
+    is then the configured participant model at its place (`with_configured`)."""
+    from moot.roles import parse_roles
+
+    out = dict(data)
+    if agents:
+        if participants_given:
+            raise UserError(
+                "give the debaters once: --agents ROLES (models from moot configure) or -p MODEL,role=ROLE ...",
+                field="--agents",
+            )
+        out["participants"] = [{"role": role} for role in parse_roles(",".join(agents))]
+        if fmt is None:
+            out.setdefault("format", DESIGN_REVIEW)  # a config file or preset naming a format keeps it
+        return out
+    if (fmt or out.get("format")) == DESIGN_REVIEW and "participants" not in out:
+        out["participants"] = [{"role": role} for role in load_user_defaults().team]
+    return out
+
+
 def with_configured(data: dict[str, Any], *, judge_flags: bool) -> dict[str, Any]:
     """A run's config given the defaults of `moot configure` where it names no participants or judge."""
     defaults = load_user_defaults()
