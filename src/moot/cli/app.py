@@ -95,6 +95,13 @@ def _main(
 ) -> None:
     # Keys may live in a .env file next to where moot is run; the real environment wins.
     load_dotenv(find_dotenv(usecwd=True), override=False)
+    from moot.log_setup import configure_logging
+
+    try:
+        configure_logging()  # after .env, which may set MOOT_LOG_LEVEL
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
 
 
 def _assemble_config(

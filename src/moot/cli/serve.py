@@ -149,6 +149,7 @@ def _log_config() -> dict[str, Any]:
     """uvicorn's logging, with moot's access log printed the way uvicorn prints its own lines."""
     from uvicorn.config import LOGGING_CONFIG
 
+    from moot.log_setup import level_is_set, log_level
     from moot.server.access_log import LOGGER_NAME
 
     config = copy.deepcopy(LOGGING_CONFIG)
@@ -158,4 +159,7 @@ def _log_config() -> dict[str, Any]:
         "stream": "ext://sys.stdout",
     }
     config["loggers"][LOGGER_NAME] = {"handlers": [LOGGER_NAME], "level": "INFO", "propagate": False}
+    if level_is_set():  # MOOT_LOG_LEVEL: the server's lines and the access log follow it too
+        for logger in config["loggers"].values():
+            logger["level"] = log_level().upper()
     return config

@@ -1,6 +1,6 @@
 """The defaults `moot configure` saves: the models a debate gets where nothing names one.
 
-Stored in `$MOOT_HOME/config.yaml` as
+Stored in `$MOOT_HOME/config.yaml` (or the file `$MOOT_CONFIG_PATH` names) as
 
     participants: [{model: openai:gpt-4o}, {model: anthropic:claude-sonnet-4-5}]
     judge: {model: openai:gpt-4o}
@@ -15,6 +15,7 @@ preset runs with no key.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from moot.errors import ConfigError
 from moot.store.location import moot_home
 
 CONFIG_FILENAME = "config.yaml"
+CONFIG_PATH_VAR = "MOOT_CONFIG_PATH"
 # Seed 003's default configuration enables these three; its testing agent is off until chosen.
 DEFAULT_TEAM: tuple[RoleName, ...] = ("architect", "security", "performance")
 
@@ -59,7 +61,9 @@ class UserDefaults(BaseModel):
 
 
 def config_path() -> Path:
-    return moot_home() / CONFIG_FILENAME
+    """Where the defaults live: $MOOT_CONFIG_PATH (seed 003's DEBATE_CONFIG_PATH), else $MOOT_HOME/config.yaml."""
+    chosen = os.environ.get(CONFIG_PATH_VAR, "").strip()
+    return Path(chosen).expanduser().absolute() if chosen else moot_home() / CONFIG_FILENAME
 
 
 def load_user_defaults() -> UserDefaults:

@@ -21,6 +21,7 @@ from moot.domain.state import DebateState
 from moot.domain.status import Status
 from moot.errors import UserError
 from moot.export import export
+from moot.log_setup import level_name
 from moot.mcp.configs import COUNCIL, debate_config
 from moot.mcp.follow import hold
 from moot.mcp.host import Admit, Runs
@@ -103,7 +104,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         return await hold(runs(), debate_id, config, report)
 
     server: MCPServer[Any] = MCPServer(
-        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level=level_name()
     )
 
     def tool(title: str, *, read_only: bool) -> Callable[[F], F]:

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 
 from moot import __version__
 from moot.errors import StoreError, one_line
+from moot.log_setup import level_name
 from moot.store.connection import make_parent, sqlite_file
 from moot.store.location import redact
 
@@ -46,7 +47,7 @@ def dbos_config(queue_url: str, executor_id: str) -> DBOSConfig:
         "executor_id": executor_id,
         "application_version": APP_VERSION,
         # A worker prints one line per debate itself; DBOS says only what goes wrong.
-        "log_level": "WARNING",
+        "log_level": level_name(),  # MOOT_LOG_LEVEL, else warnings
     }
 
 
