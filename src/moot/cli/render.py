@@ -64,7 +64,7 @@ from moot.export.audience_view import audience_view
 from moot.export.backfill import backfill
 from moot.export.formatting import cost_text
 from moot.export.outcome_view import SCORES_NAME_NO_WINNER, outcome_view
-from moot.export.palette import colour_of
+from moot.export.palette import participant_colours
 from moot.export.view import ledger_views
 
 
@@ -126,9 +126,10 @@ class DebateRenderer:
         return self.config.speaker_name(pid)
 
     def _colour(self, pid: str) -> str:
-        """The palette's colour (moot.export.palette); a voice keeps the terminal's own foreground."""
-        ids = [p.id for p in self.config.participants]
-        return colour_of(ids.index(pid)) if pid in ids else "default"
+        """The participant's colour as the exports and the page show it (its own `color`, else its place's in
+        moot.export.palette); a voice keeps the terminal's own foreground. Always `#rrggbb` (validated) or
+        "default", so the style never reads anything as markup."""
+        return participant_colours(self.config).get(pid, "default")
 
     def _header(self, pid: str, target: str | None = None) -> Text:
         options = self.config.speaker_options(pid)

@@ -20,7 +20,7 @@ from moot.domain.verdict import FailedTry, Verdict
 from moot.export.audience_view import AudienceView, audience_view
 from moot.export.formatting import clean, cost_text, duration, join_names, one_line, score_text, when
 from moot.export.outcome_view import SCORES_NAME_NO_WINNER, OutcomeView, outcome_view
-from moot.export.palette import VOICE_COLOUR, colour_of
+from moot.export.palette import VOICE_COLOUR, participant_colours
 from moot.export.record import DebateRecord
 
 PERSON_LABEL = "a person"  # shown for a person's turns and verdicts where a model's name would be
@@ -265,6 +265,8 @@ def build_view(record: DebateRecord) -> DebateView:
     """The display-ready reading of a record."""
     state = record.state
     config = state.config
+    # A participant's own `color` where it set one: the same in the terminal and on the page.
+    colours = participant_colours(config) if config else {}
     participants = tuple(
         ParticipantView(
             id=p.id,
@@ -272,9 +274,9 @@ def build_view(record: DebateRecord) -> DebateView:
             model=str(p.model),
             stance=clean(p.stance),
             persona=clean(p.persona),
-            colour=colour_of(i),
+            colour=colours[p.id],
         )
-        for i, p in enumerate(config.participants if config else [])
+        for p in (config.participants if config else [])
     )
     by_id = {p.id: p for p in participants}
 
