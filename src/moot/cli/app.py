@@ -710,9 +710,17 @@ def export_(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
     ] = None,
+    include_code: Annotated[
+        bool,
+        typer.Option(
+            "--include-code",
+            help="Add a design review's implementation sketch (its synthesis's code) after the result; JSON "
+            "always holds it.",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Export a debate as Markdown, JSON, plain text or a standalone HTML page."""
+    """Export a debate as Markdown, JSON, plain text or a standalone HTML page (with the page's charts)."""
 
     async def go() -> None:
         from moot.cli.live import err
@@ -722,7 +730,7 @@ def export_(
         chosen = parse_format(fmt)
         async with await EventStore.open(db_url_from(db)) as store:
             events = await store.events(await store.resolve_id(debate_id))
-        document = export(DebateRecord.from_events(events), chosen)
+        document = export(DebateRecord.from_events(events), chosen, include_code=include_code)
         if output is None:
             write_document(document if document.endswith("\n") else document + "\n")
             return

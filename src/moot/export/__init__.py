@@ -39,14 +39,30 @@ def parse_format(value: str) -> ExportFormat:
     raise UserError(f"unknown format {value!r}; choose one of: {', '.join(FORMATS)}", field="--format")
 
 
-def export(source: DebateRecord | Iterable[Event], fmt: ExportFormat) -> str:
-    """The debate in `fmt`. `source` is a record or the debate's events (live-only ones are skipped)."""
+def export(
+    source: DebateRecord | Iterable[Event],
+    fmt: ExportFormat,
+    *,
+    include_code: bool = False,
+    code_field: str = "--include-code",
+) -> str:
+    """The debate in `fmt`. `source` is a record or the debate's events (live-only ones are skipped).
+
+    `include_code` adds a design review's implementation sketch to Markdown, text and HTML (JSON holds it in the
+    outcome's details anyway); for a debate of another format it raises UserError naming `code_field`."""
     from moot.export.record import DebateRecord
 
     record = source if isinstance(source, DebateRecord) else DebateRecord.from_events(source)
     # Checked at run time too: the CLI and servers pass whatever the user typed.
-    renderer = importlib.import_module(f"moot.export.{_RENDERERS[parse_format(fmt)]}")
-    rendered: str = renderer.render(record)
+    chosen = parse_format(fmt)
+    renderer = importlib.import_module(f"moot.export.{_RENDERERS[chosen]}")
+    sketch = None
+    if include_code:
+        from moot.export.code_view import sketch_view
+
+        # Checked for every format, JSON too: asking a for/against debate for code is a mistake worth saying.
+        sketch = sketch_view(record.state, field=code_field)
+    rendered: str = renderer.render(record) if chosen == "json" else renderer.render(record, sketch=sketch)
     return rendered
 
 

@@ -6,6 +6,8 @@ from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from moot.export.code_view import SketchView
+from moot.export.debate_charts import charts
 from moot.export.record import DebateRecord
 from moot.export.view import build_view
 
@@ -23,6 +25,8 @@ def _env() -> Environment:
     )
 
 
-def render(record: DebateRecord) -> str:
-    """The debate as a single self-contained HTML page."""
-    return _env().get_template("debate.html.j2").render(v=build_view(record))
+def render(record: DebateRecord, *, sketch: SketchView | None = None) -> str:
+    """The debate as a single self-contained HTML page; `sketch` (`--include-code`) follows the result."""
+    # The page's charts, drawn here as SVG: always in the page (seed 003's --include-charts is what it does).
+    drawn = charts(record.state)
+    return _env().get_template("debate.html.j2").render(v=build_view(record), sketch=sketch, charts=drawn)

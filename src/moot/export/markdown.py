@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from moot.export.code_view import SketchView, fence_for
 from moot.export.record import DebateRecord
 from moot.export.view import AssessmentView, DebateView, PanelView, UsageView, build_view
 
@@ -159,6 +160,16 @@ def _outcome(v: DebateView) -> list[str]:
     return out
 
 
+def _sketch(s: SketchView | None) -> list[str]:
+    if s is None:
+        return []
+    out = [f"## {s.title}", ""]
+    if not s.code:
+        return [*out, f"*{inline(s.note)}*", ""]
+    fence = fence_for(s.code)
+    return [*out, f"{fence}{s.language}", s.code, fence, ""]
+
+
 def _assessment(a: AssessmentView) -> list[str]:
     out = ["### Assessment", "", f"*{inline(a.model)}: {inline(a.summary)}*", ""]
     if a.error:
@@ -272,8 +283,17 @@ def _usage(v: DebateView) -> list[str]:
     ]
 
 
-def render(record: DebateRecord) -> str:
-    """The debate as a GitHub-flavoured Markdown document."""
+def render(record: DebateRecord, *, sketch: SketchView | None = None) -> str:
+    """The debate as a GitHub-flavoured Markdown document; `sketch` (`--include-code`) follows the result."""
     v = build_view(record)
-    parts = [*_header(v), *_rounds(v), *_audience(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]
+    parts = [
+        *_header(v),
+        *_rounds(v),
+        *_audience(v),
+        *_outcome(v),
+        *_sketch(sketch),
+        *_verdict(v),
+        *_verdicts(v),
+        *_usage(v),
+    ]
     return "\n".join(parts) + "\n"

@@ -23,6 +23,11 @@ PALETTE = (
 VOICE_COLOUR = "#475569"
 
 
+# The audience's choices (the swing chart): the page's light-theme --vote-for/-against/-undecided (app.css), so
+# the exported chart reads as the page's does.
+VOTE_COLOURS = {"for": "#1d4ed8", "against": "#c2410c", "undecided": "#64748b"}
+
+
 def colour_of(index: int) -> str:
     """The colour of the participant at this place (0-based) in the config."""
     return PALETTE[index % len(PALETTE)]
@@ -34,4 +39,4 @@ def participant_colours(config: DebateConfig) -> dict[str, str]:
     return {p.id: p.color or colour_of(i) for i, p in enumerate(config.participants)}
 
 
-__all__ = ["PALETTE", "VOICE_COLOUR", "colour_of", "participant_colours"]
+__all__ = ["PALETTE", "VOICE_COLOUR", "VOTE_COLOURS", "colour_of", "participant_colours"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from moot.export.code_view import SketchView
 from moot.export.record import DebateRecord
 from moot.export.view import AssessmentView, DebateView, PanelView, build_view
 
@@ -125,6 +126,21 @@ def _outcome(v: DebateView) -> list[str]:
     return out
 
 
+def _sketch(s: SketchView | None) -> list[str]:
+    if s is None:
+        return []
+    if not s.code:
+        return [*_title(s.title), "", *wrap(s.note, "  ")]
+    # Code is indented, never wrapped: a broken line of code is a different program.
+    lang = [f"  ({s.language})"] if s.language else []
+    return [
+        *_title(s.title),
+        *lang,
+        "",
+        *(f"    {line}".rstrip() for line in s.code.expandtabs(4).splitlines()),
+    ]
+
+
 def _assessment(a: AssessmentView) -> list[str]:
     out = ["", *wrap(f"Assessment ({a.model}): {a.summary}")]
     if a.reasoning:
@@ -233,8 +249,17 @@ def _usage(v: DebateView) -> list[str]:
     return [*out, "", f"Exported {v.exported} by moot."]
 
 
-def render(record: DebateRecord) -> str:
-    """The debate as plain text, wrapped at about 88 columns."""
+def render(record: DebateRecord, *, sketch: SketchView | None = None) -> str:
+    """The debate as plain text, wrapped at about 88 columns; `sketch` (`--include-code`) follows the result."""
     v = build_view(record)
-    parts = [*_header(v), *_rounds(v), *_audience(v), *_outcome(v), *_verdict(v), *_verdicts(v), *_usage(v)]
+    parts = [
+        *_header(v),
+        *_rounds(v),
+        *_audience(v),
+        *_outcome(v),
+        *_sketch(sketch),
+        *_verdict(v),
+        *_verdicts(v),
+        *_usage(v),
+    ]
     return "\n".join(parts) + "\n"

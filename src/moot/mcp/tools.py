@@ -207,12 +207,23 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         format: Annotated[
             ExportFormat, Field(description="markdown, json, text, or html (a standalone page)")
         ] = "markdown",
+        include_code: Annotated[
+            bool,
+            Field(
+                description="Add a design review's implementation sketch after the result (JSON always has it)"
+            ),
+        ] = False,
     ) -> str:
         """A stored debate's whole transcript and verdict as Markdown, JSON, plain text or a standalone HTML page."""
         store = runs().store
         found = await _found(store, debate_id)
         await store.flush()
-        return export(await store.events(found), format)
+        try:
+            return export(
+                await store.events(found), format, include_code=include_code, code_field="include_code"
+            )
+        except UserError as exc:  # a debate that is not a design review, asked for its code
+            raise ToolError(str(exc)) from None
 
     return server
 

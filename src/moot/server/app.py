@@ -49,6 +49,7 @@ from moot.server.presets_api import router as presets_router
 from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_plan, until_set
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
+from moot.server.user_config import router as user_config_router
 from moot.store import DebateSummary, EventStore, db_url_from
 from moot.web import page_app
 
@@ -368,12 +369,13 @@ def create_app(
         responses={200: {"content": {media: {} for media in _MEDIA.values()}}},
     )
     async def export_debate(
-        request: Request, debate_id: str, format: ExportFormat = "markdown"
+        request: Request, debate_id: str, format: ExportFormat = "markdown", include_code: bool = False
     ) -> PlainTextResponse:
         stored = await manager_of(request).store.events(debate_id)
         if not stored:
             raise NotFoundError(f"no debate {debate_id!r}")
-        return PlainTextResponse(export(stored, format), media_type=_MEDIA[format])
+        document = export(stored, format, include_code=include_code, code_field="include_code")
+        return PlainTextResponse(document, media_type=_MEDIA[format])
 
     @app.get("/api/debates/{debate_id}/ledger")
     async def debate_ledger(request: Request, debate_id: str) -> LedgerReport:
@@ -450,10 +452,12 @@ def create_app(
         await websocket.close()
 
     app.include_router(configs_router)
+    app.include_router(edit_router)  # PATCH a created debate's config
     app.include_router(meta_router)
     app.include_router(openai_router)  # /v1: presets as OpenAI models
     app.include_router(people_router)  # join links: people's turns, verdicts, votes; the seats
     app.include_router(presets_router)
+    app.include_router(user_config_router)  # /api/config: `moot configure`'s defaults
     mcp_sessions = mount_mcp(app)
     # Last, so that every route above wins over a file of the same name.
     app.mount("/", page_app(), name="page")

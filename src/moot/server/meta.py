@@ -12,7 +12,8 @@ from typing import Any, Literal, get_args
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from moot.config_files.defaults import new_config
+from moot.config_files.defaults import fill_config, new_config
+from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.domain.config import (
     MAX_FALLBACKS,
     MAX_JUDGES,
@@ -23,16 +24,20 @@ from moot.domain.config import (
     DriftAction,
     JudgeConfig,
     Participant,
+    RoleName,
     Stopping,
     TurnOrder,
     panel_judge_name,
 )
 from moot.domain.models import DEFAULT_MODEL, ModelRef
 from moot.domain.providers import aliases
+from moot.errors import ConfigError
 from moot.export.palette import PALETTE, VOICE_COLOUR
 from moot.models.catalog import ProviderStatus, broken_plugins, other_prefixes, provider_statuses
 from moot.models.suggestions import suggested_models
+from moot.problem_templates import templates
 from moot.protocols import PROTOCOLS
+from moot.roles import ROLES
 from moot.server.configs import MAX_TEXT
 from moot.server.settings import ServerSettings, env_name
 
@@ -111,6 +116,29 @@ class Bounds(BaseModel):
     temperature: tuple[float, float] = Field(description="Lowest and highest temperature")
 
 
+class RoleInfo(BaseModel):
+    name: RoleName
+    title: str = Field(description="The name a participant of this role gets when it has none")
+    focus: str
+
+
+class TemplateVariable(BaseModel):
+    description: str
+    default: str | None
+
+
+class TemplateInfo(BaseModel):
+    name: str
+    title: str
+    description: str
+    topic: str = Field(description="The topic with `{variable}` placeholders")
+    variables: dict[str, TemplateVariable]
+    format: str = Field(description="The format it suggests where the config names none")
+    roles: list[RoleName] = Field(
+        description="The role agents it suggests where the config names no participants"
+    )
+
+
 class Meta(BaseModel):
     providers: list[ProviderInfo]
     other_providers: list[str] = Field(
@@ -148,6 +176,11 @@ class Meta(BaseModel):
     )
     choices: Choices
     bounds: Bounds
+    roles: list[RoleInfo] = Field(description="The role presets a participant's `role` takes, in their order")
+    templates: list[TemplateInfo] = Field(
+        description="The problem templates a config names with `template` (filled with `vars`), as `moot "
+        "templates` lists them"
+    )
 
 
 def provider_info(row: ProviderStatus) -> ProviderInfo:
@@ -222,11 +255,28 @@ async def meta(request: Request) -> Meta:
         palette=list(PALETTE),
         voice_colour=VOICE_COLOUR,
         starting_model=starting,
-        new_config=new_config(starting),
+        new_config=_starting_config(starting),
         panel_judge_names=[panel_judge_name(i) for i in range(MAX_JUDGES)],
         choices=CHOICES,
         bounds=BOUNDS,
+        roles=ROLE_INFO,
+        templates=TEMPLATE_INFO,
     )
+
+
+def _starting_config(starting: str) -> dict[str, Any]:
+    """The config a new form starts from: the defaults `moot configure` (or PUT /api/config) saved, read on
+    every request so a change shows at once; none saved, two participants of `starting`."""
+    try:
+        defaults = load_user_defaults()
+    except ConfigError:
+        defaults = UserDefaults()  # a broken file is GET /api/config's to report; the form still draws
+    config = new_config(starting)
+    if defaults.participants:
+        config = fill_config({**config, "participants": defaults.participant_models()})
+    if (judge := defaults.judge_data()) is not None:
+        config["judge"] = judge
+    return config
 
 
 def _bound(model: type[BaseModel], field: str, key: Literal["maxLength", "minimum", "maximum"]) -> Any:
@@ -270,6 +320,21 @@ def _fixed_rounds() -> dict[str, dict[int, int]]:
 
 
 FIXED_ROUNDS = _fixed_rounds()
+ROLE_INFO = [RoleInfo(name=r.name, title=r.title, focus=r.focus) for r in ROLES.values()]
+TEMPLATE_INFO = [
+    TemplateInfo(
+        name=t.name,
+        title=t.title,
+        description=t.description,
+        topic=t.topic,
+        variables={
+            k: TemplateVariable(description=v.description, default=v.default) for k, v in t.variables.items()
+        },
+        format=t.format,
+        roles=list(t.roles),
+    )
+    for t in templates().values()
+]
 
 
 def _installed(statuses: list[ProviderStatus], model: str) -> bool:

@@ -1,0 +1,113 @@
+"""`GET/PUT/DELETE /api/config`: the defaults `moot configure` saves ($MOOT_HOME/config.yaml), read and changed
+over the API (seed 003's `configure`, issue 22).
+
+They are the same file the CLI reads, in the same shape: the participants' models, the judge's and the team of
+role agents a design review gets when it names no participants. Changing them is a write like any other: the
+bearer token when the server has one, and never from another site's page (moot.server.guards). A model entry
+holds how to call a model, never a key: `ModelOptions` has no field for one and unknown fields are refused,
+and the server's own limits on a request's models (its base_url allowlist, max_tokens) hold here too, since
+a debate requested over the API takes these models where it names none.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from pydantic import BaseModel, Field, ValidationError
+
+from moot.config_files.user_defaults import (
+    UserDefaults,
+    load_user_defaults,
+    reset_user_defaults,
+    save_user_defaults,
+)
+from moot.domain.config import RoleName, config_error
+from moot.errors import ConfigError
+from moot.server.security import model_options, url_allowed
+from moot.server.settings import ServerSettings, env_name
+
+router = APIRouter(prefix="/api/config", tags=["config"])
+
+
+class UserConfig(BaseModel):
+    """The saved defaults as `$MOOT_HOME/config.yaml` holds them, every field present."""
+
+    participants: list[dict[str, Any]] = Field(
+        description="The participants' models in place order (participant N takes the Nth, cycling); empty: "
+        "the embedded model"
+    )
+    judge: dict[str, Any] | None = Field(description="The judge's model; null: the first participant's")
+    team: list[RoleName] = Field(
+        description="The role agents of a design review that names no participants (seed 003's enabled agents)"
+    )
+
+
+def shown(defaults: UserDefaults) -> UserConfig:
+    return UserConfig(
+        participants=[defaults.participant(i) for i in range(len(defaults.participants))],
+        judge=defaults.judge_data(),
+        team=list(defaults.team),
+    )
+
+
+@router.get("")
+def get_config() -> UserConfig:
+    """The saved defaults (none saved: the embedded model's, and seed 003's team)."""
+    return shown(load_user_defaults())
+
+
+@router.put("")
+def put_config(
+    request: Request,
+    body: Annotated[
+        dict[str, Any],
+        Body(
+            description="The whole defaults, as GET answers them; a field left out goes back to its default"
+        ),
+    ],
+) -> UserConfig:
+    """Replace the saved defaults after checking them as `moot configure` and this server's limits would
+    (a 422 names the field). A key never goes here: unknown fields, an `api_key` among them, are refused."""
+    try:
+        defaults = UserDefaults.model_validate(body)
+    except ValidationError as exc:
+        raise config_error(exc) from None
+    check_defaults(defaults, request.app.state.settings)
+    save_user_defaults(defaults)
+    return shown(defaults)
+
+
+@router.delete("")
+def delete_config() -> UserConfig:
+    """Forget the saved defaults (`moot configure --reset`); the answer is what takes their place."""
+    reset_user_defaults()
+    return shown(load_user_defaults())
+
+
+def check_defaults(defaults: UserDefaults, settings: ServerSettings) -> None:
+    """Refuse, naming the field, a default a debate requested here could not use: a person (a default speaks
+    for nobody), a base_url outside the operator's allowlist, max_tokens over the server's limit."""
+    for path, options in model_options(defaults):
+        if options.model.is_person:
+            raise ConfigError(
+                "a default is a model, not a person; give a model (a person is named in a debate's own config)",
+                field=f"{path}.model",
+            )
+        if options.base_url is not None and not any(
+            url_allowed(str(options.base_url), p) for p in settings.allowed_base_urls
+        ):
+            raise ConfigError(
+                f"{options.base_url} is not among the servers this API may call; the operator lists them in "
+                f"{env_name('allowed_base_urls')} (or `moot serve --allow-base-url`)",
+                field=f"{path}.base_url",
+            )
+        if options.max_tokens is not None and options.max_tokens > settings.max_tokens:
+            raise ConfigError(
+                f"{options.max_tokens} is above this server's limit of {settings.max_tokens} tokens per call "
+                f"({env_name('max_tokens')})",
+                field=f"{path}.max_tokens",
+            )
+
+
+__all__ = ["UserConfig", "check_defaults", "router", "shown"]
