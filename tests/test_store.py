@@ -35,6 +35,7 @@ from moot.domain.events import (
     AudienceOpened,
     AudienceSeated,
     CallRetried,
+    ConfigEdited,
     ContextTrimmed,
     ContextWarning,
     CostAcknowledged,
@@ -367,6 +368,9 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
             reason="moot judge",
         ),
         started("d3"),
+        ConfigEdited(
+            debate_id="d3", config=config("Is tea better than juice?"), planned_rounds=3, gives_verdict=True
+        ),
         DebateInterrupted(debate_id="d3"),
         WebhookAttempted(
             debate_id="d3",
@@ -388,6 +392,22 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
     for original, back in zip(originals, read_back, strict=True):
         assert type(back) is type(original)
         assert back.model_copy(update={"seq": None}) == original
+
+
+async def test_a_config_edit_changes_the_listing_and_is_refused_once_anything_else_was_written(
+    store: EventStore,
+) -> None:
+    await append_all(store, [started("d1")])
+    edited = config("Is tea better than juice?")
+    await store.append(ConfigEdited(debate_id="d1", config=edited, after_seq=1))
+    summary = await store.summary("d1")
+    assert summary.topic == "Is tea better than juice?"
+    assert (await store.state("d1")).config == edited
+    stale = ConfigEdited(debate_id="d1", config=config("Stale"), after_seq=1)  # checked against seq 1, now 2
+    with pytest.raises(StoreConflictError, match="changed while its config was being edited"):
+        await store.append(stale)
+    assert (await store.summary("d1")).topic == "Is tea better than juice?"
+    await store.append(turn())  # the debate is not lost to this store: its own writes go on
 
 
 async def test_state_is_the_fold_of_the_log(store: EventStore) -> None:

@@ -524,6 +524,34 @@ class DebateResumed(BaseEvent):
     )
 
 
+class ConfigEdited(BaseEvent):
+    """The config of a debate created and not started yet, replaced (`PATCH /api/debates/{id}`, seed 000's
+    EDIT_CONFIG). Appended, never rewritten over `debate_started`: the log keeps what was first asked for, and
+    the fold takes the last config. Carries what the format says about the new config, as `debate_started`
+    does, so readers need not ask the format."""
+
+    type: Literal["config_edited"] = "config_edited"
+    config: DebateConfig
+    planned_rounds: int | None = Field(default=None, ge=1)
+    gives_verdict: bool | None = None
+    assesses_rounds: bool | None = None
+    after_seq: int | None = Field(
+        default=None,
+        description="The seq of the last event of the log the edit was checked against: the store refuses it if "
+        "anything was written since (a start that got in first), so a running debate never changes config",
+    )
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _as_recorded(cls, config: Any) -> Any:
+        # As debate_started reads its config back: what was accepted then, whatever rules were added since.
+        return (
+            config
+            if isinstance(config, DebateConfig)
+            else DebateConfig.model_validate(config, context=RECORDED)
+        )
+
+
 Event = Annotated[
     DebateStarted
     | RoundStarted
@@ -558,6 +586,7 @@ Event = Annotated[
     | DebateInterrupted
     | DebatePaused
     | CostAcknowledged
+    | ConfigEdited
     | DebateResumed
     | WebhookAttempted,
     Field(discriminator="type"),

@@ -17,6 +17,7 @@ from moot.domain.events import (
     AudienceOpened,
     AudienceSeated,
     CallRetried,
+    ConfigEdited,
     ContextTrimmed,
     ContextWarning,
     CostAcknowledged,
@@ -313,6 +314,14 @@ class DebateState(BaseModel):
                 self.assesses_rounds = event.assesses_rounds
                 self.status = "running"
                 self.started_at = event.at
+            case ConfigEdited():
+                # Only a debate not started yet is edited: its notices were the replaced config's (the edit's
+                # own follow it), and its status stays `created`.
+                self.config = event.config
+                self.planned_rounds = event.planned_rounds
+                self.gives_verdict = event.gives_verdict
+                self.assesses_rounds = event.assesses_rounds
+                self.notices.clear()
             case ContextTrimmed():
                 self.context_trims.append(event)
             case ContextWarning():

@@ -5,6 +5,7 @@ reorganise inside (tests/test_layers.py holds them to it).
 """
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS
+from moot.engine.budget import price_notice
 from moot.engine.caller import Caller
 from moot.engine.checks import Checked, ModelResolver, check_run, preflight
 from moot.engine.control import RunControl
@@ -60,6 +61,7 @@ __all__ = [
     "model_targets",
     "plan_judging",
     "preflight",
+    "price_notice",
     "propose_personas",
     "require_people",
     "resumable",

@@ -38,6 +38,7 @@ from moot.export import ExportFormat, export
 from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
 from moot.protocols import PROTOCOLS, get_protocol
 from moot.server.configs import router as configs_router
+from moot.server.edit import router as edit_router
 from moot.server.frames import wire_json
 from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.mcp_mount import mount_mcp

@@ -207,6 +207,14 @@ class DebateManager:
         )
         return self._launch(run, debate, slot=not hold)
 
+    def keep_checks(self, debate_id: str, checked: Checked) -> None:
+        """Keep what a created debate's edited config passed (PATCH /api/debates/{id}) for its start, in place
+        of what its first config passed."""
+        self._held.pop(debate_id, None)
+        self._held[debate_id] = checked
+        while len(self._held) > HELD_CHECKS:
+            self._held.popitem(last=False)
+
     def forget(self, debate_id: str) -> None:
         """Let go of what is held for a debate being deleted (the checks kept for its start)."""
         self._held.pop(debate_id, None)

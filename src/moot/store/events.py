@@ -23,6 +23,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 
 from moot.domain.events import (
     EVENT_ADAPTER,
+    ConfigEdited,
     DebateResumed,
     DebateStarted,
     Event,
@@ -36,7 +37,7 @@ from moot.store.connection import translate
 from moot.store.db import ID_LENGTH, debates, events
 from moot.store.group_commit import GroupCommitter, settled
 from moot.store.index import in_worker, not_found, storable
-from moot.store.projection import debate_row, status_after, winner_label
+from moot.store.projection import debate_row, edited_row, status_after, winner_label
 from moot.store.seats import SeatIndex, delete_people
 
 
@@ -119,7 +120,7 @@ class EventStore(SeatIndex):
             self._check_not_lost(event)
             with translate(action, self._url):
                 tail = self._tails.get(debate_id)
-                resuming = isinstance(event, DebateResumed) and event.after_seq is not None
+                resuming = isinstance(event, DebateResumed | ConfigEdited) and event.after_seq is not None
                 if tail is None or resuming:
                     # The debate's seq must be read first: lookup and commit in one hop, as the first event
                     # of a run (once per debate) does. A new run reads the log as committed so far.
@@ -145,6 +146,17 @@ class EventStore(SeatIndex):
         raise _conflict(event, self._where)
 
     def _append(self, event: Event) -> Event:
+        if isinstance(event, ConfigEdited) and event.after_seq is not None:
+            # An edit checked against the log up to `after_seq`: a start written since makes it stale.
+            cached = self._tails.pop(event.debate_id, None)
+            if cached is not None and cached.pending:
+                self._flush(cached)
+            tail = self._load_tail(event)
+            if tail.next_seq != event.after_seq + 1:
+                raise StoreConflictError(
+                    f"debate {event.debate_id!r} changed while its config was being edited (a start?); "
+                    "read it again and edit it if it is still created"
+                )
         if isinstance(event, DebateResumed) and event.after_seq is not None:
             # A new run was planned from the log up to `after_seq`: if another process wrote since (a live
             # run the resumer took for crashed), this run must not start. Read the seq afresh, not from memory.
@@ -293,6 +305,10 @@ class EventStore(SeatIndex):
         for e in batch:
             if (status := status_after(e)) is not None and not isinstance(e, DebateStarted):
                 values["status"] = status
+            if isinstance(e, ConfigEdited):
+                # The listing shows the debate as it will run: topic, format, rounds and who takes part.
+                values.update(edited_row(e))
+                tail.names = {p.id: p.name for p in e.config.participants}
             if isinstance(e, VerdictGiven | OutcomeGiven):
                 # A format's own result (a tournament's champion, oxford's side) names the winner where the
                 # verdict names none; a verdict without a winner does not erase it.

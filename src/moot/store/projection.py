@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from moot.domain.config import DebateConfig
-from moot.domain.events import DebatePaused, DebateStarted, Event, OutcomeGiven, VerdictGiven
+from moot.domain.config import DebateConfig, Participant
+from moot.domain.events import ConfigEdited, DebatePaused, DebateStarted, Event, OutcomeGiven, VerdictGiven
 
 # The projection's status after each event type, the same as `DebateState.apply` gives.
 STATUS_AFTER: dict[str, str] = {
@@ -29,24 +29,38 @@ def status_after(event: Event) -> str | None:
 
 
 def debate_row(event: DebateStarted) -> dict[str, Any]:
-    config: DebateConfig = event.config
     return {
         "id": event.debate_id,
-        "topic": without_nul(config.topic),
         "status": STATUS_AFTER[event.type],
-        "format": config.format,
-        "turn_order": config.turn_order,
-        "rounds": config.rounds,
-        "participants": [
-            {"id": p.id, "name": p.name, "model": str(p.model), "stance": p.stance}
-            for p in config.participants
-        ],
+        **_config_columns(event.config),
         "created_at": event.at,
         "updated_at": event.at,
         "winner": None,
-        "config": config.model_dump(mode="json"),
         "eval_run": event.eval_run,
     }
+
+
+def edited_row(event: ConfigEdited) -> dict[str, Any]:
+    """The columns a created debate's new config changes."""
+    return _config_columns(event.config)
+
+
+def _config_columns(config: DebateConfig) -> dict[str, Any]:
+    return {
+        "topic": without_nul(config.topic),
+        "format": config.format,
+        "turn_order": config.turn_order,
+        "rounds": config.rounds,
+        "participants": [_participant(p) for p in config.participants],
+        "config": config.model_dump(mode="json"),
+    }
+
+
+def _participant(p: Participant) -> dict[str, Any]:
+    row = {"id": p.id, "name": p.name, "model": str(p.model), "stance": p.stance}
+    if p.color is not None:  # its own colour, for listings; left out, the place's
+        row["color"] = p.color
+    return row
 
 
 def winner_label(event: VerdictGiven | OutcomeGiven, names: dict[str, str]) -> str | None:

@@ -19,6 +19,9 @@ class ParticipantSummary(BaseModel):
     name: str
     model: str
     stance: str = ""
+    color: str | None = Field(
+        default=None, description="Its own colour (#rrggbb); null: the one of its place"
+    )
 
 
 class DebateSummary(BaseModel):

@@ -1,0 +1,147 @@
+"""Editing the config of a debate created and not started yet (seed 000's EDIT_CONFIG, issue 22).
+
+`PATCH /api/debates/{id}` takes a JSON merge patch (RFC 7386) over the debate's config as it was written:
+the stored config without the defaults moot fills in (`without_defaults`), so a patch of one field leaves the
+others as the user wrote them and what was derived (names, stances, the judge following participant 1's
+model) is derived again. A key set to null is removed, which brings its default back; lists are replaced
+whole. `PUT /api/debates/{id}/config` replaces the config whole, for what a merge patch cannot say (`judge:
+null`, no judge, is a removal there).
+
+The new config passes every check a start would run (the filling of `moot run --config`, the format's
+rules, each model's key and package, this server's limits) before anything is written. It is appended to
+the debate's log as `config_edited`, never written over `debate_started`: the log keeps what was first
+asked, the fold takes the last. People's seats were given join links when the debate was created, so an
+edit must keep its people as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from pydantic import ValidationError
+
+from moot.config_files.defaults import with_defaults, without_defaults
+from moot.domain.config import DebateConfig, config_error
+from moot.domain.events import ConfigEdited, Notice
+from moot.domain.state import fold
+from moot.engine import check_run, price_notice
+from moot.errors import ConfigError, NotFoundError, StateError, StoreConflictError
+from moot.protocols import get_protocol
+from moot.server.manager import DebateManager
+from moot.server.seats import seat_plan
+from moot.server.security import check_config
+
+router = APIRouter(tags=["debates"])
+
+_PATCH_DOC = (
+    "A JSON merge patch (RFC 7386) over the debate's config as written: a key set to null is removed (its "
+    "default comes back), a mapping is merged, a list replaced whole"
+)
+
+
+@router.patch("/api/debates/{debate_id}")
+async def patch_debate(
+    request: Request, debate_id: str, patch: Annotated[dict[str, Any], Body(description=_PATCH_DOC)]
+) -> DebateConfig:
+    """Change the config of a debate created with `start=false` and not started yet; the answer is the new
+    config as the debate will run it. 409 once it has started, 404 for an unknown debate, 422 naming the field
+    a start would refuse."""
+    return await edit_config(request, debate_id, lambda written: merge_patch(written, patch))
+
+
+@router.put("/api/debates/{debate_id}/config")
+async def put_debate_config(
+    request: Request,
+    debate_id: str,
+    config: Annotated[dict[str, Any], Body(description="The whole config, as POST /api/debates takes it")],
+) -> DebateConfig:
+    """Replace the config of a debate created and not started yet, whole; otherwise as PATCH."""
+    return await edit_config(request, debate_id, lambda _written: config)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: `patch` applied to `target` (neither is changed)."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+async def edit_config(
+    request: Request, debate_id: str, edit: Callable[[dict[str, Any]], dict[str, Any]]
+) -> DebateConfig:
+    """The debate's config replaced by `edit` of it as written, checked as a start checks it, then recorded."""
+    manager: DebateManager = request.app.state.manager
+    await _not_started_here(manager, debate_id)
+    await manager.store.flush()  # progress markers first: the edit is checked against the whole log
+    events = await manager.store.events(debate_id)
+    if not events:
+        raise NotFoundError(f"no debate {debate_id!r}")
+    state = fold(events)
+    if state.status != "created" or state.config is None:
+        raise StateError(
+            f"debate {debate_id!r} is {state.status}; a config is edited only before the debate starts "
+            "(status created)"
+        )
+    data = edit(without_defaults(state.config))
+    if "context_file" in data:
+        raise ConfigError(
+            "a request may not read this server's files; paste the text into context instead",
+            field="context_file",
+        )
+    try:
+        config = with_defaults(data)
+    except ValidationError as exc:  # with_defaults translates its own; a template's may slip through
+        raise config_error(exc) from None
+    if seat_plan(config) != seat_plan(state.config):
+        raise ConfigError(
+            "the people in this debate were given join links when it was created; keep its people (models "
+            "`human`, the audience's people) and their names as they are, or create a new debate",
+            field="participants",
+        )
+    check_config(config, request.app.state.settings)
+    checked = check_run(config, manager.resolve)
+    protocol = get_protocol(config.format)
+    edited = ConfigEdited(
+        debate_id=debate_id,
+        config=config,
+        planned_rounds=protocol.planned_rounds(config),
+        gives_verdict=protocol.gives_verdict,
+        assesses_rounds=protocol.assesses_rounds(config),
+        after_seq=state.last_seq,
+    )
+    await _not_started_here(manager, debate_id)  # a start may have come in while the store was read
+    try:
+        await manager.store.append(edited)
+    except StoreConflictError:
+        raise StateError(
+            f"debate {debate_id!r} changed while its config was being edited (it was started?); "
+            "read it again: a config is edited only before the debate starts"
+        ) from None
+    # What a start tells about its config (moot.engine.loop), told about the new one: the old ones went with it.
+    messages = [(config.format, m) for m in protocol.notices(config)]
+    if (unpriced := price_notice(config)) is not None:
+        messages.append(("budget", unpriced))
+    for source, message in messages:
+        await manager.store.append(Notice(debate_id=debate_id, source=source, message=message))
+    manager.keep_checks(debate_id, checked)
+    return config
+
+
+async def _not_started_here(manager: DebateManager, debate_id: str) -> None:
+    if manager.running(debate_id):
+        raise StateError(f"debate {debate_id!r} is running; a config is edited only before the debate starts")
+    if manager.dispatcher is not None and await manager.dispatcher.active(debate_id):
+        raise StateError(
+            f"debate {debate_id!r} is queued or running on a worker; a config is edited only before it starts"
+        )
+
+
+__all__ = ["edit_config", "merge_patch", "router"]
