@@ -363,3 +363,28 @@ def test_a_cli_participant_spec_takes_a_colour() -> None:
     (ran,) = json.loads(moot("list", "--json")[1])
     code, page, _ = moot("export", ran["id"], "-f", "html")
     assert f"--c: {ORANGE}" in page
+
+
+def test_the_servers_export_takes_include_code(review_log: list[Event], tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from moot.server import create_app
+
+    db = str(tmp_path / "served.db")
+
+    async def keep() -> None:
+        async with await EventStore.open(db) as store:
+            for log in (with_sketch(review_log, SKETCH), debate_events()):
+                for e in log:
+                    if e.durable:
+                        await store.append(e.model_copy(update={"seq": None}))
+
+    asyncio.run(keep())
+    with TestClient(create_app(db)) as client:
+        url = f"/api/debates/{review_log[0].debate_id}/export"
+        r = client.get(url, params={"format": "markdown", "include_code": "true"})
+        assert r.status_code == 200 and "## Implementation sketch" in r.text
+        assert "Implementation sketch" not in client.get(url, params={"format": "markdown"}).text
+        r = client.get(f"/api/debates/{debate_events()[0].debate_id}/export", params={"include_code": "true"})
+        assert r.status_code == 422
+        assert r.json() == {"detail": f"include_code: {NOT_A_DESIGN_REVIEW}", "field": "include_code"}
