@@ -202,3 +202,14 @@ def test_moot_run_with_no_topic_at_a_terminal_asks_then_runs(tmp_path: Path) -> 
     people = config["participants"]
     assert isinstance(people, list) and [p["role"] for p in people] == ["architect", "generalist"]
     assert config["rounds"] == 1 and config["format"] == "design-review"
+
+
+def test_configured_rounds_apply_where_nothing_names_rounds() -> None:
+    code, _, err = moot("configure", "--model", "fake:a", "--rounds", "1")
+    assert code == 0, err
+    assert load_user_defaults().rounds == 1
+    code, _, err = moot("run", PROBLEM, "--agents", "architect,security", "-j", "fake:j")
+    assert code == 0, err
+    assert started_config()["rounds"] == 1
+    code, _, err = moot("configure", "--rounds", "99")
+    assert code == 2 and err.strip() == "error: --rounds: give 1 to 50 rounds, not 99"

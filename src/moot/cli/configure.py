@@ -19,7 +19,7 @@ from moot.config_files.user_defaults import (
     reset_user_defaults,
     save_user_defaults,
 )
-from moot.domain.config import ModelOptions, config_error
+from moot.domain.config import MAX_ROUNDS, ModelOptions, config_error
 from moot.errors import ConfigError, UserError
 from moot.roles import parse_roles
 
@@ -50,20 +50,27 @@ def configure_command(
             "agent N speaks through the Nth --model.",
         ),
     ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option("--rounds", "-r", help="The rounds of a run that names none (default: the format's)."),
+    ] = None,
     show: Annotated[bool, typer.Option("--show", help="Print the saved defaults.")] = False,
     reset: Annotated[bool, typer.Option("--reset", help="Forget the saved defaults.")] = False,
 ) -> None:
     """Set the models `moot run` and the presets use when none is named (default: the embedded model)."""
     try:
         if reset:
-            if model or judge or team:
+            if model or judge or team or rounds:
                 raise UserError(
-                    "--reset forgets every default; give --model/--judge/--team after it", field="--reset"
+                    "--reset forgets every default; give --model/--judge/--team/--rounds after it",
+                    field="--reset",
                 )
             had = reset_user_defaults()
             err.print(f"{'removed' if had else 'nothing saved at'} {config_path()}", markup=False)
             return
-        if model or judge or team:
+        if model or judge or team or rounds is not None:
+            if rounds is not None and not 1 <= rounds <= MAX_ROUNDS:
+                raise ConfigError(f"give 1 to {MAX_ROUNDS} rounds, not {rounds}", field="--rounds")
             current = load_user_defaults()
             updated = UserDefaults(
                 participants=[_options(s, f"--model {i + 1}") for i, s in enumerate(model)]
@@ -71,6 +78,7 @@ def configure_command(
                 else current.participants,
                 judge=_options(judge, "--judge") if judge else current.judge,
                 team=parse_roles(team, field="--team") if team else current.team,
+                rounds=rounds if rounds is not None else current.rounds,
             )
             err.print(f"saved {save_user_defaults(updated)}", markup=False)
             _print(updated)
@@ -106,5 +114,6 @@ def _print(defaults: UserDefaults) -> None:
         "participants": [d for d in defaults.participant_models(len(defaults.participants) or 1)],
         "judge": defaults.judge_data() or "the first participant's model",
         "team": list(defaults.team),
+        "rounds": defaults.rounds or "the format's",
     }
     SafeConsole().print(Text(yaml.safe_dump(data, sort_keys=False).rstrip()))

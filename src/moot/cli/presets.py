@@ -127,6 +127,8 @@ def with_configured(data: dict[str, Any], *, judge_flags: bool) -> dict[str, Any
     judge = defaults.judge_data()
     if judge is not None and not judge_flags and "judge" not in out and "judges" not in out:
         out["judge"] = judge
+    if defaults.rounds is not None:
+        out.setdefault("rounds", defaults.rounds)  # a config's or preset's own rounds, and -r, come first
     return out
 
 

@@ -4,6 +4,7 @@ Stored in `$MOOT_HOME/config.yaml` (or the file `$MOOT_CONFIG_PATH` names) as
 
     participants: [{model: openai:gpt-4o}, {model: anthropic:claude-sonnet-4-5}]
     judge: {model: openai:gpt-4o}
+    rounds: 5
     team: [architect, security, performance]
 
 A run without `-p` gets these participants, and a preset participant that names no model gets the one at its
@@ -22,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.domain.config import ModelOptions, RoleName, config_error
+from moot.domain.config import MAX_ROUNDS, ModelOptions, RoleName, config_error
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
 from moot.store.location import moot_home
@@ -40,6 +41,12 @@ class UserDefaults(BaseModel):
 
     participants: list[ModelOptions] = Field(default_factory=list)
     judge: ModelOptions | None = None
+    rounds: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_ROUNDS,
+        description="Rounds of a run that names none (seed 003's `configure set rounds`); left out: the format's",
+    )
     team: list[RoleName] = Field(
         default_factory=lambda: list(DEFAULT_TEAM),
         min_length=2,
