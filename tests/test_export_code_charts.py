@@ -130,12 +130,12 @@ def design_review(answers: list[dict[str, Any] | str] | None = None, **extra: An
 
 
 def with_sketch(events: list[Event], sketch: str | None) -> list[Event]:
-    """The log with its synthesis carrying `sketch` as `details["implementation"]` (None: without one, as a
-    synthesis recorded before moot asked for one)."""
+    """The log with its synthesis carrying `sketch` as `details["implementation"]` (None: without one, and
+    without the method it records, as a synthesis recorded before moot asked for either)."""
     out = []
     for e in events:
         if isinstance(e, OutcomeGiven):
-            details = {k: v for k, v in e.outcome.details.items() if k != "implementation"}
+            details = {k: v for k, v in e.outcome.details.items() if k not in ("implementation", "method")}
             if sketch is not None:
                 details["implementation"] = sketch
             e = e.model_copy(
@@ -214,6 +214,24 @@ def test_a_review_without_a_sketch_says_so_plainly(review_log: list[Event]) -> N
         for e in older
     ]
     assert "this review's synthesis was a vote" in export(voted, "markdown", include_code=True)
+    # As the voting synthesis records it: its method, and an empty sketch.
+    recorded = [
+        e.model_copy(
+            update={
+                "outcome": e.outcome.model_copy(
+                    update={"details": e.outcome.details | {"method": "voting", "implementation": ""}}
+                )
+            }
+        )
+        if isinstance(e, OutcomeGiven)
+        else e
+        for e in older
+    ]
+    assert "this review's synthesis was a vote" in export(recorded, "text", include_code=True)
+    blank = with_sketch(review_log, "  \n")
+    assert "No implementation sketch: the judge's synthesis left it empty" in html.unescape(
+        export(blank, "html", include_code=True)
+    )
 
 
 def test_include_code_on_another_format_is_one_line_naming_the_flag() -> None:

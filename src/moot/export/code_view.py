@@ -53,10 +53,14 @@ def sketch_view(state: DebateState, *, field: str = "--include-code") -> SketchV
         if fenced and not re.search(rf"^\s*{re.escape(fenced['fence'][0]) * 3}", fenced["code"], re.M):
             return SketchView(fenced["code"].rstrip(), fenced["lang"], "")
         return SketchView(text.rstrip(), "", "")
-    if config.format_options.get("synthesis") == "voting":
+    # The outcome records its method (`details["method"]`); a log from before it did has the config's.
+    method = outcome.details.get("method") or config.format_options.get("synthesis")
+    if method == "voting":
         why = "this review's synthesis was a vote, so the winning refined proposal (above) is the result"
-    elif "error" in outcome.details:
+    elif outcome.details.get("error"):
         why = "the judge gave no valid synthesis"
+    elif "implementation" in outcome.details:
+        why = "the judge's synthesis left it empty"
     else:
         why = "the judge's synthesis has none (it was written before moot asked for one)"
     return SketchView("", "", f"No implementation sketch: {why}.")
