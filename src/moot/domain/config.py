@@ -335,8 +335,9 @@ class Limits(_Strict):
         default=None,
         gt=0,
         le=86_400,
-        description="Wall-clock limit for each round (seed 003's timeoutPerRound): when it passes, the round's "
-        "unfinished turns are cut, recorded as cut (with what they had said), and the debate goes on",
+        description="Wall-clock limit for each round (seed 003's timeoutPerRound), from the round's start, time "
+        "paused or stopped included: when it passes, the round's unfinished turns are cut (the one under way "
+        "keeps what it had said, the rest are not asked), recorded as cut, and the debate goes on",
     )
 
 

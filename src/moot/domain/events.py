@@ -96,6 +96,17 @@ class RoundStarted(_ProgressMarker):
     type: Literal["round_started"] = "round_started"
     round: int
     phase: str | None = Field(default=None, description="The format's phase this round belongs to")
+    deadline: datetime | None = Field(
+        default=None,
+        description="When the round's unfinished turns are cut: limits.round_timeout_s from its start; None: "
+        "no limit",
+    )
+
+    @property
+    def checkpoint(self) -> bool:
+        # A round with a deadline is committed at once: a crash before its first turn is stored must not start
+        # the round again with a new clock. Without one, a lost marker only means the round is started again.
+        return self.deadline is not None
 
 
 class _TurnEvent(BaseEvent):
@@ -145,6 +156,14 @@ class TurnCompleted(_TurnEvent):
     skipped: bool = Field(
         default=False,
         description="A person gave no turn within limits.human_turn_timeout_s: `text` is the note saying so",
+    )
+    cut: bool = Field(
+        default=False,
+        description="The round's time limit (limits.round_timeout_s) passed before the turn ended: `text` is "
+        "what it had said by then (maybe nothing), `note` says so, and no usage is counted for the cut call",
+    )
+    note: str | None = Field(
+        default=None, description="How the turn ended, worded once for every view (a cut turn's reason)"
     )
 
 

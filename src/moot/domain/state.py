@@ -103,6 +103,18 @@ class Turn(BaseModel):
     target: str | None = None
     phase: str | None = None
     tools: list[ToolCall] = Field(default_factory=list, description="Tools used in this turn, in order")
+    cut: bool = Field(
+        default=False,
+        description="The round's time limit passed before the turn ended: `text` is what it had said by then",
+    )
+    note: str | None = Field(
+        default=None, description="How the turn ended (a cut turn's reason), for every view"
+    )
+
+    @property
+    def said_nothing(self) -> bool:
+        """A turn cut before it said a word: it holds its place in the round, and there is nothing to quote."""
+        return self.cut and not self.text.strip()
 
 
 class Round(BaseModel):
@@ -110,6 +122,9 @@ class Round(BaseModel):
     phase: str | None = None
     turns: list[Turn] = Field(default_factory=list)
     completed: bool = False
+    deadline: datetime | None = Field(
+        default=None, description="When its unfinished turns are cut (limits.round_timeout_s); None: no limit"
+    )
 
     def spoke(self, participant_id: str, target: str | None = None) -> bool:
         """Whether this speaker has taken its turn (addressed to `target`) in this round."""
@@ -268,7 +283,11 @@ class DebateState(BaseModel):
 
     @property
     def turns(self) -> list[Turn]:
-        return [t for r in self.rounds for t in r.turns]
+        """The turns said, in order: every round's but those cut before a word, which the formats, the judge
+        and the history would otherwise quote as an empty turn (and design review take for an empty
+        proposal in place of the speaker's last). A round's own `turns` holds them all, so a format sees who
+        has had their turn."""
+        return [t for r in self.rounds for t in r.turns if not t.said_nothing]
 
     @property
     def current_round(self) -> Round | None:
@@ -293,7 +312,7 @@ class DebateState(BaseModel):
     def usage(self) -> Usage:
         total = self.judge_usage + self.decision_usage + self.summary_usage + self.embedding_usage
         total = total + self.audience_usage
-        for turn in self.turns:
+        for turn in (t for r in self.rounds for t in r.turns):
             total = total + turn.usage
         return total
 
@@ -342,7 +361,7 @@ class DebateState(BaseModel):
                     self.config = with_personas(self.config, event.personas)
                 self.decision_usage = self.decision_usage + event.usage
             case RoundStarted():
-                self.rounds.append(Round(number=event.round, phase=event.phase))
+                self.rounds.append(Round(number=event.round, phase=event.phase, deadline=event.deadline))
             case TurnStarted():
                 self.speaking[turn_key(event.participant_id, event.target)] = ""
                 self.calling.pop(turn_key(event.participant_id, event.target), None)
@@ -384,6 +403,8 @@ class DebateState(BaseModel):
                         target=event.target,
                         phase=turn_round.phase,
                         tools=tools,
+                        cut=event.cut,
+                        note=event.note,
                     )
                 )
             case RoundCompleted():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,6 +27,7 @@ from moot.domain.person_verdict import PersonVerdict
 from moot.domain.state import turn_key, verdict_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import ScoredCriterion
+from moot.engine.round_clock import deadline_of, record_cut, seconds_left
 from moot.errors import UserError
 from moot.judging.schema import criteria_of
 
@@ -123,6 +125,10 @@ async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, togeth
     pid = spec.speaker
     participant = config.participant(pid)
     key = turn_key(pid, spec.target)
+    label = str(participant.model)
+    if seconds_left(ctx, round_number) == 0.0:  # the round's time ran out before they were asked, or answered
+        await record_cut(ctx, round_number, spec, model=label, together=together, began=None)
+        return
     awaited = ctx.state.awaiting.get(key)
     if not isinstance(awaited, TurnAwaited):
         awaited = TurnAwaited(
@@ -148,15 +154,17 @@ async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, togeth
         deadline=awaited.deadline,
         max_chars=awaited.max_chars,
     )
-    asked = utc_now()
+    asked, began = utc_now(), time.monotonic()
     skipped = False
+    # The person's own deadline or the round's, whichever comes first.
+    round_ends = deadline_of(ctx, round_number)
+    cut_first = round_ends is not None and (awaited.deadline is None or round_ends < awaited.deadline)
+    until = round_ends if cut_first else awaited.deadline
     answer = asyncio.ensure_future(_people(ctx).turn(ask))
     # A pause does not wait for the person: the turn stays asked for (same deadline) and the resume waits again.
     paused = asyncio.ensure_future(ctx.control.until_paused())
     try:
-        await asyncio.wait(
-            {answer, paused}, timeout=_seconds_left(awaited.deadline), return_when=FIRST_COMPLETED
-        )
+        await asyncio.wait({answer, paused}, timeout=_seconds_left(until), return_when=FIRST_COMPLETED)
     finally:
         paused.cancel()
         if not answer.done():
@@ -167,6 +175,9 @@ async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, togeth
         text = answer.result()
     elif ctx.control.pause_requested:
         return
+    elif cut_first:
+        await record_cut(ctx, round_number, spec, model=label, together=together, began=began)
+        return
     else:
         limit = config.limits.human_turn_timeout_s
         note = f"{participant.name} gave no turn within {limit:g} s (limits.human_turn_timeout_s)"
@@ -175,7 +186,6 @@ async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, togeth
             return
         text, skipped = f"({note}; the turn was skipped.)", True
     text = text.strip()[: awaited.max_chars]
-    label = str(participant.model)
     await ctx.emit(
         TurnStarted(
             round=round_number, participant_id=pid, target=spec.target, model=label, together=together

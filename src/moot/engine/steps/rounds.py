@@ -6,8 +6,16 @@ import time
 from typing import TYPE_CHECKING
 
 from moot.domain.assessment import StopReason
-from moot.domain.events import DebateCompleted, DebateStopping, OutcomeGiven, RoundCompleted, RoundStarted
+from moot.domain.events import (
+    DebateCompleted,
+    DebateStopping,
+    OutcomeGiven,
+    RoundCompleted,
+    RoundStarted,
+    utc_now,
+)
 from moot.engine.embeddings import embed_round
+from moot.engine.round_clock import round_deadline
 from moot.engine.steps.base import Bookkeeping
 from moot.errors import RunError
 from moot.protocols import Conclude, EndRound, Finish, StartRound, Stop
@@ -21,7 +29,9 @@ class StartRoundHandler(Bookkeeping):
         if step.number > 1 and (reason := out_of_time(ctx)) is not None:
             await ctx.emit(DebateStopping(reason=reason, after_round=step.number - 1))
         else:
-            await ctx.emit(RoundStarted(round=step.number, phase=step.phase))
+            now = utc_now()
+            deadline = round_deadline(ctx, now)
+            await ctx.emit(RoundStarted(round=step.number, phase=step.phase, at=now, deadline=deadline))
         return False
 
 

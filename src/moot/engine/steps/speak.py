@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from moot.context import Fitted
@@ -17,6 +19,7 @@ from moot.engine.coalesce import DeltaBuffer
 from moot.engine.overflow import on_overflow, overflow_stop, summarised
 from moot.engine.people import is_person, person_turn
 from moot.engine.retry import CallSite
+from moot.engine.round_clock import record_cut, seconds_left
 from moot.engine.stops import stop_now
 from moot.engine.summaries import summarise_if_due
 from moot.engine.tools import kit_for
@@ -43,6 +46,13 @@ class SpeakHandler:
 
     async def take(self, ctx: RunContext, step: Speak) -> bool:
         round_number = step.round
+        if seconds_left(ctx, round_number) == 0.0:
+            # The round's time is up (a sequential round's later speakers, a round resumed past its deadline):
+            # no summary, no prompt, no call; each turn is recorded as cut.
+            for spec in step.turns:
+                model = str(ctx.config.speaker_options(spec.speaker).model)
+                await record_cut(ctx, round_number, spec, model=model, together=len(step.turns), began=None)
+            return False
         # A person reads the transcript, not a prompt: nothing is built or fitted for them.
         people = [spec for spec in step.turns if is_person(ctx.config, spec.speaker)]
         models = [spec for spec in step.turns if spec not in people]
@@ -79,6 +89,11 @@ async def _turn(
     pid = spec.speaker
     options = ctx.config.speaker_options(pid)
     label = str(options.model)
+    left = seconds_left(ctx, round_number)
+    if left == 0.0:  # the round's time ran out while the step summarised and fitted its prompts
+        await record_cut(ctx, round_number, spec, model=label, together=together, began=None)
+        return
+    began = time.monotonic()
     await ctx.emit(
         TurnStarted(
             round=round_number,
@@ -106,12 +121,25 @@ async def _turn(
         prompt = smaller.prompt
         return smaller.tokens + smaller.reply_tokens
 
+    # Only the call is under the round's clock, not the recording of its turn: cancelled mid-append, a turn
+    # could be stored and then recorded again as cut.
+    clock = asyncio.timeout(left)
     try:
-        reply = await call.run(
-            lambda: _reply(ctx, caller, round_number, spec, prompt),
-            compact=None if action == "end" else compact,
-        )
+        async with clock:
+            reply = await call.run(
+                lambda: _reply(ctx, caller, round_number, spec, prompt),
+                compact=None if action == "end" else compact,
+            )
+    except TimeoutError:
+        if not clock.expired():
+            raise
+        await record_cut(ctx, round_number, spec, model=label, together=together, began=began)
+        return
     except ModelCallError as exc:
+        # A client that made the cancellation its own error: the round's time ran out all the same.
+        if clock.expired():
+            await record_cut(ctx, round_number, spec, model=label, together=together, began=began)
+            return
         if action == "end" and exc.fault is not None and exc.fault.kind == "context_overflow":
             # Cuts the step under way (the others speaking at once too); the loop records the stop.
             ctx.control.stop(overflow_stop(ctx, round_number, spec, fit, provider=True))

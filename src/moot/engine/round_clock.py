@@ -1,0 +1,89 @@
+"""`limits.round_timeout_s`: each round's wall-clock limit (seed 003's timeoutPerRound).
+
+The round's deadline is fixed when it starts and stored on its `round_started` (committed at once), so a run
+carried on after a crash or a pause keeps it: the clock is the wall clock from the round's start, time paused
+or down included, and a round whose deadline passed meanwhile has its unfinished turns cut as soon as it goes on.
+When it passes, the turn under way is cancelled and a turn not yet begun is not called; each is recorded as a
+`turn_completed` with `cut` set, the text it had streamed so far, no usage (a cancelled call reports none, as a
+stop's cut call does not) and one note every view shows. The round then ends as the format says.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from moot.domain.events import TurnCompleted, TurnStarted, utc_now
+from moot.domain.state import turn_key
+from moot.domain.usage import Usage
+
+if TYPE_CHECKING:
+    from moot.engine.context import RunContext
+    from moot.protocols import TurnSpec
+
+
+def round_deadline(ctx: RunContext, started: datetime) -> datetime | None:
+    """The deadline of a round starting at `started`, recorded on its `round_started`."""
+    limit = ctx.config.limits.round_timeout_s
+    return started + timedelta(seconds=limit) if limit is not None else None
+
+
+def deadline_of(ctx: RunContext, round_number: int) -> datetime | None:
+    held = ctx.state.round(round_number)
+    return held.deadline if held is not None else None
+
+
+def seconds_left(ctx: RunContext, round_number: int) -> float | None:
+    """What is left of the round's time: None without a limit, 0.0 once it has passed."""
+    deadline = deadline_of(ctx, round_number)
+    return None if deadline is None else max((deadline - utc_now()).total_seconds(), 0.0)
+
+
+def cut_note(ctx: RunContext, begun: bool) -> str:
+    """The words every view shows for a cut turn."""
+    limit = ctx.config.limits.round_timeout_s
+    when = "ended" if begun else "began"
+    return (
+        f"cut: the round's time limit of {limit:g} s (limits.round_timeout_s) passed before this turn {when}"
+    )
+
+
+async def record_cut(
+    ctx: RunContext,
+    round_number: int,
+    spec: TurnSpec,
+    *,
+    model: str,
+    together: int,
+    began: float | None,
+) -> None:
+    """Record the turn as cut, with what it streamed so far. `began` is when its call began (time.monotonic()),
+    None when it never did (or was a person's, asked for but not given)."""
+    key = turn_key(spec.speaker, spec.target)
+    if key not in ctx.state.speaking:  # never announced: every turn_completed follows its turn_started
+        await ctx.emit(
+            TurnStarted(
+                round=round_number,
+                participant_id=spec.speaker,
+                target=spec.target,
+                model=model,
+                together=together,
+            )
+        )
+    begun = began is not None or key in ctx.state.awaiting
+    await ctx.emit(
+        TurnCompleted(
+            round=round_number,
+            participant_id=spec.speaker,
+            target=spec.target,
+            model=model,
+            text=ctx.state.speaking.get(key, ""),
+            # A cancelled call reports no usage (its cost stays unknown, as a stop's cut call's does); a turn never
+            # called cost nothing.
+            usage=Usage() if began is not None else Usage(cost_usd=0.0),
+            latency_s=round(time.monotonic() - began, 3) if began is not None else 0.0,
+            cut=True,
+            note=cut_note(ctx, begun),
+        )
+    )
