@@ -5,6 +5,7 @@ on; the deadline is stored with the round, so a resumed run keeps it."""
 from __future__ import annotations
 
 import asyncio
+import html
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -15,7 +16,9 @@ import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
+from rich.console import Console
 
+from moot.cli.render import DebateRenderer
 from moot.domain.config import DebateConfig, ModelOptions, validate_config
 from moot.domain.events import DebateStarted, Event, RoundStarted, TurnCompleted, utc_now
 from moot.domain.ledger import ledger
@@ -23,6 +26,8 @@ from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
 from moot.engine import InMemoryLog, TurnAsk, resume_debate, run_debate
 from moot.errors import ConfigError
+from moot.export import export
+from moot.export.record import DebateRecord
 from moot.models.fake import fake_model
 from moot.protocols.design_review import latest_proposal
 from moot.store import EventStore
@@ -281,6 +286,32 @@ async def test_a_persons_turn_is_cut_by_the_round_before_their_own_time_runs_out
     assert ada.cut and not ada.text and ada.note == note(begun=True, limit="0.3")
     assert not state.awaiting  # no longer waited for
     assert bob.cut and bob.note == note(begun=False, limit="0.3")  # after Ada, in a sequential round
+
+
+# --- every view -----------------------------------------------------------------------------------------
+
+
+async def test_the_terminal_and_every_export_show_the_cut_and_its_note() -> None:
+    script = Script(hangs={"bo": {1}})
+    log = InMemoryLog()
+    await run(limited(rounds=1), script, log)
+    begun, not_begun = note(begun=True), note(begun=False)
+
+    console = Console(record=True, width=200, force_terminal=False)
+    renderer = DebateRenderer(console, live=False)
+    for event in log.events:
+        renderer.handle(event)
+    renderer.close()
+    shown = console.export_text()
+    assert begun in shown and not_begun in shown and "half a thought" in shown
+    assert "cut after" in shown
+
+    record = DebateRecord.from_events(log.events)
+    for fmt in ("markdown", "text", "html"):
+        out = " ".join(html.unescape(export(record, fmt)).split())  # the text export wraps the note
+        assert begun in out and not_begun in out, fmt
+        assert "half a thought" in out, fmt
+    assert '"cut": true' in export(record, "json")
 
 
 # --- the config -----------------------------------------------------------------------------------------

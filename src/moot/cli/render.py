@@ -388,6 +388,8 @@ class DebateRenderer:
         so_far = f" · so far {self.state.usage.total_tokens:,} tokens, {spent(self.state.usage)}"
         if event.skipped:
             footer = f"skipped after {event.latency_s:.1f} s" + so_far
+        elif event.cut:
+            footer = "cut" + (f" after {event.latency_s:.1f} s" if event.latency_s else "") + so_far
         elif self._is_person(event.participant_id):
             footer = f"by a person · {len(event.text):,} characters in {event.latency_s:.1f} s" + so_far
         else:
@@ -414,13 +416,19 @@ class DebateRenderer:
                 self.console.print(Text(event.text, style="dim italic"), end="")
             elif not self._streamed:  # a replay from the store, or a model that did not stream
                 self.console.print(event.text, highlight=False, markup=False, end="")
+            if event.cut:  # after what it had said: the engine's note, dim, never taken for their words
+                if event.text.strip():
+                    self.console.print()
+                self.console.print(Text(event.note or "cut", style="dim italic"), end="")
             self.console.print()
             self.console.print(Text(footer, style="dim"))
             self.console.print()
             return
         self._print_above_live(
             Panel(
-                Text(event.text, style="dim italic" if event.skipped else ""),
+                _cut_body(event)
+                if event.cut
+                else Text(event.text, style="dim italic" if event.skipped else ""),
                 title=self._header(event.participant_id, event.target),
                 subtitle=footer,
                 title_align="left",
@@ -795,6 +803,15 @@ def _packed(items: list[str], separator: str, width: int) -> list[str]:
 def _clock(moment: datetime) -> str:
     """A moment as the local time of day, e.g. 14:05:00."""
     return moment.astimezone().strftime("%H:%M:%S")
+
+
+def _cut_body(event: TurnCompleted) -> Text:
+    """A cut turn: what it had said, then the engine's note, dim, never taken for the speaker's words."""
+    body = Text(event.text.rstrip())
+    if body.plain:
+        body.append("\n\n")
+    body.append(event.note or "cut", style="dim italic")
+    return body
 
 
 def awaited_text(name: str, event: TurnAwaited) -> str:

@@ -118,8 +118,8 @@ def _rounds(v: DebateView) -> list[str]:
                 "",
                 *[f"- Tool: {inline(call)}" for call in t.tools],
                 *[""] * bool(t.tools),
-                quote(t.text),
-                "",
+                *([quote(t.text), ""] if t.text or not t.note else []),
+                *([f"*{inline(t.note)}*", ""] if t.note else []),
             ]
         if r.decisions:
             out += ["### Decisions", ""]

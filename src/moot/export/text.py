@@ -90,7 +90,10 @@ def _rounds(v: DebateView) -> list[str]:
             out += ["", *wrap(f"{t.speaker} · {t.model} · {t.tokens} · {t.latency}"), ""]
             out += [line for call in t.tools for line in wrap(f"tool: {call}", "  ")]
             out += [""] * bool(t.tools)
-            out += wrap(t.text, "    ")
+            if t.text or not t.note:
+                out += wrap(t.text, "    ")
+            if t.note:  # the engine's word, bracketed apart from the speaker's
+                out += [""] * bool(t.text) + wrap(f"[{t.note}]", "    ")
         if r.decisions:
             out += ["", "  Decisions:"]
             out += [line for d in r.decisions for line in wrap(f"{d.label} ({d.model}): {d.text}", "    ")]

@@ -47,6 +47,8 @@ class TurnView:
     latency: str
     colour: str
     tools: tuple[str, ...] = ()  # one line per tool call made in the turn, in order
+    # The engine's word on how the turn ended (a cut turn's), shown apart from the speaker's words.
+    note: str = ""
 
     @property
     def tokens(self) -> str:
@@ -303,6 +305,7 @@ def build_view(record: DebateRecord) -> DebateView:
                     latency=f"{t.latency_s:.1f} s",
                     colour=colour_by_id(t.participant_id),
                     tools=tuple(clean(call.line) for call in t.tools),
+                    note=one_line(t.note or ""),
                 )
                 for t in r.turns
             ),

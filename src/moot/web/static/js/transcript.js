@@ -229,6 +229,14 @@ export class Transcript {
       return;
     }
     turn.body.replaceChildren(markdown(event.text));
+    if (event.cut) {
+      // The round's time ran out: what the turn had said stays, then the engine's note, never taken for its words.
+      turn.node.classList.add("cut");
+      turn.node.dataset.testid = "cut";
+      if (!event.text.trim()) turn.body.replaceChildren();
+      turn.body.append(h("p", { class: "cut-note" }, event.note ?? "cut"));
+      return;
+    }
     const meta = isPersonModel(event.model)
       ? [`written in ${event.latency_s.toFixed(0)} s`]
       : [`${event.usage.output_tokens} tokens`, `${event.latency_s.toFixed(1)} s`];
