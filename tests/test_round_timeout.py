@@ -20,11 +20,11 @@ from rich.console import Console
 
 from moot.cli.render import DebateRenderer
 from moot.domain.config import DebateConfig, ModelOptions, validate_config
-from moot.domain.events import DebateStarted, Event, RoundStarted, TurnCompleted, utc_now
+from moot.domain.events import DebateStarted, Event, RoundStarted, TurnCompleted, TurnStarted, utc_now
 from moot.domain.ledger import ledger
 from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
-from moot.engine import InMemoryLog, TurnAsk, resume_debate, run_debate
+from moot.engine import InMemoryLog, RunControl, TurnAsk, resume_debate, run_debate
 from moot.errors import ConfigError
 from moot.export import export
 from moot.export.record import DebateRecord
@@ -70,7 +70,8 @@ class Script:
         return len(self.calls.get(name, []))
 
 
-def limited(n: int = 3, rounds: int = 2, timeout_s: float = 1.0, **extra: Any) -> DebateConfig:
+def limited(n: int = 3, rounds: int = 2, timeout_s: float = 2.0, **extra: Any) -> DebateConfig:
+    # 2 s: ample for the turns that answer at once, on a loaded machine too; a hanging turn waits for it.
     return make_config(n, rounds=rounds, limits={"round_timeout_s": timeout_s}, **extra)
 
 
@@ -84,7 +85,7 @@ def cut_turns(state: DebateState) -> list[tuple[int, str, str | None, str]]:
     return [(t.round, t.participant_id, t.target, t.text) for r in state.rounds for t in r.turns if t.cut]
 
 
-def note(begun: bool, limit: str = "1") -> str:
+def note(begun: bool, limit: str = "2") -> str:
     when = "ended" if begun else "began"
     return f"cut: the round's time limit of {limit} s (limits.round_timeout_s) passed before this turn {when}"
 
@@ -244,6 +245,44 @@ async def test_a_round_started_with_a_deadline_is_on_disk_at_once(tmp_path: Path
         assert [e.type for e in await store.events("d1")] == ["debate_started", "round_started"]
 
 
+async def test_time_paused_counts_a_round_resumed_past_its_deadline_is_cut_at_once() -> None:
+    config = limited(timeout_s=0.5)
+    control = RunControl()
+    log = InMemoryLog()
+    async for event in run_debate(config, log=log, resolve=Script().resolve, debate_id="d", control=control):
+        if isinstance(event, TurnStarted) and event.participant_id == "ada":
+            control.pause()  # a pause waits for Ada's turn, then the round waits, its clock running
+    assert fold(log.events).status == "paused"
+    deadline = fold(log.events).rounds[0].deadline
+    assert deadline is not None
+    await asyncio.sleep(max((deadline - utc_now()).total_seconds(), 0.0) + 0.05)
+
+    script = Script()
+    [e async for e in resume_debate(log.events, log=log, resolve=script.resolve)]
+    state = fold(log.events)
+    assert state.status == "completed"
+    assert [(t.participant_id, t.cut) for t in state.rounds[0].turns] == [
+        ("ada", False),
+        ("bo", True),
+        ("cy", True),
+    ]
+    assert all(script.made(name) <= 1 for name in ("bo", "cy"))  # round 1 called neither after the resume
+
+
+async def test_a_stop_cuts_the_turn_under_way_as_a_stop_not_as_the_rounds_clock() -> None:
+    control = RunControl()
+    log = InMemoryLog()
+    script = Script(hangs={"ada": {1}})
+    async for event in run_debate(limited(timeout_s=600), log=log, resolve=script.resolve, control=control):
+        if isinstance(event, TurnStarted):
+            control.stop()
+    state = fold(log.events)
+    assert state.status == "completed" and state.stop_reason is not None and state.stop_reason.kind == "user"
+    assert not any(
+        isinstance(e, TurnCompleted) for e in log.events
+    )  # dropped as a stop drops it: no cut turn
+
+
 # --- a person's turn ------------------------------------------------------------------------------------
 
 
@@ -275,7 +314,7 @@ async def test_a_persons_turn_is_cut_by_the_round_before_their_own_time_runs_out
                 {"model": "fake:bob", "name": "Bob", "stance": "against"},
             ],
             "judge": {"model": "fake:judge"},
-            "limits": {"round_timeout_s": 0.3, "human_turn_timeout_s": 600},
+            "limits": {"round_timeout_s": 1.0, "human_turn_timeout_s": 600},
         }
     )
     people = Silent()
@@ -283,9 +322,9 @@ async def test_a_persons_turn_is_cut_by_the_round_before_their_own_time_runs_out
     state = fold(events)
     assert state.status == "completed" and len(people.asked) == 1
     ada, bob = state.rounds[0].turns
-    assert ada.cut and not ada.text and ada.note == note(begun=True, limit="0.3")
+    assert ada.cut and not ada.text and ada.note == note(begun=True, limit="1")
     assert not state.awaiting  # no longer waited for
-    assert bob.cut and bob.note == note(begun=False, limit="0.3")  # after Ada, in a sequential round
+    assert bob.cut and bob.note == note(begun=False, limit="1")  # after Ada, in a sequential round
 
 
 # --- every view -----------------------------------------------------------------------------------------
