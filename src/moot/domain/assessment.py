@@ -21,6 +21,7 @@ StopKind = Literal[
     "context",  # history.on_overflow: end, and a turn's prompt could not fit its model's window
     "drift",  # stopping.drift: stop and a participant's relevance fell below DRIFT_BELOW
     "person",  # a person gave no turn within limits.human_turn_timeout_s (on_human_timeout: stop)
+    "quality",  # stopping.quality_at_least: the judge's assessment rated the latest round at least that well
 ]
 
 # Seed 000 §4.1: a relevance below 5 (of 10) is drifting off the topic.

@@ -135,6 +135,8 @@ class DebateProtocol(ABC, Generic[OptionsT]):
                 "default: set stopping.assess_rounds: true, or drift: warn)",
                 field="stopping.drift",
             )
+        if config.stopping.quality_at_least is not None and not self.assesses_rounds(config):
+            raise ConfigError(_unassessed_quality(self.name, config), field="stopping.quality_at_least")
         try:
             self.options_type.model_validate(config.format_options)
         except ValidationError as exc:
@@ -328,3 +330,22 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         if config.turn_order == "simultaneous":
             return [t for t in turns if t.round < round_number]
         return list(turns)
+
+
+def _unassessed_quality(format_name: str, config: DebateConfig) -> str:
+    """Why `stopping.quality_at_least` cannot apply to this debate, and the fix: the quality is the judge's score
+    of each round, so the rounds need assessing by a judge that is a model."""
+    judge = config.judge
+    if judge is None:
+        return (
+            "needs a judge to score each round's quality; set judge (e.g. judge: {model: ...}) and "
+            "stopping.assess_rounds: true"
+        )
+    if judge.model.is_person:
+        return (
+            "needs rounds scored by a judge that is a model (a person judging is not asked to assess rounds)"
+        )
+    return (
+        f"needs stopping.assess_rounds: true (the {format_name} format does not assess rounds by default, and "
+        "the quality is the judge's score of each round)"
+    )

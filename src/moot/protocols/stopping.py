@@ -21,9 +21,11 @@ vector is missing (the call failed), that rule measures words for the round and 
 3. judge: the latest round's assessment says not to continue (assess_rounds and judge_can_stop);
 4. drift (`stopping.drift: stop`): the latest assessment scores a participant's relevance below 5 of 10
    (seed 000 §4.1);
-5. repetition: every participant's repetition score is at least `stopping.repetition`;
-6. convergence: every pair of the latest round's turns is at least `stopping.convergence` similar;
-7. diminishing_returns (seed 000 §4.3), over the last three assessed rounds: round quality fell each time;
+5. quality (`stopping.quality_at_least`, seed 003's quality termination): the latest round's assessment rates
+   its quality at least that, out of 10 (a round the format did not assess, a critique, never stops it);
+6. repetition: every participant's repetition score is at least `stopping.repetition`;
+7. convergence: every pair of the latest round's turns is at least `stopping.convergence` similar;
+8. diminishing_returns (seed 000 §4.3), over the last three assessed rounds: round quality fell each time;
    or it did not rise while at least two of the other signs fell each time: the participants' mean
    novelty, their mean engagement (both the judge's scores) and the mean length of their replies (words);
    or the judge flagged the last two assessed rounds as repetitive or of diminishing returns. Left unset,
@@ -137,7 +139,7 @@ def stop_reason(
     rules = config.stopping
     if latest is None or done < rules.min_rounds:
         return None
-    for rule in (_judge, _drift, _repetition, _convergence):
+    for rule in (_judge, _drift, _quality, _repetition, _convergence):
         reason = rule(config, state)
         if reason is not None:
             return reason
@@ -163,6 +165,22 @@ def _judge(config: DebateConfig, state: DebateState) -> StopReason | None:
         kind="judge",
         detail=f"the judge advised ending the debate (round quality {a.quality:g}/10)"
         + (f": {why}" if why else ""),
+    )
+
+
+def _quality(config: DebateConfig, state: DebateState) -> StopReason | None:
+    threshold = config.stopping.quality_at_least
+    latest = last_completed(state)
+    if threshold is None or latest is None:
+        return None
+    record = state.assessed(latest.number)
+    # No assessment (a round the format does not assess, or a failed one) is no evidence of quality.
+    if record is None or record.assessment is None or record.assessment.quality < threshold:
+        return None
+    return StopReason(
+        kind="quality",
+        detail=f"the judge rated round {latest.number}'s quality {record.assessment.quality:g}/10, at least the "
+        f"{threshold:g}/10 asked for (stopping.quality_at_least)",
     )
 
 
@@ -308,7 +326,7 @@ def reply_lengths(state: DebateState, round_numbers: Iterable[int]) -> list[floa
 
 
 def diminishing_returns(state: DebateState) -> StopReason | None:
-    """Seed 000 §4.3 over the last three assessed rounds: see the module's rule 7."""
+    """Seed 000 §4.3 over the last three assessed rounds: see the module's rule 8."""
     assessed: list[tuple[int, RoundAssessment]] = [
         (a.round, a.assessment) for a in state.assessments if a.assessment is not None
     ]
