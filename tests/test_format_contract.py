@@ -87,7 +87,7 @@ def test_every_format_asks_only_what_its_table_names() -> None:
     asked = {name: sorted(p.asks()) for name, p in PROTOCOLS.items() if p.asks()}
     assert asked == {
         "council": ["ranking"],
-        "design-review": ["synthesis"],
+        "design-review": ["merge", "synthesis", "tiebreak", "vote"],
         "oxford": ["vote"],
         "tournament": ["match"],
     }

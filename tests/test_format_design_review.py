@@ -27,6 +27,7 @@ def synthesis_answer(config: DebateConfig, confidence: int = 87) -> dict[str, An
         "key_components": ["token bucket", "Redis cluster"],
         "trade_offs": ["Redis is a dependency", "local cache lags by a second"],
         "recommendations": ["atomic Lua scripts", "fail open on Redis errors"],
+        "implementation": "def allow(client):\n    return bucket(client).take(1)",
         "kept_ideas": {p.id: [f"{p.name}'s idea"] for p in config.participants},
         "confidence": confidence,
     }
@@ -133,12 +134,16 @@ async def test_the_synthesis_becomes_the_outcome() -> None:
     assert state.outcome.summary == "Token bucket per client in Redis, with a local cache in front."
     assert state.outcome.winner_ids == []
     assert state.outcome.details == {
+        "method": "judge",
         "confidence": 87,
         "trade_offs": ["Redis is a dependency", "local cache lags by a second"],
         "recommendations": ["atomic Lua scripts", "fail open on Redis errors"],
         "key_components": ["token bucket", "Redis cluster"],
         "kept_ideas": {"ada": ["Ada's idea"], "bo": ["Bo's idea"], "cy": ["Cy's idea"]},
+        "implementation": "def allow(client):\n    return bucket(client).take(1)",
     }
+    # The sketch is for the exports that ask for code: no section of the result shows it.
+    assert all("bucket(client)" not in line for s in state.outcome.sections or [] for line in s.lines)
     line = PROTOCOL.decision_text(config, decision)
     assert line.startswith("confidence 87/100; trade-offs: Redis is a dependency; local cache")
     assert "recommendations: atomic Lua scripts; fail open" in line
@@ -230,6 +235,7 @@ async def test_the_judge_reads_final_proposals_and_the_debate_quoted() -> None:
         "key_components",
         "trade_offs",
         "recommendations",
+        "implementation",
         "kept_ideas",
         "confidence",
     }
