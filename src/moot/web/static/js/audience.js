@@ -154,6 +154,7 @@ export class AudienceCard {
   apply(event) {
     switch (event.type) {
       case "debate_started":
+      case "config_edited":
         this.enabled = Boolean(event.config.audience);
         this.people = Boolean(event.config.audience?.people);
         break;

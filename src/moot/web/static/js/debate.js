@@ -158,6 +158,7 @@ class DebateView {
     if (event.type === "token_delta") this.follower.keep(this.transcript.live(event));
     switch (event.type) {
       case "debate_started":
+      case "config_edited": // a created debate's config, replaced before it started: shown as the new one
         this.config = event.config;
         this.title.textContent = event.config.topic;
         document.title = `${event.config.topic} · moot`;

@@ -8,11 +8,17 @@
 // field each problem names. The page itself only knows what its controls know: an empty topic, a number
 // input holding something that is not a number. The model fields (the server's suggestions, a provider this
 // server cannot call) are model-fields.js; rounds a format fixes are shown read-only (meta's `fixed_rounds`).
+//
+// A new form starts from the defaults `moot configure` (or PUT /api/config) saved, asked each time the form opens
+// (GET /api/config): the participants' models, the judge, and the team of role agents a design review gets while
+// the participants are left as they started. A problem template (meta's `templates`, as `moot run --template`)
+// writes the topic from its variables and suggests a format and roles; each participant may take a role preset
+// and a colour of its own.
 import { api, ApiError, meta } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
 import { clear, h, saveFile } from "./dom.js";
 import { modelInput, modelList, providerList, watchModel } from "./model-fields.js";
-import { PALETTE } from "./palette.js";
+import { colourOf } from "./palette.js";
 import { rememberLinks } from "./seats.js";
 import { isPersonModel } from "./people.js";
 
@@ -27,7 +33,7 @@ const DIVERSITY = {
 // Keys the form's controls own; everything else in a loaded config is carried through untouched.
 const OWN = {
   top: ["topic", "context", "format", "rounds", "turn_order", "participants", "judge", "judges", "limits", "persona_diversity", "stopping"],
-  participant: ["id", "name", "model", "persona", "stance", "temperature"],
+  participant: ["id", "name", "model", "persona", "stance", "temperature", "role", "color"],
   judge: ["model"],
   panelJudge: ["name", "model"],
   limits: ["warn_at_cost", "pause_at_cost", "cost_limit", "token_limit"],
@@ -39,6 +45,11 @@ const DRIFT = { warn: "Warn", stop: "Stop the rounds" };
 // Server error paths that have no control of their own, and the control that stands for them; a problem
 // with the config as a whole ("" from the server) is shown above the form's buttons.
 const STANDS_FOR = { format_options: "format", "": "config" };
+// The format whose participants are role agents: choosing it with the participants as they started gives the
+// saved team (seed 003's `-f design-review` without participants).
+const TEAM_FORMAT = "design-review";
+// What a saved default model holds (moot.domain.config.ModelOptions): how to call a model, not who speaks.
+const MODEL_KEYS = ["model", "base_url", "temperature", "max_tokens", "context_window"];
 
 let draft = null; // the form as it was left, so a trip to the history and back keeps it
 
@@ -55,6 +66,10 @@ export function renderNew(main) {
     // the request in flight; the fields the user has edited, and whether every problem is shown (after a
     // submit or a loaded file) rather than only those of edited fields.
     checkTimer: null, checkSeq: 0, checkAbort: null, touched: new Set(), showAll: false,
+    // The saved defaults (GET /api/config; null when they could not be read), the template chosen and its
+    // variables' values, whether the user has shaped the participants (then neither a format nor a template
+    // replaces them), and the participants the form started with (given back when the team is left).
+    saved: null, template: null, participantsEdited: false, startParticipants: null, teamShown: false,
   };
   main.append(h("h1", {}, "New debate"), h("p", { class: "muted" }, "Loading…"));
   start(ctx);
@@ -67,7 +82,11 @@ export function renderNew(main) {
 }
 
 async function start(ctx) {
-  const [served, formats] = await Promise.allSettled([meta(), api("/api/formats", { params: { rounds: 3 } })]);
+  const [served, formats, saved] = await Promise.allSettled([
+    meta(),
+    api("/api/formats", { params: { rounds: 3 } }),
+    api("/api/config"),
+  ]);
   if (!ctx.alive) return;
   if (served.status === "rejected") {
     // Without the server's limits and defaults there is no form to draw: say why, and offer to try again.
@@ -79,7 +98,12 @@ async function start(ctx) {
   ctx.defaultModel = ctx.meta.starting_model; // one this server can run as it is
   if (formats.status === "fulfilled") ctx.formats.set(3, formats.value);
   else showError(formats.reason, { retry: rerender });
-  const config = draft ?? structuredClone(ctx.meta.new_config);
+  // Unreadable defaults (a broken config.yaml) are the server's to explain; the form starts from meta's.
+  if (saved.status === "fulfilled") ctx.saved = saved.value;
+  else showError(saved.reason, { retry: rerender });
+  const config = draft ?? startingConfig(ctx);
+  ctx.participantsEdited = Boolean(draft); // a draft's participants are the user's own
+  ctx.startParticipants = structuredClone(config.participants ?? []);
   await ensureFormats(ctx, config.rounds);
   if (!ctx.alive) return;
   clear(ctx.main);
@@ -90,7 +114,9 @@ async function start(ctx) {
   });
   // Any edit asks the server again (after a pause in typing); the edited field's problems may then show.
   const edited = (e) => {
-    if (e.target.dataset?.path) ctx.touched.add(e.target.dataset.path);
+    const path = e.target.dataset?.path;
+    if (path) ctx.touched.add(path);
+    if (path?.startsWith("participants.")) ctx.participantsEdited = true;
     scheduleCheck(ctx);
   };
   ctx.form.addEventListener("input", edited);
@@ -132,14 +158,46 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
 }
 
 function topicSection(ctx, config) {
-  ctx.refs.topic = h("textarea", { rows: 2, required: true, maxlength: ctx.meta.bounds.topic_chars, value: config.topic ?? "" });
+  // A template's topic runs to several lines (its requirements): shown whole.
+  const rows = templateOf(ctx) ? 7 : 2;
+  ctx.refs.topic = h("textarea", { rows, required: true, maxlength: ctx.meta.bounds.topic_chars, value: config.topic ?? "" });
   ctx.refs.context = h("textarea", { rows: 3, value: config.context ?? "" });
   return h(
     "fieldset", {},
     h("legend", {}, "Debate"),
+    templateFields(ctx),
     field(ctx, "topic", "Topic", ctx.refs.topic, "The question or motion to debate, e.g. “Should cities ban cars from their centres?”"),
     field(ctx, "context", "Context", ctx.refs.context, "Optional background every participant reads first."),
   );
+}
+
+/** The problem template picker and, with one chosen, its variables: each edit writes the topic again. */
+function templateFields(ctx) {
+  const list = ctx.meta.templates ?? [];
+  if (!list.length) return null;
+  const chosen = templateOf(ctx);
+  const select = h(
+    "select", { onchange: () => chooseTemplate(ctx, select.value) },
+    h("option", { value: "", selected: !chosen }, "None: write the topic yourself"),
+    list.map((t) => h("option", { value: t.name, selected: t.name === chosen?.name }, t.title)),
+  );
+  const hint = chosen ? chosen.description : "A common design problem whose topic you complete, as `moot run --template`.";
+  const picker = field(ctx, "template", "Template", select, hint);
+  if (!chosen) return picker;
+  ctx.refs.vars = {};
+  const inputs = Object.entries(chosen.variables).map(([name, variable]) => {
+    const input = h("input", {
+      type: "text", autocomplete: "off", value: ctx.template.vars[name] ?? "", placeholder: variable.default ?? "",
+      oninput: () => {
+        ctx.template.vars[name] = input.value;
+        ctx.refs.topic.value = filledTopic(chosen, ctx.template.vars);
+      },
+    });
+    ctx.refs.vars[name] = input;
+    const need = variable.default == null ? " Required." : ` Left empty: ${variable.default}.`;
+    return field(ctx, `vars.${name}`, variableLabel(name), input, `${variable.description}.${need}`);
+  });
+  return h("div", { class: "template" }, picker, h("div", { class: "grid" }, inputs));
 }
 
 function formatSection(ctx, config) {
@@ -151,7 +209,7 @@ function formatSection(ctx, config) {
   r.rounds = h("input", { type: "number", min: 1, max: ctx.meta.limits.max_rounds, step: 1, value: config.rounds ?? "" });
   r.turnOrder = choiceSelect(ctx.meta.choices.turn_order, config.turn_order);
   r.formatInfo = h("div", { class: "format-info", "aria-live": "polite" });
-  r.format.addEventListener("change", () => showFormat(ctx));
+  r.format.addEventListener("change", () => formatChosen(ctx));
   r.rounds.addEventListener("input", () => {
     clearTimeout(ctx.timer);
     ctx.timer = setTimeout(() => refreshFormats(ctx), 250);
@@ -204,17 +262,25 @@ function participantRow(ctx, p, i, count) {
     persona: h("textarea", { rows: 2, maxlength: bounds.persona_chars, value: p.persona ?? "" }),
     stance: h("input", { type: "text", maxlength: bounds.stance_chars, value: p.stance ?? "", placeholder: "e.g. for the motion" }),
     temperature: h("input", { type: "number", min: cold, max: hot, step: 0.1, value: p.temperature ?? "", placeholder: "model default" }),
+    role: h(
+      "select", {},
+      h("option", { value: "", selected: !p.role }, "None"),
+      (ctx.meta.roles ?? []).map((r) => h("option", { value: r.name, selected: r.name === p.role }, r.title)),
+    ),
+    color: h("input", { type: "color", value: colourOf(p, i) }),
   };
+  // Saved only once chosen: a participant left alone keeps its place's colour, whatever the palette becomes.
+  if (p.color) refs.color.dataset.chosen = "true";
   // An id comes only from a file, and the server's reading left it out where it would make the same one.
   ctx.rows.push({ refs, extra: carried(p, OWN.participant, ["id"]) });
   const swatch = h("span", { class: "swatch", "aria-hidden": "true" });
-  swatch.style.setProperty("background", PALETTE[i % PALETTE.length]);
+  refs.role.addEventListener("change", () => renameForRole(ctx, refs, i));
   const remove = h(
     "button",
     { type: "button", class: "danger", id: `f-${path}-remove`, disabled: count <= ctx.meta.limits.min_participants, "aria-label": `Remove participant ${i + 1}`, onclick: () => removeParticipant(ctx, i) },
     "Remove",
   );
-  return h(
+  const row = h(
     "fieldset", { class: "participant" },
     h("legend", {}, swatch, `Participant ${i + 1}`),
     slot(ctx, path),
@@ -224,10 +290,23 @@ function participantRow(ctx, p, i, count) {
       modelField(ctx, `${path}.model`, "Model", refs.model),
       field(ctx, `${path}.stance`, "Stance", refs.stance),
       field(ctx, `${path}.temperature`, "Temperature", refs.temperature, `${cold} to ${hot}; empty: the model's default`),
+      field(ctx, `${path}.role`, "Role", refs.role, "A role preset's instructions (used when it has no system prompt)."),
+      field(ctx, `${path}.color`, "Colour", refs.color, "In the transcript, the charts and the exports."),
     ),
     field(ctx, `${path}.persona`, "Persona", refs.persona, "Who argues, and how. auto: proposed when the debate starts."),
     h("div", { class: "actions" }, remove),
   );
+  // The participant's colour on its swatch and its edge, as the transcript will show it (CSSOM: allowed by the CSP).
+  const paint = () => {
+    swatch.style.setProperty("background", refs.color.value);
+    row.style.setProperty("border-left-color", refs.color.value);
+  };
+  paint();
+  refs.color.addEventListener("input", () => {
+    refs.color.dataset.chosen = "true";
+    paint();
+  });
+  return row;
 }
 
 function judgeSection(ctx, config) {
@@ -481,6 +560,8 @@ function collect(ctx) {
     if (refs.persona.value.trim()) p.persona = refs.persona.value.trim();
     if (refs.stance.value.trim()) p.stance = refs.stance.value.trim();
     if (refs.temperature.value !== "" || refs.temperature.validity.badInput) p.temperature = numberOf(refs.temperature);
+    if (refs.role.value) p.role = refs.role.value;
+    if (refs.color.dataset.chosen) p.color = refs.color.value;
     return p;
   });
   Object.assign(out, collectJudge(ctx));
@@ -546,6 +627,7 @@ function sameModel(a, b) {
 // --- changing the form's shape ----------------------------------------------------------------
 
 function addParticipant(ctx) {
+  ctx.participantsEdited = true;
   const config = collect(ctx);
   const taken = new Set(config.participants.map((p) => p.name.toLowerCase()));
   let n = config.participants.length + 1;
@@ -556,6 +638,7 @@ function addParticipant(ctx) {
 }
 
 function removeParticipant(ctx, index) {
+  ctx.participantsEdited = true;
   const config = collect(ctx);
   config.participants.splice(index, 1);
   const next = Math.min(index, config.participants.length - 1);
@@ -586,6 +669,112 @@ function removeJudge(ctx, index) {
   fill(ctx, config, idOf(`judges.${Math.min(index, config.judges.length - 1)}.model`));
 }
 
+// --- the saved defaults, templates and roles ----------------------------------------------------
+
+/** A new config from the saved defaults: meta's new_config (names, stances, rounds as the server fills them)
+ * with the models of GET /api/config, asked as the form opened (the page keeps meta for its whole life). */
+function startingConfig(ctx) {
+  const config = structuredClone(ctx.meta.new_config);
+  const saved = ctx.saved;
+  if (!saved) return config;
+  if (saved.participants.length) {
+    const count = Math.max(config.participants.length, saved.participants.length);
+    config.participants = Array.from({ length: count }, (_, i) => {
+      const who = { ...(config.participants[i] ?? { name: `Speaker ${i + 1}` }) };
+      for (const key of MODEL_KEYS) delete who[key]; // how the model is called is the saved default's, whole
+      return { ...who, ...savedModel(ctx, i) };
+    });
+  }
+  if (saved.judge) config.judge = structuredClone(saved.judge);
+  return config;
+}
+
+/** How participant `i` calls its model when the config names none: the saved defaults' model at its place
+ * (cycling), else the model this server starts forms with. */
+function savedModel(ctx, i) {
+  const models = ctx.saved?.participants ?? [];
+  return models.length ? structuredClone(models[i % models.length]) : { model: ctx.defaultModel };
+}
+
+/** Participants for a list of roles, named by each role's title (numbered when a role comes twice), each with
+ * the saved model at its place: what the server makes of a design review's team or a template's roles. */
+function roleParticipants(ctx, roles) {
+  return roles.map((role, i) => {
+    const title = roleTitle(ctx, role);
+    const twice = roles.filter((r) => r === role).length > 1;
+    return { name: twice ? `${title} ${i + 1}` : title, role, ...savedModel(ctx, i) };
+  });
+}
+
+function roleTitle(ctx, role) {
+  return (ctx.meta.roles ?? []).find((r) => r.name === role)?.title ?? role;
+}
+
+/** A format chosen. Design review with the participants as the form started them takes the saved team; leaving
+ * it gives the starting participants back. Participants the user shaped stay as they are. */
+function formatChosen(ctx) {
+  const format = ctx.refs.format.value;
+  const team = ctx.saved?.team ?? [];
+  if (ctx.participantsEdited || !team.length) return showFormat(ctx);
+  const config = collect(ctx);
+  if (format === TEAM_FORMAT) config.participants = roleParticipants(ctx, team);
+  else if (ctx.teamShown) config.participants = structuredClone(ctx.startParticipants);
+  else return showFormat(ctx);
+  ctx.teamShown = format === TEAM_FORMAT;
+  fill(ctx, config, ctx.refs.format.id);
+}
+
+function templateOf(ctx) {
+  return ctx.template ? (ctx.meta.templates ?? []).find((t) => t.name === ctx.template.name) ?? null : null;
+}
+
+/** A template chosen (or none): its topic written from its variables, its format, and, unless the user shaped
+ * the participants, one participant per role it suggests, as `moot run --template` does. */
+function chooseTemplate(ctx, name) {
+  const config = collect(ctx);
+  const before = templateOf(ctx);
+  ctx.template = name ? { name, vars: {} } : null;
+  const chosen = templateOf(ctx);
+  if (chosen) {
+    config.topic = filledTopic(chosen, ctx.template.vars);
+    config.format = chosen.format;
+    if (!ctx.participantsEdited && chosen.roles.length) {
+      config.participants = roleParticipants(ctx, chosen.roles);
+      ctx.teamShown = false;
+    }
+  } else if (before && config.topic === filledTopic(before, {})) {
+    config.topic = ""; // the template's own words, untouched: they go with it
+  }
+  fill(ctx, config, "f-template");
+}
+
+/** The template's topic with each `{variable}` replaced by its value, else its default; a variable with
+ * neither keeps its placeholder, which the form marks as still to give. */
+function filledTopic(template, values) {
+  return template.topic.replace(/\{([a-z_][a-z0-9_]*)\}/g, (whole, name) => {
+    const value = (values[name] ?? "").trim();
+    return value || (template.variables[name]?.default ?? whole);
+  });
+}
+
+/** service_type -> "Service type". */
+function variableLabel(name) {
+  const words = name.replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A role chosen for participant `i`: a name the form gave (Speaker N, Proponent, another role's title) becomes
+ * the role's title, as the server names an unnamed participant of that role; a name the user wrote stays. */
+function renameForRole(ctx, refs, i) {
+  const name = refs.name.value.trim();
+  const titles = (ctx.meta.roles ?? []).map((r) => r.title);
+  const given = !name || /^Speaker \d+$/.test(name) || ["Proponent", "Opponent"].includes(name)
+    || titles.some((t) => name === t || (name.startsWith(`${t} `) && /^\d+$/.test(name.slice(t.length + 1))));
+  if (!given) return;
+  refs.name.value = refs.role.value ? roleTitle(ctx, refs.role.value) : `Speaker ${i + 1}`;
+  ctx.touched.add(`participants.${i}.name`);
+}
+
 // --- checking -----------------------------------------------------------------------------------
 
 /** What the page's own controls can tell without the server: an empty topic (the server says the same), a
@@ -593,6 +782,11 @@ function removeJudge(ctx, index) {
 function unfinished(ctx, config) {
   const out = [];
   if (!config.topic) out.push(["topic", "Give the question to debate."]);
+  const template = templateOf(ctx);
+  for (const [name, variable] of Object.entries(template?.variables ?? {})) {
+    // The server would refuse the template's topic without it; here the topic already holds its placeholder.
+    if (variable.default == null && !ctx.template.vars[name]?.trim()) out.push([`vars.${name}`, `Give ${variableLabel(name).toLowerCase()}: the template needs it.`]);
+  }
   for (const [path, { control }] of ctx.fields) {
     if (control?.type === "number" && control.validity.badInput) out.push([path, "Write a number here, or leave it empty."]);
   }
@@ -790,6 +984,8 @@ async function loadFile(ctx, input) {
     await ensureFormats(ctx, config.rounds);
     if (!ctx.alive) return;
     ctx.showAll = true; // a loaded file's problems are all the user's to see at once
+    ctx.participantsEdited = true; // the file's participants are the user's: no format or template replaces them
+    ctx.template = null; // the file has its own topic
     fill(ctx, config, "f-load");
     showInfo(`Loaded ${file.name}.`);
   } catch (err) {

@@ -3,7 +3,7 @@
 import { api } from "./api.js";
 import { hideBanner, showError } from "./banner.js";
 import { append, clear, h, uid, when } from "./dom.js";
-import { PALETTE } from "./palette.js";
+import { colourOf } from "./palette.js";
 
 // The Status literal of moot.domain.state, in the order a debate goes through them.
 const STATUSES = ["created", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"];
@@ -187,7 +187,7 @@ export function renderHistory(main, params) {
   function participants(list) {
     return h("ul", { class: "people" }, list.map((p, i) => {
       const swatch = h("span", { class: "swatch", "aria-hidden": "true" });
-      swatch.style.setProperty("background", PALETTE[i % PALETTE.length]); // CSSOM: allowed by the CSP
+      swatch.style.setProperty("background", colourOf(p, i)); // CSSOM: allowed by the CSP
       return h("li", { title: p.model }, swatch, p.name);
     }));
   }

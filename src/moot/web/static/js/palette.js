@@ -12,3 +12,9 @@ export function usePalette(meta) {
   VOICE_COLOUR = meta.voice_colour;
   VOICE_NAMES = { ...meta.voices };
 }
+
+/** A participant's colour: its own `color` when the config sets one, else the palette's at its place (i), as
+ * moot.export.palette.participant_colours gives it to the terminal and the exports. */
+export function colourOf(participant, i) {
+  return participant?.color || PALETTE[i % PALETTE.length];
+}

@@ -4,7 +4,7 @@
 
 import { h } from "./dom.js";
 import { markdown } from "./markdown.js";
-import { PALETTE, VOICE_COLOUR, VOICE_NAMES } from "./palette.js";
+import { colourOf, VOICE_COLOUR, VOICE_NAMES } from "./palette.js";
 import { countdown, isPersonModel, modelLabel } from "./people.js";
 import { audienceLine, tallyOf } from "./audience.js";
 
@@ -25,7 +25,7 @@ export class Transcript {
         name: p.name,
         model: p.model,
         stance: p.stance,
-        colour: PALETTE[i % PALETTE.length],
+        colour: colourOf(p, i),
       };
     });
   }
@@ -37,6 +37,7 @@ export class Transcript {
   apply(event) {
     switch (event.type) {
       case "debate_started":
+      case "config_edited": // a created debate's config, replaced before it started
         this.cast(event.config);
         break;
       case "round_started":
