@@ -224,7 +224,11 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
 
 
 def test_shipped_examples_are_valid() -> None:
-    examples = sorted((Path(__file__).parent.parent / "examples").glob("*.*"))
+    # .txt files there are background material (`--context-file`), not configs
+    examples = sorted(
+        p for p in (Path(__file__).parent.parent / "examples").glob("*.*") if p.suffix != ".txt"
+    )
     assert len(examples) >= 3
     for path in examples:
-        load_config(path)
+        # seed 003's file, kept as the seed wrote it, has no topic: the command line gives it
+        load_config(path, **({} if "topic" in read_config_file(path) else {"topic": "Design a cache"}))
