@@ -211,3 +211,22 @@ def test_the_documented_mapping_lists_every_field_the_seed_has() -> None:
     for seed_field, moot_field in MAPPING.items():
         assert f"| `{seed_field}` |" in doc, seed_field
         assert moot_field in doc, moot_field
+
+
+def test_the_seeds_api_body_is_read_too() -> None:
+    body = {
+        "problem": "Design a rate limiting system",
+        "context": "A public API, 50,000 requests per second at peak.",
+        "config": {"rounds": 5, "synthesisMethod": "voting", "timeoutPerRound": 60000},
+        "participants": [{"role": "architect", "model": "fake:a"}, {"role": "security", "model": "fake:b"}],
+    }
+    config = with_defaults(body)
+    assert config.topic == "Design a rate limiting system" and config.context == body["context"]
+    assert config.format == "design-review" and config.rounds == 5
+    assert config.format_options == {"synthesis": "voting"} and config.limits.round_timeout_s == 60.0
+    with pytest.raises(ConfigError) as caught:
+        with_defaults({**body, "topic": "Another"})
+    assert caught.value.field == "problem" and "topic" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        with_defaults({**body, "config": {"maxRounds": 3}})
+    assert caught.value.field == "config.maxRounds"

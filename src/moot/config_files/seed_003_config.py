@@ -24,6 +24,8 @@ from moot.errors import ConfigError
 FORMAT = "design-review"
 # seed 003's field -> moot's, for people: the table docs/SEED-003-CONFIG.md shows and the tests walk.
 MAPPING: dict[str, str] = {
+    "problem (its API's body)": "topic",
+    "config (its API's body)": "(read as debate: the same settings)",
     "debate.rounds": "rounds",
     "debate.terminationCondition.type: fixed": "(nothing: every planned round is held)",
     "debate.terminationCondition.type: convergence, threshold": "stopping.convergence (0-1)",
@@ -50,11 +52,12 @@ _DEBATE_KEYS = ("rounds", "terminationCondition", "synthesisMethod", "includeFul
 _AGENT_KEYS = ("id", "name", "role", "model", "provider", "temperature", "systemPrompt", "enabled")
 _JUDGE_KEYS = ("id", "name", "model", "provider", "temperature", "systemPrompt")
 _SEED_WORDS = ("provider", "enabled", "systemPrompt")
+_SEED_KEYS = ("debate", "agents", "judge", "providers", "problem", "config")
 
 
 def is_seed_003(data: dict[str, Any]) -> bool:
-    """Whether a config is written in seed 003's words."""
-    if "debate" in data or "providers" in data:
+    """Whether a config is written in seed 003's words: its file, or its API's body `{problem, context, config}`."""
+    if "debate" in data or "providers" in data or "problem" in data:
         return True
     agents = data.get("agents")
     owners = [*(agents if isinstance(agents, list) else []), data.get("judge")]
@@ -65,7 +68,16 @@ def from_seed_003(data: dict[str, Any]) -> dict[str, Any]:
     """`data` in moot's words when it is written in seed 003's; unchanged otherwise."""
     if not is_seed_003(data):
         return data
-    out = {k: v for k, v in data.items() if k not in ("debate", "agents", "judge", "providers")}
+    out = {k: v for k, v in data.items() if k not in _SEED_KEYS}
+    if "problem" in data:
+        _set(out, "topic", data["problem"], "problem")
+    if "config" in data:
+        if "debate" in data:
+            raise ConfigError(
+                "is seed 003's debate settings, which debate gives too; keep one of them", field="config"
+            )
+        # The seed's API body carries its DebateConfig under `config`, the settings its file keeps in `debate`.
+        _debate(_mapping(data["config"], "config"), out, where="config")
     if "debate" in data:
         _debate(_mapping(data["debate"], "debate"), out)
     if "providers" in data:
@@ -114,36 +126,36 @@ def _set(out: dict[str, Any], path: str, value: Any, seed_field: str) -> None:
     node[last] = value
 
 
-def _debate(debate: dict[str, Any], out: dict[str, Any]) -> None:
+def _debate(debate: dict[str, Any], out: dict[str, Any], *, where: str = "debate") -> None:
     _unknown(
-        debate, _DEBATE_KEYS, "debate", "debate settings", "rounds, stopping, limits, history, format_options"
+        debate, _DEBATE_KEYS, where, "debate settings", "rounds, stopping, limits, history, format_options"
     )
     if "rounds" in debate:
-        _set(out, "rounds", debate["rounds"], "debate.rounds")
+        _set(out, "rounds", debate["rounds"], f"{where}.rounds")
     if "terminationCondition" in debate:
-        _termination(_mapping(debate["terminationCondition"], "debate.terminationCondition"), out)
+        condition = f"{where}.terminationCondition"
+        _termination(_mapping(debate["terminationCondition"], condition), out, condition)
     if "synthesisMethod" in debate:
-        _set(out, "format_options.synthesis", debate["synthesisMethod"], "debate.synthesisMethod")
+        _set(out, "format_options.synthesis", debate["synthesisMethod"], f"{where}.synthesisMethod")
     if "includeFullHistory" in debate:
         full = debate["includeFullHistory"]
         if not isinstance(full, bool):
             raise ConfigError(
-                "must be true or false (history.strategy in moot)", field="debate.includeFullHistory"
+                "must be true or false (history.strategy in moot)", field=f"{where}.includeFullHistory"
             )
         # Not the full history: the seed summarises it; moot's summarize strategy keeps the newest turns verbatim.
-        _set(out, "history.strategy", "full" if full else "summarize", "debate.includeFullHistory")
+        _set(out, "history.strategy", "full" if full else "summarize", f"{where}.includeFullHistory")
     if "timeoutPerRound" in debate:
         ms = debate["timeoutPerRound"]
         if isinstance(ms, bool) or not isinstance(ms, int | float) or ms <= 0:
             raise ConfigError(
                 "must be milliseconds above 0, e.g. 300000 (limits.round_timeout_s in moot, in seconds)",
-                field="debate.timeoutPerRound",
+                field=f"{where}.timeoutPerRound",
             )
-        _set(out, "limits.round_timeout_s", ms / 1000, "debate.timeoutPerRound")
+        _set(out, "limits.round_timeout_s", ms / 1000, f"{where}.timeoutPerRound")
 
 
-def _termination(condition: dict[str, Any], out: dict[str, Any]) -> None:
-    where = "debate.terminationCondition"
+def _termination(condition: dict[str, Any], out: dict[str, Any], where: str) -> None:
     _unknown(condition, ("type", "threshold"), where, "termination condition", "stopping")
     kind = condition.get("type", "fixed")
     threshold = condition.get("threshold")
