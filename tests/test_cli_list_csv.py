@@ -103,3 +103,20 @@ def test_csv_with_json_is_one_line_naming_the_flag() -> None:
     code, _, err = moot("list", "--csv", "--json")
     assert code == 2
     assert err.strip().splitlines() == [err.strip()] and "--csv" in err and "--json" in err
+
+
+def test_output_writes_the_csv_or_json_to_a_file_as_seed_003s_history_export(tmp_path: Any) -> None:
+    store(debate_events(cfg=config(topic="Cars or trams?")), "d-csv-0002")
+    target = tmp_path / "debates.csv"
+    code, out, err = moot("list", "--csv", "--output", str(target))
+    assert code == 0 and out == "" and f"wrote {target}" in err
+    (row,) = csv.DictReader(io.StringIO(target.read_text(encoding="utf-8")))
+    assert row["id"] == "d-csv-0002" and row["topic"] == "Cars or trams?"
+    listed = tmp_path / "debates.json"
+    code, _, err = moot("list", "--json", "-o", str(listed))
+    assert code == 0, err
+    assert '"id": "d-csv-0002"' in listed.read_text(encoding="utf-8")
+    code, _, err = moot("list", "-o", str(tmp_path / "x.txt"))
+    assert code == 2 and err.strip() == "error: --output: writes --csv or --json; add one of them"
+    code, _, err = moot("list", "--csv", "-o", str(tmp_path / "missing" / "x.csv"))
+    assert code == 2 and err.startswith("error: --output: cannot write") and len(err.splitlines()) == 1

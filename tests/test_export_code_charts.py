@@ -260,6 +260,13 @@ def test_the_cli_flag_writes_the_sketch_and_refuses_other_formats(
     (other,) = [r["id"] for r in json.loads(moot("list", "--json")[1]) if r["format"] != "design-review"]
     code, _, err = moot("export", other, "--include-code")
     assert code == 2 and err.strip() == f"error: --include-code: {NOT_A_DESIGN_REVIEW}"
+    # seed 003's `export ID --format html --include-charts` runs: the HTML export always has the charts
+    code, page, err = moot("export", other, "-f", "html", "--include-charts")
+    assert code == 0 and "<svg" in page, err
+    code, _, err = moot("export", other, "-f", "markdown", "--include-charts")
+    assert code == 2 and err.strip() == (
+        "error: --include-charts: charts are drawn in the HTML export (-f html), which always has them"
+    )
 
 
 # --- charts in the HTML export -------------------------------------------------------------------------------

@@ -608,6 +608,12 @@ def list_(
     ] = None,
     db: DbOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="With --csv or --json: write to FILE, not stdout."
+        ),
+    ] = None,
     csv_out: Annotated[
         bool,
         typer.Option(
@@ -624,6 +630,8 @@ def list_(
 
         if csv_out and json_out:
             raise UserError("choose --csv or --json, not both", field="--csv")
+        if output is not None and not (csv_out or json_out):
+            raise UserError("writes --csv or --json; add one of them", field="--output")
         if csv_out:
             # Rounds held, tokens and cost are not in the listing's rows: they are folded from each debate's log.
             from moot.cli.list_csv import csv_row, to_csv
@@ -642,7 +650,7 @@ def list_(
                 )
                 table = [csv_row(r, await events.state(r.id)) for r in listed]
             # No rows is a header alone: a script reads an empty table, not a sentence.
-            write_document(to_csv(table))
+            _write_listing(to_csv(table), output)
             return
 
         after, before = _parse_date(since, "--since"), _parse_date(until, "--until")
@@ -664,6 +672,9 @@ def list_(
                 and eval_run is None
                 and bool(await store.list_debates(**filters, limit=1, include_eval=True))
             )
+        if json_out and output is not None:
+            _write_listing(json.dumps([r.model_dump(mode="json") for r in rows], indent=2) + "\n", output)
+            return
         if json_out:
             out.print_json(json.dumps([r.model_dump(mode="json") for r in rows]))
             return
@@ -704,6 +715,20 @@ def show(
     _run(go())
 
 
+def _write_listing(document: str, output: Path | None) -> None:
+    """`moot list`'s CSV or JSON to stdout, or to `output` (seed 003's `history export --output`)."""
+    from moot.cli.live import err
+
+    if output is None:
+        write_document(document)
+        return
+    try:
+        output.write_text(document, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise UserError(f"cannot write {output}: {exc.strerror or exc}", field="--output") from None
+    err.print(f"wrote {output}", markup=False)
+
+
 @app.command("export")
 def export_(
     debate_id: Annotated[str, typer.Argument(help="Debate id or a unique prefix of it.")],
@@ -719,6 +744,15 @@ def export_(
             "always holds it.",
         ),
     ] = False,
+    include_charts: Annotated[
+        bool,
+        typer.Option(
+            "--include-charts",
+            # Seed 003's spelling: accepted so its commands run, though the HTML export always has them.
+            help="Accepted for seed 003's commands: the HTML export always carries the page's charts.",
+            hidden=True,
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Export a debate as Markdown, JSON, plain text or a standalone HTML page (with the page's charts)."""
@@ -729,6 +763,11 @@ def export_(
         from moot.store import EventStore, db_url_from
 
         chosen = parse_format(fmt)
+        if include_charts and chosen != "html":
+            raise UserError(
+                "charts are drawn in the HTML export (-f html), which always has them",
+                field="--include-charts",
+            )
         async with await EventStore.open(db_url_from(db)) as store:
             events = await store.events(await store.resolve_id(debate_id))
         document = export(DebateRecord.from_events(events), chosen, include_code=include_code)
