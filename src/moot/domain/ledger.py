@@ -38,7 +38,7 @@ ROLE_LABELS: dict[str, str] = {
     "participant": "debater",
     "voice": "voice",
     "judge": "judge",
-    "decision": "votes and rankings",
+    "decision": "decisions",  # votes, rankings, matches, syntheses: what the format asks for by name
     "personas": "personas",
     "summariser": "summaries",
     "embedder": "embeddings",

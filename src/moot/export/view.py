@@ -584,9 +584,12 @@ def _usage_rows(state: DebateState) -> tuple[UsageView, ...]:
     debaters = Usage()
     for turn in state.turns:
         debaters = debaters + turn.usage
-    rows = [("Debaters", debaters), ("Judge", state.judge_usage)]
+    rows = [("Debaters", debaters)]
+    # A format whose judge only answers its asks (a design review's synthesis) has no verdict call: no empty row.
+    if state.judge_usage.requests or not state.decision_usage.requests:
+        rows.append(("Judge", state.judge_usage))
     if state.decision_usage.requests:
-        rows.append(("Votes and rankings", state.decision_usage))
+        rows.append(("Decisions (votes, rankings, syntheses)", state.decision_usage))
     rows.append(("Total", state.usage))
     return tuple(
         UsageView(
