@@ -142,6 +142,56 @@ def test_a_role_and_a_colour_are_saved_and_the_transcript_and_history_show_the_c
     expect(row_swatch).to_have_css("background-color", "rgb(170, 0, 204)")
 
 
+def test_a_created_debate_is_edited_in_the_form_then_started_with_its_new_config(
+    server: Served, tab: Tab
+) -> None:
+    config = {
+        "topic": "Should cities ban cars?",
+        "rounds": 1,
+        "participants": [{"name": "Ada", "model": "fake:quick"}, {"name": "Bo", "model": "fake:brisk"}],
+        "judge": {"model": "fake:judge"},
+    }
+    r = server.http.post("/api/debates", params={"start": "false"}, json=config)
+    assert r.status_code == 202, r.text
+    debate_id = r.json()["id"]
+    page = tab.open(server, f"#/debates/{debate_id}")
+    expect(page.get_by_test_id("status")).to_have_text("created")
+    page.get_by_role("button", name="Edit config").click()
+    expect(page.get_by_role("heading", name="Edit debate")).to_be_visible()
+    topic = page.get_by_label("Topic", exact=True)
+    expect(topic).to_have_value("Should cities ban cars?")
+    assert_no_placeholders(page)
+    topic.fill("Should towns ban cars?")
+    participant(page, 2).get_by_label("Colour", exact=True).fill("#008080")
+    participant(page, 2).get_by_label("Role", exact=True).select_option("generalist")
+    tab.shot("editing")
+    page.get_by_role("button", name="Save changes").click()
+
+    expect(page).to_have_url(re.compile(rf"#/debates/{debate_id}$"))
+    expect(page.get_by_role("heading", name="Should towns ban cars?")).to_be_visible()
+    expect(page.get_by_test_id("status")).to_have_text("created")
+    stored = server.state(debate_id)["config"]
+    assert stored["topic"] == "Should towns ban cars?"
+    assert (stored["participants"][1]["color"], stored["participants"][1]["role"]) == (
+        "#008080",
+        "generalist",
+    )
+
+    page.get_by_role("button", name="Start").click()
+    server.wait_status(debate_id, "completed")
+    turn = page.locator("article.turn", has_text="Bo").first
+    expect(turn).to_be_visible()
+    assert turn.evaluate("n => n.style.getPropertyValue('--c')") == "#008080"
+    expect(page.get_by_role("button", name="Edit config")).to_be_hidden()
+
+    # Once started, the edit page says so instead of offering a form that could only be refused.
+    page.goto(f"{server.url}/#/debates/{debate_id}/edit")
+    expect(page.locator(".banner, [role=alert]").first).to_contain_text(
+        "edited only before the debate starts"
+    )
+    expect(page.get_by_role("button", name="Save changes")).to_have_count(0)
+
+
 def test_the_form_at_desktop_and_phone_widths(server: Served, tab: Tab, open_extra_tab: Any) -> None:
     """The form with a template, its team and a chosen colour, as the docs show it."""
     save_defaults(server)

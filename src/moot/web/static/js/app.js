@@ -1,10 +1,11 @@
-// The page's router: #/ (new debate), #/debates/<id> (live, then result), #/history, and
+// The page's router: #/ (new debate), #/debates/<id> (live, then result), #/debates/<id>/edit (the config of a
+// debate created and not started), #/history, and
 // #/join/<id>/<seat>[/<token>] (a person's seat in a debate: its token is kept and taken out of the address).
 import { ApiError, inSeat, meta, setSeatToken, useSeat } from "./api.js";
 import { hideBanner, showError } from "./banner.js";
 import { clear } from "./dom.js";
 import { renderDebate } from "./debate.js";
-import { renderNew } from "./form.js";
+import { renderEdit, renderNew } from "./form.js";
 import { renderHistory } from "./history.js";
 import { refuseJoin, renderJoin } from "./join.js";
 import { usePalette } from "./palette.js";
@@ -24,6 +25,7 @@ function route() {
   clear(main);
   let section = "new";
   const debate = hash.match(/^\/debates\/([^/?]+)/);
+  const editing = hash.match(/^\/debates\/([^/?]+)\/edit$/);
   const join = takeSeatToken();
   useSeat(null);
   try {
@@ -32,6 +34,9 @@ function route() {
       const { id, seat } = join;
       useSeat(id);
       cleanup = renderJoin(main, id, seat);
+    } else if (editing) {
+      section = "debate";
+      cleanup = renderEdit(main, editing[1]);
     } else if (debate) {
       section = "debate";
       cleanup = renderDebate(main, debate[1]);

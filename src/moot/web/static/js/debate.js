@@ -59,6 +59,8 @@ class DebateView {
       pause: h("button", { type: "button", onclick: () => this.act("pause") }, "Pause"),
       resume: h("button", { type: "button", class: "primary", onclick: () => this.act(this.resumeAction()) }, "Resume"),
       stop: h("button", { type: "button", class: "danger", onclick: () => this.act("stop") }, "Stop"),
+      // Created and not started: its config can still change (PATCH /api/debates/<id>), in the form.
+      edit: h("button", { type: "button", onclick: () => { location.hash = `#/debates/${encodeURIComponent(id)}/edit`; } }, "Edit config"),
     };
     // The result opens the page once the debate is over (its summary card above the transcript); the scores
     // round by round and the ledger follow the transcript.
@@ -272,6 +274,7 @@ class DebateView {
     this.buttons.resume.textContent = { start: "Start", retry: "Retry", resume: "Resume" }[this.resumeAction()];
     // A stopped debate can still be judged on what it has; a judged one is over.
     this.buttons.stop.hidden = !(live || (["paused", "interrupted", "failed"].includes(s) && !this.judged));
+    this.buttons.edit.hidden = s !== "created";
     for (const b of Object.values(this.buttons)) b.disabled = false;
     this.controls.hidden = Object.values(this.buttons).every((b) => b.hidden);
   }

@@ -16,7 +16,7 @@
 // and a colour of its own.
 import { api, ApiError, meta } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
-import { clear, h, saveFile } from "./dom.js";
+import { append, clear, h, saveFile } from "./dom.js";
 import { modelInput, modelList, providerList, watchModel } from "./model-fields.js";
 import { colourOf } from "./palette.js";
 import { rememberLinks } from "./seats.js";
@@ -59,7 +59,18 @@ export function editConfig(config) {
 }
 
 export function renderNew(main) {
+  return renderForm(main, null);
+}
+
+/** The form over the config of debate `id`, created and not started: saving replaces its config (PUT
+ * /api/debates/<id>/config, checked as a start checks it) and goes back to its page, where Start runs it. */
+export function renderEdit(main, id) {
+  return renderForm(main, id);
+}
+
+function renderForm(main, editing) {
   const ctx = {
+    editing, // the id of the created debate whose config this form edits; null: a new debate
     main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,
     formats: new Map(), defaultModel: null, timer: null,
     // The live check: its pending timer, the number of the newest question (older answers are dropped) and
@@ -71,27 +82,40 @@ export function renderNew(main) {
     // replaces them), and the participants the form started with (given back when the team is left).
     saved: null, template: null, participantsEdited: false, startParticipants: null, teamShown: false,
   };
-  main.append(h("h1", {}, "New debate"), h("p", { class: "muted" }, "Loading…"));
+  main.append(h("h1", {}, heading(ctx)), h("p", { class: "muted" }, "Loading…"));
   start(ctx);
   return () => {
-    if (ctx.base && !ctx.started) draft = collect(ctx);
+    // An edit left unsaved is dropped: the debate keeps its config, and the next new form is not it.
+    if (ctx.base && !ctx.started && !ctx.editing) draft = collect(ctx);
     ctx.alive = false;
     clearTimeout(ctx.timer);
     cancelCheck(ctx);
   };
 }
 
+function heading(ctx) {
+  return ctx.editing ? "Edit debate" : "New debate";
+}
+
 async function start(ctx) {
-  const [served, formats, saved] = await Promise.allSettled([
+  const [served, formats, saved, stored] = await Promise.allSettled([
     meta(),
     api("/api/formats", { params: { rounds: 3 } }),
     api("/api/config"),
+    ctx.editing ? api(`/api/debates/${encodeURIComponent(ctx.editing)}`) : Promise.resolve(null),
   ]);
   if (!ctx.alive) return;
-  if (served.status === "rejected") {
-    // Without the server's limits and defaults there is no form to draw: say why, and offer to try again.
-    clear(ctx.main).append(h("h1", {}, "New debate"));
-    showError(served.reason, { retry: rerender });
+  // Without the server's limits and defaults, or the debate being edited, there is no form to draw: say why,
+  // and offer to try again.
+  const missing = [served, stored].find((r) => r.status === "rejected");
+  if (missing) {
+    clear(ctx.main).append(h("h1", {}, heading(ctx)));
+    showError(missing.reason, { retry: rerender });
+    return;
+  }
+  if (ctx.editing && stored.value.status !== "created") {
+    clear(ctx.main).append(h("h1", {}, heading(ctx)), backToDebate(ctx));
+    showError(`This debate is ${stored.value.status}: a config can be edited only before the debate starts.`);
     return;
   }
   ctx.meta = served.value;
@@ -101,13 +125,18 @@ async function start(ctx) {
   // Unreadable defaults (a broken config.yaml) are the server's to explain; the form starts from meta's.
   if (saved.status === "fulfilled") ctx.saved = saved.value;
   else showError(saved.reason, { retry: rerender });
-  const config = draft ?? startingConfig(ctx);
-  ctx.participantsEdited = Boolean(draft); // a draft's participants are the user's own
+  const config = ctx.editing ? stored.value.config : draft ?? startingConfig(ctx);
+  ctx.participantsEdited = Boolean(draft) || Boolean(ctx.editing); // a draft's or a debate's are the user's own
   ctx.startParticipants = structuredClone(config.participants ?? []);
   await ensureFormats(ctx, config.rounds);
   if (!ctx.alive) return;
   clear(ctx.main);
-  ctx.main.append(h("h1", {}, "New debate"), (ctx.form = h("form", { class: "new-debate", novalidate: true })));
+  ctx.form = h("form", { class: "new-debate", novalidate: true });
+  append(ctx.main, [
+    h("h1", {}, heading(ctx)),
+    ctx.editing ? h("p", { class: "muted" }, "Created and not started yet: its config can still change. Save, then start it from its page.") : null,
+    ctx.form,
+  ]);
   ctx.form.addEventListener("submit", (e) => {
     e.preventDefault();
     submit(ctx);
@@ -122,7 +151,11 @@ async function start(ctx) {
   ctx.form.addEventListener("input", edited);
   ctx.form.addEventListener("change", edited);
   fill(ctx, config);
-  if (!draft) document.getElementById("f-topic")?.focus();
+  if (!draft || ctx.editing) document.getElementById("f-topic")?.focus();
+}
+
+function backToDebate(ctx) {
+  return h("a", { href: `#/debates/${encodeURIComponent(ctx.editing)}`, class: "back" }, "Back to the debate");
 }
 
 function rerender() {
@@ -181,7 +214,7 @@ function templateFields(ctx) {
     h("option", { value: "", selected: !chosen }, "None: write the topic yourself"),
     list.map((t) => h("option", { value: t.name, selected: t.name === chosen?.name }, t.title)),
   );
-  const hint = chosen ? chosen.description : "A common design problem whose topic you complete, as `moot run --template`.";
+  const hint = chosen ? chosen.description : "A common design problem whose topic you complete (moot run --template).";
   const picker = field(ctx, "template", "Template", select, hint);
   if (!chosen) return picker;
   ctx.refs.vars = {};
@@ -423,8 +456,8 @@ function fileActions(ctx) {
 /** The button that starts the debate, in a bar kept at the bottom of the screen while the form scrolls (a
  * phone's form is many screens long), with the problems of the config as a whole beside it. */
 function actions(ctx) {
-  ctx.refs.submit = h("button", { type: "submit", class: "primary", id: "f-start" }, "Start debate");
-  return h("div", { class: "actions form-actions" }, slot(ctx, "config"), ctx.refs.submit);
+  ctx.refs.submit = h("button", { type: "submit", class: "primary", id: "f-start" }, ctx.editing ? "Save changes" : "Start debate");
+  return h("div", { class: "actions form-actions" }, slot(ctx, "config"), ctx.editing ? backToDebate(ctx) : null, ctx.refs.submit);
 }
 
 // --- fields, models and formats ---------------------------------------------------------------
@@ -915,6 +948,7 @@ function serverError(ctx, err, retry) {
 async function submit(ctx) {
   const config = finished(ctx);
   if (!config) return;
+  if (ctx.editing) return save(ctx, config);
   const button = ctx.refs.submit;
   busy(button, true, "Starting…");
   try {
@@ -926,6 +960,23 @@ async function submit(ctx) {
     location.hash = `#/debates/${started.id}`;
   } catch (err) {
     if (ctx.alive) serverError(ctx, err, () => submit(ctx));
+  } finally {
+    busy(button, false);
+  }
+}
+
+/** The edited config in place of the debate's (the form holds it whole, so PUT, not a merge patch); back to the
+ * debate's page once the server has checked and recorded it. */
+async function save(ctx, config) {
+  const button = ctx.refs.submit;
+  busy(button, true, "Saving…");
+  try {
+    await api(`/api/debates/${encodeURIComponent(ctx.editing)}/config`, { method: "PUT", body: config });
+    if (!ctx.alive) return;
+    ctx.started = true;
+    location.hash = `#/debates/${encodeURIComponent(ctx.editing)}`;
+  } catch (err) {
+    if (ctx.alive) serverError(ctx, err, () => save(ctx, config));
   } finally {
     busy(button, false);
   }
