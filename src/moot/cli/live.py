@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,10 +33,43 @@ def print_error(message: str, *, label: str = "error", style: str = "bold red") 
     err.print(Text.assemble((f"{label}:", style), " ", message) if message else Text(label, style=style))
 
 
-def run_command(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; user mistakes exit 2, run failures 1, Ctrl-C 130, all as one line."""
+class Terminated(Exception):
+    """SIGTERM reached a command: it was cancelled as Ctrl-C cancels it, so a debate under way is recorded as
+    interrupted (and `moot resume` carries it on) instead of being left listed as running."""
+
+
+async def _until_terminated(coro: Coroutine[Any, Any, T]) -> T:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    terminated = False
+
+    def stop() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
     try:
-        return asyncio.run(coro)
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        return await coro
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def run_command(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine; user mistakes exit 2, run failures 1, Ctrl-C 130, SIGTERM 143, as one line."""
+    try:
+        return asyncio.run(_until_terminated(coro))
+    except Terminated:
+        print_error("stopped by SIGTERM", label="interrupted", style="yellow")
+        raise typer.Exit(143) from None
     except UserError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
