@@ -271,3 +271,12 @@ def test_the_merge_patch_media_type_is_accepted(client: TestClient) -> None:
     )
     assert r.status_code == 200, r.text
     assert r.json()["topic"] == "Merge-patch typed"
+
+
+def test_a_patch_nested_past_any_config_is_a_422_not_a_crash(client: TestClient) -> None:
+    debate_id = created(client)["id"]
+    deep: dict[str, Any] = {}
+    for _ in range(200):
+        deep = {"format_options": deep}
+    r = client.patch(f"/api/debates/{debate_id}", json=deep)
+    assert r.status_code == 422 and "nested more than" in r.json()["detail"]

@@ -204,6 +204,13 @@ def _check_events(events: Iterator[yaml.Event]) -> None:
             depth -= 1
 
 
+def check_depth(data: Any) -> None:
+    """A ConfigError when a request's config nests deeper than MAX_DEPTH: what walks it (merging, checking)
+    recurses, and no config is that deep."""
+    if _deeper_than(data, MAX_DEPTH):
+        raise ConfigError(_TOO_DEEP)
+
+
 def _deeper_than(data: Any, levels: int) -> bool:
     """Whether lists and mappings nest more than `levels` deep (level by level: no recursion to exhaust)."""
     level = [data]
@@ -224,4 +231,4 @@ def _resolver(request: Request) -> ModelResolver | None:
     return resolve
 
 
-__all__ = ["MAX_TEXT", "router", "to_yaml"]
+__all__ = ["MAX_TEXT", "check_depth", "router", "to_yaml"]

@@ -29,6 +29,7 @@ from moot.domain.state import fold
 from moot.engine import check_run, price_notice
 from moot.errors import ConfigError, NotFoundError, StateError, StoreConflictError
 from moot.protocols import get_protocol
+from moot.server.configs import check_depth
 from moot.server.manager import DebateManager
 from moot.server.seats import seat_plan
 from moot.server.security import check_config
@@ -48,6 +49,7 @@ async def patch_debate(
     """Change the config of a debate created with `start=false` and not started yet; the answer is the new
     config as the debate will run it. 409 once it has started, 404 for an unknown debate, 422 naming the field
     a start would refuse."""
+    check_depth(patch)
     return await edit_config(request, debate_id, lambda written: merge_patch(written, patch))
 
 
@@ -58,6 +60,7 @@ async def put_debate_config(
     config: Annotated[dict[str, Any], Body(description="The whole config, as POST /api/debates takes it")],
 ) -> DebateConfig:
     """Replace the config of a debate created and not started yet, whole; otherwise as PATCH."""
+    check_depth(config)
     return await edit_config(request, debate_id, lambda _written: config)
 
 
