@@ -1,0 +1,97 @@
+"""Design review (seed 003): proposals, critiques of each other's proposals, refinements; a judge synthesises.
+
+Rounds, all of whose turns are taken at the same time (nobody sees a turn of their own round):
+
+- round 1, proposal: everyone proposes a solution, seeing only the problem;
+- even rounds, critique: every participant critiques each other participant's latest proposal, N x (N-1)
+  addressed turns (critic -> author), each seeing only the proposal it critiques;
+- odd rounds from 3, refinement: everyone improves its own latest proposal, seeing the critiques of the
+  round before addressed to it (`critiques_shown: all`: every critique of that round).
+
+`rounds` counts these rounds, as the seed's CLI does ("Round 2/3: Critique Phase"): 3, the default, is one
+critique and refinement cycle, 5 two; 1 is proposals only and an even number ends on critiques the judge
+weighs unanswered. The stopping rules (convergence, repetition, the judge's assessment, its quality score
+with `stopping.quality_at_least`, which has every round of full proposals assessed) apply only after rounds
+that hold everyone's full proposal, so no critique goes unread because of them. `turn_order` has no effect: no
+turn of a round depends on another of the same round.
+
+Then the result, by `format_options.synthesis` (seed 003's synthesisMethod):
+
+- judge (the default): the judge answers a structured synthesis (description, components, trade-offs,
+  recommendations, an implementation sketch, the ideas kept from each participant, confidence 0-100);
+- merge: the judge merges the final proposals into one solution whose every part names the participants
+  whose proposals it comes from (none: the judge's own addition), with the same trade-offs, recommendations,
+  implementation sketch and confidence;
+- voting: each participant votes (Ask kind "vote") for another's final proposal, by its author's name, with
+  a one-sentence reason; a vote for its own proposal or an unknown one is invalid and retried like any
+  structured answer, and one that never validates counts as no vote. The most voted proposal is the
+  solution, quoted in full. A tie is said in words and broken by the judge choosing among the tied proposals
+  only (Ask kind "tiebreak"); with no judge, or no valid choice from it, the proposal of the participant
+  listed first in the config wins, and the outcome says so. With two participants every vote is a 1-1 tie.
+
+The implementation sketch is kept in the outcome's details only (`implementation`, "" under voting): the
+exports show it when asked to include code.
+
+The package, one concept a module: `protocol.py` (the format: phases, checks, steps, prompts, the result's
+dispatch), `proposals.py` (phases of rounds, latest and final proposals, quoting), `answers.py` (the kinds of
+structured answer and the judge's schemas), `voting.py` (ballots, the count, the tie-break, the voted outcome)
+and `outcomes.py` (the judge's synthesis and merge as the result).
+"""
+
+from moot.protocols.design_review.answers import (
+    IMPLEMENTATION_CHARS,
+    MAX_PARTS,
+    MERGE,
+    SYNTHESIS,
+    TIEBREAK,
+    VOTE,
+    MergePart,
+    merge_model,
+    synthesis_model,
+)
+from moot.protocols.design_review.proposals import (
+    Contribution,
+    PhaseName,
+    contributions,
+    final_proposals,
+    latest_proposal,
+    phase_of,
+)
+from moot.protocols.design_review.protocol import DesignReview, DesignReviewOptions, SynthesisMethod
+from moot.protocols.design_review.voting import (
+    Ballot,
+    ChoiceAnswer,
+    VoteCount,
+    choice_answer,
+    count_votes,
+    vote_answer,
+    voters,
+)
+
+__all__ = [
+    "IMPLEMENTATION_CHARS",
+    "MAX_PARTS",
+    "MERGE",
+    "SYNTHESIS",
+    "TIEBREAK",
+    "VOTE",
+    "Ballot",
+    "ChoiceAnswer",
+    "Contribution",
+    "DesignReview",
+    "DesignReviewOptions",
+    "MergePart",
+    "PhaseName",
+    "SynthesisMethod",
+    "VoteCount",
+    "choice_answer",
+    "contributions",
+    "count_votes",
+    "final_proposals",
+    "latest_proposal",
+    "merge_model",
+    "phase_of",
+    "synthesis_model",
+    "vote_answer",
+    "voters",
+]
