@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -72,6 +73,7 @@ def synthesis(config: DebateConfig) -> dict[str, Any]:
         "recommendations": ["atomic Lua scripts"],
         "implementation": "def allow(client):\n    return bucket(client).take(1)",
         "kept_ideas": {p.id: [] for p in config.participants},
+        "complexity": "medium",
         "confidence": 80,
     }
 
@@ -86,6 +88,7 @@ MERGED = {
     "trade_offs": ["Redis is a dependency"],
     "recommendations": ["Load-test the breaker"],
     "implementation": "if redis.down: allow() else bucket.take()",
+    "complexity": "high",
     "confidence": 74,
 }
 
@@ -407,7 +410,8 @@ async def test_the_merge_credits_each_part_to_its_authors_by_name() -> None:
     assert [p["sources"] for p in decision.answer["parts"]] == [["Ada", "Bo"], ["Cy"], []]
     outcome = state.outcome
     assert outcome is not None and outcome.winner_ids == []
-    assert outcome.headline == "The judge's merged design, confidence 74/100"
+    assert outcome.headline == "The judge's merged design, confidence 74/100, complexity high"
+    assert outcome.details["complexity"] == "high"
     assert outcome.summary == MERGED["description"]
     assert lines(state, "The merged solution") == [
         "Part 1: Token buckets per client in a Redis cluster. (from Ada and Bo)",
@@ -449,6 +453,7 @@ def test_the_merge_schema_is_bounded_for_a_grammar_constrained_model() -> None:
         "trade_offs",
         "recommendations",
         "implementation",
+        "complexity",
         "confidence",
     ]
     assert props["parts"]["maxItems"] == 5 and props["implementation"]["maxLength"] == 800
@@ -467,6 +472,55 @@ async def test_the_judges_synthesis_carries_an_implementation_sketch_in_its_deta
     assert '"implementation" (an implementation sketch: code or pseudo-code' in judge.asked["synthesis"][0]
     request = PROTOCOL.ask_request(PromptContext(config, state, 3), AskSpec(SYNTHESIS, "judge"))
     assert request.answer_type.model_json_schema()["properties"]["implementation"]["maxLength"] == 800
+
+
+# --- the implementation complexity (seed 003's "Implementation Complexity: Medium") -------------------
+
+
+async def test_the_synthesis_names_its_implementation_complexity_in_the_headline() -> None:
+    config = review(2)
+    _, state, judge = await hold(config, Recorder())
+    assert state.outcome is not None
+    assert state.outcome.headline == "The judge's synthesised design, confidence 80/100, complexity medium"
+    assert state.outcome.details["complexity"] == "medium"
+    assert (
+        '"complexity" ("low", "medium" or "high": how hard the solution is to build and run)'
+        in (judge.asked["synthesis"][0])
+    )
+    request = PROTOCOL.ask_request(PromptContext(config, state, 3), AskSpec(SYNTHESIS, "judge"))
+    complexity = request.answer_type.model_json_schema()["properties"]["complexity"]
+    assert complexity["enum"] == ["low", "medium", "high"]
+    assert complexity["description"] == "How hard the solution is to build and run: low, medium or high"
+    # A word outside the three is refused, and asked again like any invalid structured answer.
+    with pytest.raises(ValidationError, match="complexity"):
+        request.answer_type.model_validate({**synthesis(config), "complexity": "moderate"})
+
+
+def test_the_merge_asks_for_the_complexity_as_the_synthesis_does() -> None:
+    complexity = merge_model(review(3)).model_json_schema()["properties"]["complexity"]
+    assert complexity["enum"] == ["low", "medium", "high"]
+
+
+async def test_a_synthesis_recorded_before_the_complexity_was_asked_reads_without_it() -> None:
+    config = review(2)
+    _, state, _ = await hold(config, Recorder())
+    # An older log's answer, as a backfill of its result reads it: the headline names no complexity.
+    [decision] = state.decided(SYNTHESIS)
+    assert decision.answer is not None
+    older = decision.model_copy(
+        update={"answer": {k: v for k, v in decision.answer.items() if k != "complexity"}}
+    )
+    state.decisions[state.decisions.index(decision)] = older
+    outcome = PROTOCOL.outcome(config, state)
+    assert outcome is not None and outcome.details["complexity"] is None
+    assert outcome.headline == "The judge's synthesised design, confidence 80/100"
+
+
+async def test_a_vote_names_no_complexity() -> None:
+    # Its result is a participant's own proposal: no judge weighed how hard it is to build.
+    _, state, _ = await hold(voting(3), voters({"ada": ["Bo"], "bo": ["Ada"], "cy": ["Bo"]}))
+    assert state.outcome is not None and "complexity" not in state.outcome.details
+    assert "complexity" not in (state.outcome.headline or "")
 
 
 # --- what a reader sees -----------------------------------------------------------------------------
@@ -488,7 +542,7 @@ async def test_a_voting_review_exports_as_readable_markdown() -> None:
 async def test_a_merged_review_exports_as_readable_markdown() -> None:
     events, _, _ = await hold(review(3, format_options={"synthesis": "merge"}), Recorder())
     result = markdown(events).split("## Result", 1)[1]
-    assert "**The judge's merged design, confidence 74/100**" in result
+    assert "**The judge's merged design, confidence 74/100, complexity high**" in result
     assert "### The merged solution, part by part" in result
     assert "- Part 1: Token buckets per client in a Redis cluster. (from Ada and Bo)" in result
     assert "- Cy: part 2" in result

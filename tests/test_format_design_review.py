@@ -29,6 +29,7 @@ def synthesis_answer(config: DebateConfig, confidence: int = 87) -> dict[str, An
         "recommendations": ["atomic Lua scripts", "fail open on Redis errors"],
         "implementation": "def allow(client):\n    return bucket(client).take(1)",
         "kept_ideas": {p.id: [f"{p.name}'s idea"] for p in config.participants},
+        "complexity": "medium",
         "confidence": confidence,
     }
 
@@ -136,6 +137,7 @@ async def test_the_synthesis_becomes_the_outcome() -> None:
     assert state.outcome.details == {
         "method": "judge",
         "confidence": 87,
+        "complexity": "medium",
         "trade_offs": ["Redis is a dependency", "local cache lags by a second"],
         "recommendations": ["atomic Lua scripts", "fail open on Redis errors"],
         "key_components": ["token bucket", "Redis cluster"],
@@ -237,6 +239,7 @@ async def test_the_judge_reads_final_proposals_and_the_debate_quoted() -> None:
         "recommendations",
         "implementation",
         "kept_ideas",
+        "complexity",
         "confidence",
     }
 

@@ -128,7 +128,9 @@ def test_each_format_words_its_own_result(debate: tuple[str, list[Event]]) -> No
             assert headline == "Winner: Ada, champion with 2 match wins"
             assert "Final: Ada beat Bo" in lines and "1. Ada: champion" in lines
         case "design-review":
-            assert re.fullmatch(r"The judge's synthesised design, confidence \d+/100", headline)
+            assert re.fullmatch(
+                r"The judge's synthesised design, confidence \d+/100, complexity (low|medium|high)", headline
+            )
             assert titles[:3] == ["Key components", "Trade-offs", "Recommendations"]
         case "critical-review":
             assert titles == [

@@ -18,10 +18,11 @@ turn of a round depends on another of the same round.
 Then the result, by `format_options.synthesis` (seed 003's synthesisMethod):
 
 - judge (the default): the judge answers a structured synthesis (description, components, trade-offs,
-  recommendations, an implementation sketch, the ideas kept from each participant, confidence 0-100);
+  recommendations, an implementation sketch, the ideas kept from each participant, the implementation
+  complexity low, medium or high, confidence 0-100);
 - merge: the judge merges the final proposals into one solution whose every part names the participants
   whose proposals it comes from (none: the judge's own addition), with the same trade-offs, recommendations,
-  implementation sketch and confidence;
+  implementation sketch, complexity and confidence;
 - voting: each participant votes (Ask kind "vote") for another's final proposal, by its author's name, with
   a one-sentence reason; a vote for its own proposal or an unknown one is invalid and retried like any
   structured answer, and one that never validates counts as no vote. The most voted proposal is the
@@ -30,7 +31,9 @@ Then the result, by `format_options.synthesis` (seed 003's synthesisMethod):
   listed first in the config wins, and the outcome says so. With two participants every vote is a 1-1 tie.
 
 The implementation sketch is kept in the outcome's details only (`implementation`, "" under voting): the
-exports show it when asked to include code.
+exports show it when asked to include code. The complexity is named in the headline with the confidence, as
+the seed's result shows them ("Implementation Complexity: Medium", "Confidence Score: 87/100"); a vote has
+none: its result is a participant's own proposal.
 
 The package, one concept a module: `protocol.py` (the format: phases, checks, steps, prompts, the result's
 dispatch), `proposals.py` (phases of rounds, latest and final proposals, quoting), `answers.py` (the kinds of

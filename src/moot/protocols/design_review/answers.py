@@ -8,7 +8,7 @@ a grammar-constrained embedded model's whole answer fits its reply budget. How a
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -26,6 +26,8 @@ TIEBREAK = "tiebreak"
 # Bounds of the judge's answers, so the embedded model's grammar-constrained reply fits its budget (`synthesis_model`).
 IMPLEMENTATION_CHARS = 800
 MAX_PARTS = 5
+
+Complexity = Literal["low", "medium", "high"]
 
 
 def _name_key(said: str) -> str:
@@ -48,6 +50,11 @@ def _implementation() -> Any:
         description="An implementation sketch: code or pseudo-code of the core of the solution",
         json_schema_extra={"maxLength": IMPLEMENTATION_CHARS},
     )
+
+
+def _complexity() -> Any:
+    # Seed 003's "Implementation Complexity: Medium": a word the reader weighs next to the confidence.
+    return Field(description="How hard the solution is to build and run: low, medium or high")
 
 
 def synthesis_model(config: DebateConfig) -> type[BaseModel]:
@@ -85,6 +92,7 @@ def synthesis_model(config: DebateConfig) -> type[BaseModel]:
         ),
         implementation=(str, _implementation()),
         kept_ideas=(kept, ...),
+        complexity=(Complexity, _complexity()),
         confidence=(int, Field(ge=0, le=100, description="How sure the judge is of the solution, 0-100")),
     )
     return synthesis
@@ -153,6 +161,7 @@ def merge_model(config: DebateConfig) -> type[BaseModel]:
             Field(description="Implementation recommendations", json_schema_extra=bounded_items(3, 100)),
         ),
         implementation=(str, _implementation()),
+        complexity=(Complexity, _complexity()),
         confidence=(int, Field(ge=0, le=100, description="How sure the judge is of the solution, 0-100")),
     )
     return merged

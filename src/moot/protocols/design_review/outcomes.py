@@ -25,6 +25,15 @@ def _not_given(method: Literal["judge", "merge"], error: str) -> Outcome:
     )
 
 
+def _headline(design: str, a: Mapping[str, Any]) -> str:
+    """'The judge's synthesised design, confidence 87/100, complexity medium': the synthesis's and the merge's
+    headline alike; a synthesis recorded before the complexity was asked for has none to name."""
+    complexity = a.get("complexity")
+    return f"The judge's {design} design, confidence {a.get('confidence')}/100" + (
+        f", complexity {complexity}" if complexity else ""
+    )
+
+
 def _solution_lists(a: Mapping[str, Any], *keys: tuple[str, str]) -> list[OutcomeSection]:
     return [
         OutcomeSection(title=title, lines=[str(x) for x in a.get(key, [])] or ["None given."])
@@ -49,13 +58,14 @@ def _synthesised(config: DebateConfig, a: Mapping[str, Any]) -> Outcome:
         details={
             "method": "judge",
             "confidence": a.get("confidence"),
+            "complexity": a.get("complexity"),
             "trade_offs": list(a.get("trade_offs", [])),
             "recommendations": list(a.get("recommendations", [])),
             "key_components": list(a.get("key_components", [])),
             "kept_ideas": kept_ideas,
             "implementation": str(a.get("implementation", "")),
         },
-        headline=f"The judge's synthesised design, confidence {a.get('confidence')}/100",
+        headline=_headline("synthesised", a),
         sections=[
             *_solution_lists(
                 a,
@@ -99,12 +109,13 @@ def _merged(config: DebateConfig, a: Mapping[str, Any]) -> Outcome:
         details={
             "method": "merge",
             "confidence": a.get("confidence"),
+            "complexity": a.get("complexity"),
             "parts": parts,
             "trade_offs": list(a.get("trade_offs", [])),
             "recommendations": list(a.get("recommendations", [])),
             "implementation": str(a.get("implementation", "")),
         },
-        headline=f"The judge's merged design, confidence {a.get('confidence')}/100",
+        headline=_headline("merged", a),
         sections=[
             OutcomeSection(
                 title="The merged solution, part by part",
