@@ -25,6 +25,7 @@ SAVED: dict[str, Any] = {
     "judge": {"model": "fake:judge"},
     "team": ["architect", "testing"],
 }
+SHOWN = {**SAVED, "rounds": None}  # the API shows every field; the file keeps only what was set
 
 
 @pytest.fixture
@@ -52,14 +53,19 @@ def one_line_422(r: Any, field: str, *words: str) -> None:
 def test_nothing_saved_reads_as_the_embedded_model_and_seed_003s_team(client: TestClient) -> None:
     r = client.get("/api/config")
     assert r.status_code == 200
-    assert r.json() == {"participants": [], "judge": None, "team": ["architect", "security", "performance"]}
+    assert r.json() == {
+        "participants": [],
+        "judge": None,
+        "team": ["architect", "security", "performance"],
+        "rounds": None,
+    }
 
 
 def test_put_saves_the_file_moot_configure_reads_and_get_reads_it_back(client: TestClient) -> None:
     r = client.put("/api/config", json=SAVED)
     assert r.status_code == 200, r.text
-    assert r.json() == SAVED
-    assert client.get("/api/config").json() == SAVED
+    assert r.json() == SHOWN
+    assert client.get("/api/config").json() == SHOWN
     on_disk = yaml.safe_load(config_path().read_text(encoding="utf-8"))
     assert on_disk == SAVED  # the CLI's shape, no defaults written out
     defaults = load_user_defaults()  # what `moot run` and `moot configure --show` read
@@ -74,6 +80,7 @@ def test_put_replaces_the_whole_a_field_left_out_goes_back_to_its_default(client
         "participants": [],
         "judge": {"model": "fake:other"},
         "team": ["architect", "security", "performance"],
+        "rounds": None,
     }
 
 
@@ -129,7 +136,7 @@ def test_the_token_guards_reading_and_changing_them(guarded: TestClient) -> None
     wrong = {"Authorization": "Bearer not-the-token-at-all-000"}
     assert guarded.put("/api/config", json=SAVED, headers=wrong).status_code == 401
     assert guarded.put("/api/config", json=SAVED, headers=AUTH).status_code == 200
-    assert guarded.get("/api/config", headers=AUTH).json() == SAVED
+    assert guarded.get("/api/config", headers=AUTH).json() == SHOWN
 
 
 def test_without_a_token_the_rule_is_every_writes_same_origin_or_no_browser(client: TestClient) -> None:
@@ -158,7 +165,7 @@ def test_another_sites_page_cannot_change_them(
         )
         assert r.status_code == 403, r.text
         assert "may not change anything on this server" in r.json()["detail"]
-    assert client.get("/api/config").json() == SAVED
+    assert client.get("/api/config").json() == SHOWN
 
 
 def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:
@@ -204,3 +211,41 @@ def test_meta_lists_the_roles_and_templates_the_form_offers(client: TestClient) 
     assert rate["format"] == "design-review" and rate["roles"]
     for variable in rate["variables"]:
         assert "{" + variable + "}" in rate["topic"]
+
+
+def test_a_debate_requested_here_takes_the_saved_defaults_where_it_names_none(client: TestClient) -> None:
+    assert client.put("/api/config", json={**SAVED, "rounds": 1}).status_code == 200
+    # a design review naming no participants: the saved team, each on the saved model at its place
+    r = client.post("/api/debates?start=false", json={"topic": "Design a cache", "format": "design-review"})
+    assert r.status_code == 202, r.text
+    config = client.get(f"/api/debates/{r.json()['id']}").json()["config"]
+    assert [(p["role"], p["name"], p["model"]) for p in config["participants"]] == [
+        ("architect", "System Architect", "fake:ada"),
+        ("testing", "Quality Engineer", "fake:bo"),
+    ]
+    assert config["judge"]["model"] == "fake:judge" and config["rounds"] == 1
+    # participants named without a model take the saved ones; what a request names stays its own
+    r = client.post(
+        "/api/debates?start=false",
+        json={
+            "topic": "Tabs?",
+            "participants": [{"name": "Ada"}, {"name": "Bo", "model": "fake:own"}],
+            "rounds": 2,
+        },
+    )
+    config = client.get(f"/api/debates/{r.json()['id']}").json()["config"]
+    assert [p["model"] for p in config["participants"]] == ["fake:ada", "fake:own"] and config["rounds"] == 2
+    # seed 003's own API body: {problem, context, config}
+    r = client.post(
+        "/api/debates?start=false",
+        json={
+            "problem": "Design a rate limiter",
+            "context": "50k rps",
+            "config": {"synthesisMethod": "voting"},
+        },
+    )
+    assert r.status_code == 202, r.text
+    config = client.get(f"/api/debates/{r.json()['id']}").json()["config"]
+    assert config["topic"] == "Design a rate limiter" and config["format"] == "design-review"
+    assert config["format_options"] == {"synthesis": "voting"}
+    assert [p["role"] for p in config["participants"]] == ["architect", "testing"]

@@ -16,7 +16,7 @@ from moot.cli.table_fit import fits, stacked
 from moot.config_files import read_config_file
 from moot.config_files.defaults import without_defaults
 from moot.config_files.presets import Preset, list_presets, load_preset, save_preset, with_preset
-from moot.config_files.user_defaults import load_user_defaults
+from moot.config_files.user_defaults import DESIGN_REVIEW, load_user_defaults, with_saved_defaults
 from moot.domain.config import DebateConfig
 from moot.errors import UserError
 
@@ -86,9 +86,6 @@ def start_from_preset(data: dict[str, Any], name: str | None) -> dict[str, Any]:
     return with_preset(data)
 
 
-DESIGN_REVIEW = "design-review"
-
-
 def with_team(
     data: dict[str, Any], agents: list[str] | None, *, participants_given: bool, fmt: str | None
 ) -> dict[str, Any]:
@@ -114,22 +111,8 @@ def with_team(
 
 
 def with_configured(data: dict[str, Any], *, judge_flags: bool) -> dict[str, Any]:
-    """A run's config given the defaults of `moot configure` where it names no participants or judge."""
-    defaults = load_user_defaults()
-    out = dict(data)
-    if "participants" not in out:
-        out["participants"] = defaults.participant_models()
-    elif isinstance(out["participants"], list):  # a template's roles name no model
-        out["participants"] = [
-            {**defaults.participant(i), **p} if isinstance(p, dict) and "model" not in p else p
-            for i, p in enumerate(out["participants"])
-        ]
-    judge = defaults.judge_data()
-    if judge is not None and not judge_flags and "judge" not in out and "judges" not in out:
-        out["judge"] = judge
-    if defaults.rounds is not None:
-        out.setdefault("rounds", defaults.rounds)  # a config's or preset's own rounds, and -r, come first
-    return out
+    """A run's config given the defaults of `moot configure` where it names no participants, judge or rounds."""
+    return with_saved_defaults(data, load_user_defaults(), judge_given=judge_flags)
 
 
 def save_run_preset(name: str, cfg: DebateConfig) -> Preset:

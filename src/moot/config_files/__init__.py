@@ -125,12 +125,15 @@ def build_config(data: dict[str, Any]) -> DebateConfig:
     return with_defaults(data)
 
 
-def _filled(data: Any) -> Any:
-    return fill_config(data) if isinstance(data, dict) else data
+def _requested(data: Any) -> Any:
+    from moot.config_files.user_defaults import load_user_defaults
+
+    return fill_config(data, saved=load_user_defaults()) if isinstance(data, dict) else data
 
 
-# A DebateConfig as a request body: filled as a config file is before it is checked (pydantic reports the rest).
-FilledConfig = Annotated[DebateConfig, BeforeValidator(_filled)]
+# A debate requested of this machine's server: filled, and given the defaults `moot configure` (or PUT
+# /api/config) saved where it names no participants, models, judge or rounds, as `moot run` gives them.
+RequestedConfig = Annotated[DebateConfig, BeforeValidator(_requested)]
 
 
 def load_config(path: Path, **overrides: Any) -> DebateConfig:

@@ -15,6 +15,7 @@ from typing import Any
 from moot.config_files.aliases import with_moot_names
 from moot.config_files.presets import with_preset
 from moot.config_files.seed_003_config import from_seed_003
+from moot.config_files.user_defaults import UserDefaults, with_saved_defaults
 from moot.domain.config import DebateConfig, panel_judge_name, slugify, validate_config
 from moot.domain.personas import AUTO
 from moot.problem_templates import apply_template
@@ -31,13 +32,15 @@ def with_defaults(data: dict[str, Any]) -> DebateConfig:
     return validate_config(fill_config(data))
 
 
-def fill_config(data: dict[str, Any]) -> dict[str, Any]:
+def fill_config(data: dict[str, Any], *, saved: UserDefaults | None = None) -> dict[str, Any]:
     """A raw mapping with what a user may leave out filled in, as every way in fills it (files, flags, the
     API): a template's topic, participants' names and two-sided stances, a format's own rounds. The half of
-    `with_defaults` that request bodies share before pydantic checks them (`FilledConfig`). Seed 004's field
+    `with_defaults` that request bodies share before pydantic checks them (`RequestedConfig`, with `saved`). Seed 004's field
     names (`agents`, `num_rounds`, ...) and seed 003's file (`debate`, `agents`, `judge`, `providers`) are read
     as moot's first, then `preset:` is expanded."""
     data = apply_template(with_preset(with_moot_names(from_seed_003(data))))
+    if saved is not None:  # a request to this machine's server takes its `moot configure` defaults
+        data = with_saved_defaults(data, saved)
     participants = data.get("participants")
     if isinstance(participants, list) and all(isinstance(p, dict) for p in participants):
         sides = _has_sides(str(data.get("format", "free-form")))

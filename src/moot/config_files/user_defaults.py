@@ -30,6 +30,7 @@ from moot.store.location import moot_home
 
 CONFIG_FILENAME = "config.yaml"
 CONFIG_PATH_VAR = "MOOT_CONFIG_PATH"
+DESIGN_REVIEW = "design-review"
 # Seed 003's default configuration enables these three; its testing agent is off until chosen.
 DEFAULT_TEAM: tuple[RoleName, ...] = ("architect", "security", "performance")
 
@@ -65,6 +66,30 @@ class UserDefaults(BaseModel):
 
     def judge_data(self) -> dict[str, Any] | None:
         return None if self.judge is None else _as_data(self.judge)
+
+
+def with_saved_defaults(
+    data: dict[str, Any], defaults: UserDefaults, *, judge_given: bool = False
+) -> dict[str, Any]:
+    """A debate's raw config with these defaults where it names none, as every way in applies them (`moot run`,
+    `POST /api/debates`, the MCP tools): a design review's team, the participants (at least two) or each one's
+    model by its place, the judge (unless `judge_given`: flags or a panel chose), the rounds."""
+    out = dict(data)
+    if "participants" not in out and out.get("format") == DESIGN_REVIEW:
+        out["participants"] = [{"role": role} for role in defaults.team]
+    if "participants" not in out:
+        out["participants"] = defaults.participant_models()
+    elif isinstance(out["participants"], list):  # a template's roles, a team or a request's names: no model
+        out["participants"] = [
+            {**defaults.participant(i), **p} if isinstance(p, dict) and "model" not in p else p
+            for i, p in enumerate(out["participants"])
+        ]
+    judge = defaults.judge_data()
+    if judge is not None and not judge_given and "judge" not in out and "judges" not in out:
+        out["judge"] = judge
+    if defaults.rounds is not None:
+        out.setdefault("rounds", defaults.rounds)  # a config's or preset's own rounds, and -r, come first
+    return out
 
 
 def config_path() -> Path:

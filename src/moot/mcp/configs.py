@@ -8,7 +8,7 @@ from typing import Any
 
 from moot.config_files import build_config, parse_participant_spec
 from moot.config_files.presets import load_preset
-from moot.config_files.user_defaults import load_user_defaults
+from moot.config_files.user_defaults import load_user_defaults, with_saved_defaults
 from moot.domain.config import DebateConfig
 from moot.errors import ConfigError
 from moot.protocols import get_protocol
@@ -51,13 +51,7 @@ def debate_config(
 def _configured(data: dict[str, Any]) -> dict[str, Any]:
     """`moot configure`'s participants and judge where the call names none; a short debate on the embedded
     model, as `moot run` holds one."""
-    defaults = load_user_defaults()
-    out = dict(data)
-    if "participants" not in out:
-        out["participants"] = defaults.participant_models()
-    judge = defaults.judge_data()
-    if judge is not None and "judge" not in out:
-        out["judge"] = judge
+    out = with_saved_defaults(data, load_user_defaults())
     local = all(str(p.get("model", "")).startswith(LOCAL) for p in out["participants"])
     if "rounds" not in out and local and _in_rounds(str(out.get("format", "free-form"))):
         out["rounds"] = LOCAL_ROUNDS

@@ -24,7 +24,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot import __version__
-from moot.config_files import FilledConfig
+from moot.config_files import RequestedConfig
 from moot.domain.config import MAX_JUDGES, FormatName
 from moot.domain.events import Event
 from moot.domain.ledger import LedgerRow, ledger
@@ -215,7 +215,7 @@ def create_app(
         return {"status": "ok", "version": __version__}
 
     @app.post("/api/debates", status_code=202, response_model_exclude_none=True)
-    async def create(request: Request, config: FilledConfig, start: bool = True) -> Started:
+    async def create(request: Request, config: RequestedConfig, start: bool = True) -> Started:
         """Check the config, then start the debate in the background (or, with `moot serve --enqueue`, queue
         it for a worker); `start=false` only records it (status `created`) for a later `POST .../start`.
         What a config file may leave out is filled as `moot run --config` fills it: participants' names,

@@ -16,7 +16,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.config_files import FilledConfig
+from moot.config_files import RequestedConfig
 from moot.config_files.defaults import with_defaults, without_defaults
 from moot.config_syntax import syntax_error
 from moot.domain.config import (
@@ -105,7 +105,7 @@ def config_yaml(config: DebateConfig) -> PlainTextResponse:
 @router.post("/api/configs/check")
 async def check(
     request: Request,
-    config: FilledConfig,
+    config: RequestedConfig,
     live: Annotated[
         bool,
         Query(

@@ -41,6 +41,7 @@ class UserConfig(BaseModel):
     team: list[RoleName] = Field(
         description="The role agents of a design review that names no participants (seed 003's enabled agents)"
     )
+    rounds: int | None = Field(description="The rounds of a debate that names none; null: the format's own")
 
 
 def shown(defaults: UserDefaults) -> UserConfig:
@@ -48,6 +49,7 @@ def shown(defaults: UserDefaults) -> UserConfig:
         participants=[defaults.participant(i) for i in range(len(defaults.participants))],
         judge=defaults.judge_data(),
         team=list(defaults.team),
+        rounds=defaults.rounds,
     )
 
 
