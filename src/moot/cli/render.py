@@ -751,7 +751,8 @@ class DebateRenderer:
         by_model = ledger_views(self.ledger, self.state, by="model")
         if len(by_speaker) < 2 and len(by_model) < 2:
             return
-        table = Table(box=None, padding=(0, 2), show_edge=False)
+        # Narrow padding: a role's title and the speaker's part ("Performance Engineer (debater)") fit 80 columns.
+        table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
         for heading in ("", "Requests", "In tokens", "Out tokens", "Cost (USD)"):
             table.add_column(heading, justify="left" if not heading else "right", style="dim")
         for title, rows in (("By speaker", by_speaker), ("By model", by_model)):
