@@ -50,3 +50,30 @@ def test_two_local_debaters_and_a_local_judge_hold_a_one_round_debate(tmp_path: 
     assert (state.verdict is not None) != (state.verdict_error is not None)
     if state.verdict is not None:
         assert {s.participant_id for s in state.verdict.scores} == {"proponent", "opponent"}
+
+
+def test_seed_003s_design_review_runs_on_the_embedded_model_to_a_valid_synthesis(tmp_path: Path) -> None:
+    """Seed 003's first command on a fresh machine: role agents propose, the local judge synthesises. The
+    synthesis is a grammar-constrained JSON answer with free text (a code sketch may hold newlines): it must
+    validate, not end as "no valid answer"."""
+    run = moot(
+        "run",
+        "Design a rate limiting system",
+        "--agents",
+        "architect,security",
+        "-r",
+        "1",
+        "--seed",
+        "7",
+        home=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "System Architect" in run.stdout and "Security Expert" in run.stdout
+    assert "The judge's synthesised design, confidence" in run.stdout
+    rows = json.loads(moot("list", "--json", home=tmp_path).stdout)
+    state = load_json(moot("export", rows[0]["id"], "-f", "json", home=tmp_path).stdout).state
+    assert state.status == "completed" and len(state.turns) == 2
+    (synthesis,) = state.decided("synthesis")
+    assert synthesis.answer is not None, synthesis.error
+    assert synthesis.answer["description"].strip()
+    assert synthesis.answer["complexity"] in ("low", "medium", "high")

@@ -40,8 +40,15 @@ def bounded_text(max_length: int) -> dict[str, Any]:
     return {"minLength": 1, "maxLength": max_length}
 
 
-def bounded_items(max_items: int, max_length: int = 100) -> dict[str, Any]:
-    return {"maxItems": max_items, "items": {"type": "string", "minLength": 1, "maxLength": max_length}}
+def bounded_items(max_items: int, max_length: int = 100, *, min_items: int = 0) -> dict[str, Any]:
+    # min_items shapes a grammar-constrained model's answer only (like the bounds): a small model given the
+    # choice writes no item at all.
+    bounds: dict[str, Any] = {"minItems": min_items} if min_items else {}
+    return {
+        **bounds,
+        "maxItems": max_items,
+        "items": {"type": "string", "minLength": 1, "maxLength": max_length},
+    }
 
 
 class JudgeAnswer(BaseModel):

@@ -39,6 +39,7 @@ from moot.models.local.chat import (
 )
 from moot.models.local.echo import EchoFilter, fence_tokens, strip_echo
 from moot.models.local.generation import _Generation, _model_params
+from moot.models.local.json_escape import ControlEscaper
 from moot.models.local.weights import local_model_path
 
 if TYPE_CHECKING:
@@ -327,9 +328,12 @@ class LlamaCppModel(Model):
     ) -> ModelResponse:
         chat, options, plan, _ = self._prepare(messages, model_settings, model_request_parameters)
         generation = _Generation(self, chat, options)
+        escaper = ControlEscaper()  # JSON output only: a turn's text keeps its own characters
         try:
             await generation.start()
-            text = "".join([piece async for piece in generation.texts()])
+            text = "".join(
+                [piece if plan.kind == "text" else escaper.feed(piece) async for piece in generation.texts()]
+            )
         finally:
             generation.cancel()
         if plan.kind == "text":
@@ -404,7 +408,10 @@ class LlamaCppStreamedResponse(StreamedResponse):
         plan = self._plan
         named = False
         buffered: list[str] = []
+        escaper = ControlEscaper()
         async for piece in self._generation.texts():
+            if plan.kind != "text":
+                piece = escaper.feed(piece)  # raw newlines inside its strings would make the JSON invalid
             if plan.kind == "tool":
                 for event in self._parts_manager.handle_tool_call_delta_events(
                     vendor_part_id="output",

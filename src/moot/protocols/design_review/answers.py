@@ -84,11 +84,14 @@ def synthesis_model(config: DebateConfig) -> type[BaseModel]:
                 description="The synthesised solution in a few sentences", json_schema_extra=bounded_text(500)
             ),
         ),
-        key_components=(list[str], Field(json_schema_extra=bounded_items(3, 100))),
-        trade_offs=(list[str], Field(json_schema_extra=bounded_items(3, 100))),
+        key_components=(list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
+        trade_offs=(list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
         recommendations=(
             list[str],
-            Field(description="Implementation recommendations", json_schema_extra=bounded_items(3, 100)),
+            Field(
+                description="Implementation recommendations",
+                json_schema_extra=bounded_items(3, 100, min_items=1),
+            ),
         ),
         implementation=(str, _implementation()),
         kept_ideas=(kept, ...),
@@ -155,10 +158,13 @@ def merge_model(config: DebateConfig) -> type[BaseModel]:
             list[part],  # type: ignore[valid-type]
             Field(description="The solution's parts", json_schema_extra={"maxItems": MAX_PARTS}),
         ),
-        trade_offs=(list[str], Field(json_schema_extra=bounded_items(3, 100))),
+        trade_offs=(list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
         recommendations=(
             list[str],
-            Field(description="Implementation recommendations", json_schema_extra=bounded_items(3, 100)),
+            Field(
+                description="Implementation recommendations",
+                json_schema_extra=bounded_items(3, 100, min_items=1),
+            ),
         ),
         implementation=(str, _implementation()),
         complexity=(Complexity, _complexity()),
