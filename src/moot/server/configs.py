@@ -73,22 +73,26 @@ class PersonaProposal(BaseModel):
     reasoning: str
 
 
-@router.post("/api/configs/parse", response_model=None, responses={200: {"model": DebateConfig}})
-def parse_config(body: ConfigText) -> dict[str, Any]:
-    """A config file's text (YAML or JSON, as `moot run --config` reads it) as a checked DebateConfig, with
-    what the CLI fills in filled (names, stances, a format's rounds) and the other defaults left out. A 422
-    names the field at fault. `context_file` is refused: paste the context into `context`."""
-    data = _load(body.text)
+def requested_config(data: dict[str, Any]) -> DebateConfig:
+    """A config sent as data (a file's text, an edit) filled and checked as a config file is; it may not read
+    this server's files (`context_file`), and a mistake is one ConfigError naming the field."""
     if "context_file" in data:
         raise ConfigError(
             "a request may not read this server's files; paste the text into context instead",
             field="context_file",
         )
     try:
-        config = with_defaults(data)
+        return with_defaults(data)
     except ValidationError as exc:  # with_defaults translates its own; a template's may slip through
         raise config_error(exc) from None
-    return without_defaults(config)
+
+
+@router.post("/api/configs/parse", response_model=None, responses={200: {"model": DebateConfig}})
+def parse_config(body: ConfigText) -> dict[str, Any]:
+    """A config file's text (YAML or JSON, as `moot run --config` reads it) as a checked DebateConfig, with
+    what the CLI fills in filled (names, stances, a format's rounds) and the other defaults left out. A 422
+    names the field at fault. `context_file` is refused: paste the context into `context`."""
+    return without_defaults(requested_config(_load(body.text)))
 
 
 @router.post(

@@ -20,16 +20,15 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
-from pydantic import ValidationError
 
-from moot.config_files.defaults import with_defaults, without_defaults
-from moot.domain.config import DebateConfig, config_error
+from moot.config_files.defaults import without_defaults
+from moot.domain.config import DebateConfig
 from moot.domain.events import ConfigEdited, Notice
 from moot.domain.state import fold
 from moot.engine import check_run, price_notice
 from moot.errors import ConfigError, NotFoundError, StateError, StoreConflictError
 from moot.protocols import get_protocol
-from moot.server.configs import check_depth
+from moot.server.configs import check_depth, requested_config
 from moot.server.manager import DebateManager
 from moot.server.seats import seat_plan
 from moot.server.security import check_config
@@ -94,15 +93,7 @@ async def edit_config(
             "(status created)"
         )
     data = edit(without_defaults(state.config))
-    if "context_file" in data:
-        raise ConfigError(
-            "a request may not read this server's files; paste the text into context instead",
-            field="context_file",
-        )
-    try:
-        config = with_defaults(data)
-    except ValidationError as exc:  # with_defaults translates its own; a template's may slip through
-        raise config_error(exc) from None
+    config = requested_config(data)
     if seat_plan(config) != seat_plan(state.config):
         raise ConfigError(
             "the people in this debate were given join links when it was created; keep its people (models "

@@ -80,6 +80,25 @@ def _port(scheme: str, port: int | None) -> int:
     return port if port is not None else 443 if scheme == "https" else 80
 
 
+def check_model_options(path: str, options: ModelOptions, settings: ServerSettings) -> None:
+    """Refuse, naming `path`, a model this server may not call: a base_url outside the operator's allowlist,
+    max_tokens over its limit. Debates and the saved defaults (/api/config) are held to the same rule."""
+    if options.base_url is not None:
+        url = str(options.base_url)
+        if not any(url_allowed(url, p) for p in settings.allowed_base_urls):
+            raise ConfigError(
+                f"{url} is not among the servers this API may call; the operator lists them in "
+                f"{env_name('allowed_base_urls')} (or `moot serve --allow-base-url`)",
+                field=f"{path}.base_url",
+            )
+    if options.max_tokens is not None and options.max_tokens > settings.max_tokens:
+        raise ConfigError(
+            f"{options.max_tokens} is above this server's limit of {settings.max_tokens} tokens per call "
+            f"({env_name('max_tokens')})",
+            field=f"{path}.max_tokens",
+        )
+
+
 def check_config(config: DebateConfig, settings: ServerSettings) -> None:
     """Refuse, with a ConfigError naming the field, what this server's operator has not allowed."""
     if len(config.participants) > settings.max_participants:
@@ -94,20 +113,7 @@ def check_config(config: DebateConfig, settings: ServerSettings) -> None:
             field="rounds",
         )
     for path, options in model_options(config):
-        if options.base_url is not None:
-            url = str(options.base_url)
-            if not any(url_allowed(url, p) for p in settings.allowed_base_urls):
-                raise ConfigError(
-                    f"{url} is not among the servers this API may call; the operator lists them in "
-                    f"{env_name('allowed_base_urls')} (or `moot serve --allow-base-url`)",
-                    field=f"{path}.base_url",
-                )
-        if options.max_tokens is not None and options.max_tokens > settings.max_tokens:
-            raise ConfigError(
-                f"{options.max_tokens} is above this server's limit of {settings.max_tokens} tokens per call "
-                f"({env_name('max_tokens')})",
-                field=f"{path}.max_tokens",
-            )
+        check_model_options(path, options, settings)
     for i, hook in enumerate(config.notify):
         # A webhook is a request this server makes: the same allowlist as a model's base_url.
         if not any(url_allowed(hook.url, p) for p in settings.allowed_base_urls):

@@ -24,8 +24,8 @@ from moot.config_files.user_defaults import (
 )
 from moot.domain.config import RoleName, config_error
 from moot.errors import ConfigError
-from moot.server.security import model_options, url_allowed
-from moot.server.settings import ServerSettings, env_name
+from moot.server.security import check_model_options, model_options
+from moot.server.settings import ServerSettings
 
 router = APIRouter(prefix="/api/config", tags=["config"])
 
@@ -96,20 +96,7 @@ def check_defaults(defaults: UserDefaults, settings: ServerSettings) -> None:
                 "a default is a model, not a person; give a model (a person is named in a debate's own config)",
                 field=f"{path}.model",
             )
-        if options.base_url is not None and not any(
-            url_allowed(str(options.base_url), p) for p in settings.allowed_base_urls
-        ):
-            raise ConfigError(
-                f"{options.base_url} is not among the servers this API may call; the operator lists them in "
-                f"{env_name('allowed_base_urls')} (or `moot serve --allow-base-url`)",
-                field=f"{path}.base_url",
-            )
-        if options.max_tokens is not None and options.max_tokens > settings.max_tokens:
-            raise ConfigError(
-                f"{options.max_tokens} is above this server's limit of {settings.max_tokens} tokens per call "
-                f"({env_name('max_tokens')})",
-                field=f"{path}.max_tokens",
-            )
+        check_model_options(path, options, settings)
 
 
 __all__ = ["UserConfig", "check_defaults", "router", "shown"]
