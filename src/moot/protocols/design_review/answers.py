@@ -57,6 +57,30 @@ def _complexity() -> Any:
     return Field(description="How hard the solution is to build and run: low, medium or high")
 
 
+def _solution_lists() -> dict[str, Any]:
+    """The fields the judge's synthesis and its merge share after their own: seed 003's trade-offs,
+    recommendations and implementation sketch."""
+    return {
+        "trade_offs": (list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
+        "recommendations": (
+            list[str],
+            Field(
+                description="Implementation recommendations",
+                json_schema_extra=bounded_items(3, 100, min_items=1),
+            ),
+        ),
+        "implementation": (str, _implementation()),
+    }
+
+
+def _judgement() -> dict[str, Any]:
+    """What both answers end with: how hard the solution is and how sure the judge is of it."""
+    return {
+        "complexity": (Complexity, _complexity()),
+        "confidence": (int, Field(ge=0, le=100, description="How sure the judge is of the solution, 0-100")),
+    }
+
+
 def synthesis_model(config: DebateConfig) -> type[BaseModel]:
     """The judge's synthesis: the seed's solution fields, and per participant id the ideas it keeps.
 
@@ -85,18 +109,9 @@ def synthesis_model(config: DebateConfig) -> type[BaseModel]:
             ),
         ),
         key_components=(list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
-        trade_offs=(list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
-        recommendations=(
-            list[str],
-            Field(
-                description="Implementation recommendations",
-                json_schema_extra=bounded_items(3, 100, min_items=1),
-            ),
-        ),
-        implementation=(str, _implementation()),
+        **_solution_lists(),
         kept_ideas=(kept, ...),
-        complexity=(Complexity, _complexity()),
-        confidence=(int, Field(ge=0, le=100, description="How sure the judge is of the solution, 0-100")),
+        **_judgement(),
     )
     return synthesis
 
@@ -156,19 +171,12 @@ def merge_model(config: DebateConfig) -> type[BaseModel]:
         ),
         parts=(
             list[part],  # type: ignore[valid-type]
-            Field(description="The solution's parts", json_schema_extra={"maxItems": MAX_PARTS}),
-        ),
-        trade_offs=(list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
-        recommendations=(
-            list[str],
             Field(
-                description="Implementation recommendations",
-                json_schema_extra=bounded_items(3, 100, min_items=1),
+                description="The solution's parts", json_schema_extra={"minItems": 1, "maxItems": MAX_PARTS}
             ),
         ),
-        implementation=(str, _implementation()),
-        complexity=(Complexity, _complexity()),
-        confidence=(int, Field(ge=0, le=100, description="How sure the judge is of the solution, 0-100")),
+        **_solution_lists(),
+        **_judgement(),
     )
     return merged
 
