@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.audience import AudienceVote
@@ -56,9 +56,21 @@ class _ProgressMarker(BaseEvent):
         return False
 
 
+def _as_recorded(config: Any) -> Any:
+    # Read back (the store, an export), a config is what was accepted then: a text rule added since must not make
+    # an old debate unreadable (moot.domain.text). The engine passes a DebateConfig, checked already.
+    return (
+        config if isinstance(config, DebateConfig) else DebateConfig.model_validate(config, context=RECORDED)
+    )
+
+
+# A config as an event records it (debate_started, config_edited).
+RecordedConfig = Annotated[DebateConfig, BeforeValidator(_as_recorded)]
+
+
 class DebateStarted(BaseEvent):
     type: Literal["debate_started"] = "debate_started"
-    config: DebateConfig
+    config: RecordedConfig
     # What the format says about this config, recorded so that every reader shows the same (None: a log from
     # before moot recorded it; moot.export.backfill fills it in from the format).
     planned_rounds: int | None = Field(
@@ -79,17 +91,6 @@ class DebateStarted(BaseEvent):
         default=None,
         description="The `moot eval` run that held this debate; None: not an evaluation's. Listings hide these",
     )
-
-    @field_validator("config", mode="before")
-    @classmethod
-    def _as_recorded(cls, config: Any) -> Any:
-        # Read back (the store, an export), a config is what was accepted then: a text rule added since must not
-        # make an old debate unreadable (moot.domain.text). The engine passes a DebateConfig, checked already.
-        return (
-            config
-            if isinstance(config, DebateConfig)
-            else DebateConfig.model_validate(config, context=RECORDED)
-        )
 
 
 class RoundStarted(_ProgressMarker):
@@ -550,7 +551,7 @@ class ConfigEdited(BaseEvent):
     does, so readers need not ask the format."""
 
     type: Literal["config_edited"] = "config_edited"
-    config: DebateConfig
+    config: RecordedConfig
     planned_rounds: int | None = Field(default=None, ge=1)
     gives_verdict: bool | None = None
     assesses_rounds: bool | None = None
@@ -559,16 +560,6 @@ class ConfigEdited(BaseEvent):
         description="The seq of the last event of the log the edit was checked against: the store refuses it if "
         "anything was written since (a start that got in first), so a running debate never changes config",
     )
-
-    @field_validator("config", mode="before")
-    @classmethod
-    def _as_recorded(cls, config: Any) -> Any:
-        # As debate_started reads its config back: what was accepted then, whatever rules were added since.
-        return (
-            config
-            if isinstance(config, DebateConfig)
-            else DebateConfig.model_validate(config, context=RECORDED)
-        )
 
 
 Event = Annotated[
