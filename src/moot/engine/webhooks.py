@@ -23,7 +23,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import httpx
+import httpx2
 
 from moot.domain.events import WebhookAttempted
 from moot.domain.notify import Notify, NotifyEvent, ending
@@ -115,7 +115,7 @@ async def notify_end(ctx: RunContext) -> None:
     delivery = uuid.uuid4().hex  # the same on every attempt, so a receiver can drop a duplicate
     # An interrupted run is being shut down (Ctrl-C, a server stopping): one try each, no waits.
     attempts = 1 if state.status == "interrupted" else len(BACKOFF_S) + 1
-    async with httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as client:
+    async with httpx2.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as client:
         for hook in hooks:
             if event in hook.events:
                 await _deliver(ctx, client, hook.url, event, body, key, delivery, attempts)
@@ -123,7 +123,7 @@ async def notify_end(ctx: RunContext) -> None:
 
 async def _deliver(
     ctx: RunContext,
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
     url: str,
     event: NotifyEvent,
     body: bytes,
@@ -148,7 +148,7 @@ async def _deliver(
             status = response.status_code
             if not 200 <= status < 300:
                 error = f"the receiver answered {status}"
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             error = redact(one_line(exc))
         delivered = error is None
         await ctx.emit(

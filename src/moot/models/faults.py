@@ -51,7 +51,8 @@ _OVERLOADED = re.compile(r"overloaded|over capacity", re.IGNORECASE)
 # leaves off: moot's own check, moot.models.stream_ends, raises StreamCutShort).
 _CUT_SHORT = re.compile(r"stream(?:ed response)? ended without a `?finish_reason", re.IGNORECASE)
 
-# Transport exceptions by (top-level package, class name); httpx2/httpcore2 are the SDKs' vendored copies.
+# Transport exceptions by (top-level package, class name): httpx2/httpcore2 carry moot's, pydantic-ai's and most
+# SDKs' calls; google-genai and groq (extras) still call through httpx/httpcore.
 _TRANSPORT: dict[tuple[str, str], FaultKind] = {
     **{
         (package, name): "timeout"
