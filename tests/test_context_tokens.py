@@ -120,7 +120,6 @@ def test_the_estimate_stays_within_a_factor_of_two_on_other_scripts(script: str)
     [
         ("openai:gpt-4o", 128_000),
         ("openai:gpt-4o-mini", 128_000),
-        ("openai:gpt-4.1-nano", 1_047_576),
         ("openai:o3", 200_000),
         ("openai:o4-mini", 200_000),
         ("openai:gpt-4", 8192),

@@ -1,7 +1,14 @@
 """Context windows (prompt and reply together, in tokens) per model, and the reply budget within them.
 
-A model's `context_window` in the config wins; else the first matching entry below; else DEFAULT_WINDOW.
-The figures are the vendors' published windows for each family, rounded down where versions differ.
+A model's `context_window` in the config wins; else genai-prices' window for the model (its bundled data, read
+offline, the same source moot's prices come from); else the first matching entry below; else DEFAULT_WINDOW.
+genai-prices is asked as a price is (the provider's genai-prices id, or the name alone for a server of unknown
+make), then, for a name it lists there without a window, the model's maker: the `vendor/` of the name
+(OpenRouter's `anthropic/claude-...`), else genai-prices' own match on the bare name.
+
+The entries below are only for families genai-prices knows without a window (Groq's Llamas, most of Mistral's,
+Qwen on OpenRouter, gemini-2.5-pro...) or not at all (names on a server of unknown make, releases newer than its
+data): the vendors' published windows for each family, rounded down where versions differ.
 Ollama serves every model with its own `num_ctx` whatever the model could take (older servers 2048,
 newer ones 4096 to 8192 depending on memory), and silently drops the start of a longer prompt: 8192 is
 assumed, and a server set otherwise needs `context_window` set to match.
@@ -9,7 +16,10 @@ assumed, and a server set otherwise needs `context_window` set to match.
 
 from __future__ import annotations
 
+import functools
 import re
+
+from genai_prices import data_snapshot
 
 from moot.domain.config import ModelOptions
 from moot.domain.models import ModelRef
@@ -27,42 +37,54 @@ LOCAL_TURN_TOKENS = 256
 LOCAL_JUDGE_TOKENS = 1200
 
 # (provider or None for any, pattern on the lowercased name after any "vendor/" prefix, window); a provider
-# that serves every model with one window (Ollama) says so in its registry row (`fixed_window`).
+# that serves every model with one window (Ollama) says so in its registry row (`fixed_window`). Each entry
+# names what genai-prices lacks; families it gives a window for everywhere (gpt-4, gpt-4o, gpt-4.1, gpt-3.5,
+# the o-series, Claude, DeepSeek) have no entry.
 _REGISTRY: list[tuple[str | None, str, int]] = [
-    (None, r"gpt-4\.1.*", 1_047_576),
+    # gpt-5-search-api and the gpt-5.x variants it lists without a window.
     (None, r"gpt-5.*", 400_000),
-    (None, r"gpt-4o.*|chatgpt-4o.*|gpt-4-turbo.*|gpt-4-\d{4}-preview", 128_000),
-    (None, r"gpt-4-32k.*", 32_768),
-    (None, r"gpt-4(-\d{4})?", 8192),
-    (None, r"gpt-3\.5.*|gpt-35.*", 16_385),
-    (None, r"o[1-9](-.*)?", 200_000),
-    (None, r"claude.*", 200_000),
+    # Guards the next entry for the 1.0 names genai-prices does not list.
     (None, r"gemini-1\.0.*|gemini-pro", 32_768),
+    # gemini-2.5-pro and the previews, at Google and on OpenRouter.
     (None, r"gemini.*", 1_048_576),
+    # Gemma at Google, on Groq and on OpenRouter.
     (None, r"gemma-?[23].*", 8192),
+    # Llama 3 at every provider it lists.
     (None, r"llama3-.*|llama-3-.*|llama3:.*", 8192),
+    # Llama 3.x and 4 on Groq and OpenRouter.
     (None, r"llama-?3\.[1-9].*|llama-4.*|meta-llama-3\.[1-9].*", 131_072),
+    # Mistral's small open models, at Mistral, on Groq and on OpenRouter.
     (None, r"mixtral-8x7b.*|mistral-tiny.*|open-mistral-7b.*|mistral-7b.*", 32_768),
+    # Mistral's current models (ministral, medium, nemo, pixtral, small 3.x).
     (
         None,
         r"mistral-(large|medium)-.*|ministral.*|mistral-small-(2[5-9]|3).*|mistral-nemo.*|pixtral.*",
         131_072,
     ),
+    # codestral-mamba and the bare `codestral`.
     (None, r"codestral.*", 256_000),
+    # mistral-large, mistral-small-latest, saba, mixtral-8x22b.
     (None, r"mistral.*|mixtral.*", 32_768),
+    # Qwen on OpenRouter, and on servers of unknown make.
     (None, r"qwen.*", 32_768),
-    (None, r"deepseek.*", 65_536),
 ]
 _COMPILED = [(provider, re.compile(pattern), window) for provider, pattern, window in _REGISTRY]
 
 
 def known_window(model: ModelRef) -> int:
-    """The registry's window for a model: local models from the model itself, else by family."""
+    """The window of a model with none configured: local models from the model itself, a provider's fixed
+    window, genai-prices', else moot's own by family."""
     if model.provider == "local":
         return _local_window(model.name)
     spec = find_provider(model.provider)
     if spec is not None and spec.fixed_window is not None:
         return spec.fixed_window
+    priced = genai_prices_window(model.name, spec.pricing_name if spec is not None else None)
+    return priced if priced is not None else family_window(model)
+
+
+def family_window(model: ModelRef) -> int:
+    """moot's own table's window for a model's family, without asking genai-prices; else DEFAULT_WINDOW."""
     name = model.name.lower().rsplit("/", 1)[-1]
     for provider, pattern, window in _COMPILED:
         if (provider is None or provider == model.provider) and pattern.fullmatch(name):
@@ -70,8 +92,29 @@ def known_window(model: ModelRef) -> int:
     return DEFAULT_WINDOW
 
 
+@functools.lru_cache(maxsize=1024)  # a server sees names from its users: bounded
+def genai_prices_window(name: str, provider_id: str | None) -> int | None:
+    """genai-prices' window for a model (its bundled data, no network): at `provider_id` (None: found by the
+    name, as a price is), else at its maker; None when it lists none."""
+    window = _listed_window(name, provider_id)
+    vendor, _, bare = name.rpartition("/")
+    if window is None and vendor:
+        window = _listed_window(bare, vendor.rsplit("/", 1)[-1])
+    if window is None and (vendor or provider_id is not None):
+        window = _listed_window(bare, None)
+    return window
+
+
+def _listed_window(name: str, provider_id: str | None) -> int | None:
+    try:
+        _, info = data_snapshot.get_snapshot().find_provider_model(name, None, provider_id, None)
+    except Exception:  # LookupError for an unknown provider or model; whatever fails, it lists no window
+        return None
+    return info.context_window
+
+
 def context_window(options: ModelOptions) -> int:
-    """The window a call through these options must fit: the configured one, else the registry's."""
+    """The window a call through these options must fit: the configured one, else `known_window`."""
     return options.context_window if options.context_window is not None else known_window(options.model)
 
 
