@@ -1,4 +1,5 @@
-"""What a plain install carries: one HTTP client library (httpx2, the one pydantic-ai and the SDKs use), not two."""
+"""What a plain install carries: one HTTP client library (httpx2, the one pydantic-ai and the SDKs use), not two;
+telemetry's SDK and exporter only with the `otel` extra."""
 
 from __future__ import annotations
 
@@ -32,3 +33,14 @@ def test_moot_calls_http_through_httpx2_only() -> None:
     assert users == [], f"these import httpx, which a plain install no longer has (use httpx2): {users}"
     deps = _default_dependencies()
     assert "httpx2" in deps and "httpx" not in deps
+
+
+def test_the_otlp_exporter_and_sdk_come_with_the_otel_extra_only() -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    telemetry = {"opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http"}
+    assert not telemetry & _default_dependencies()
+    assert {Requirement(r).name for r in meta["optional-dependencies"]["otel"]} == telemetry
+    extras = meta["optional-dependencies"]
+    for bundle in ("all", "dev"):
+        named = {e for r in extras[bundle] if r.startswith("moot[") for e in Requirement(r).extras}
+        assert "otel" in named, f"the {bundle} extra must bring telemetry's"

@@ -96,9 +96,11 @@ def _main(
     # Keys may live in a .env file next to where moot is run; the real environment wins.
     load_dotenv(find_dotenv(usecwd=True), override=False)
     from moot.log_setup import configure_logging
+    from moot.telemetry_setup import check_telemetry
 
     try:
         configure_logging()  # after .env, which may set MOOT_LOG_LEVEL
+        check_telemetry()  # MOOT_OTEL=1 (from .env too) needs the otel extra
     except UserError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None

@@ -26,6 +26,7 @@ from moot.errors import ConfigError, MootError, UserError, one_line
 from moot.judging import judge_prompt
 from moot.models.providers import build_model, check_available, redact
 from moot.protocols import PromptContext, Speak, StartRound, TurnSpec, get_protocol
+from moot.telemetry_setup import check_telemetry
 
 ModelResolver = Callable[[ModelOptions], Model]
 
@@ -173,6 +174,7 @@ def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Che
     Raises a UserError naming the field. Callers that must answer before a debate starts (the server) call it
     first and hand the Checked to `run_debate`; given a bare config, `run_debate` calls it, so no path skips it.
     """
+    check_telemetry()  # MOOT_OTEL=1 without the otel extra: refused before anything runs
     get_protocol(config.format).check(config)
     check_windows(config)
     check_budget_prices(config)

@@ -1,4 +1,4 @@
-"""OpenTelemetry traces and metrics of debates: off unless `MOOT_OTEL=1`.
+"""OpenTelemetry traces and metrics of debates: off unless `MOOT_OTEL=1`, sent with the `otel` extra installed.
 
 The event stream is the spine: every event a run emits passes `RunTelemetry.on_event` (RunContext.emit), which
 opens and closes the debate, round and turn spans and records the tokens, cost and latency of every call that
@@ -44,6 +44,7 @@ from moot.domain.events import (
     TurnStarted,
 )
 from moot.domain.usage import Usage
+from moot.telemetry_setup import OTEL_VAR, missing_extra, switched_on
 
 SCOPE = "moot"
 TurnKey = tuple[int, str, str | None]  # round, participant, target: a turn under way
@@ -59,10 +60,6 @@ _ROLES = {
     "history_summarised": "summary",
     "turns_embedded": "embeddings",
 }
-
-
-def _on(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 @dataclass
@@ -121,21 +118,25 @@ def current() -> Telemetry | None:
     """The process's telemetry: the installed one, else built once from the environment (None when off)."""
     global _installed, _from_env_done
     if not _from_env_done:
-        _from_env_done = True
-        if _on("MOOT_OTEL"):
-            _installed = _otlp(content=_on("MOOT_OTEL_CONTENT"))
+        if switched_on(OTEL_VAR):
+            _installed = _otlp(content=switched_on("MOOT_OTEL_CONTENT"))
+        _from_env_done = True  # after: a missing extra fails every run alike, never leaves telemetry off
     return _installed
 
 
 def _otlp(*, content: bool) -> Telemetry:
-    """OTLP/HTTP exporters configured by the standard OTEL_EXPORTER_OTLP_* variables, flushed at exit."""
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
-    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    """OTLP/HTTP exporters configured by the standard OTEL_EXPORTER_OTLP_* variables, flushed at exit. The SDK
+    and the exporters come with the `otel` extra, not a plain install."""
+    try:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        raise missing_extra() from None
 
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "moot")})
     tracer_provider = SdkTracerProvider(resource=resource)

@@ -52,6 +52,7 @@ from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.server.user_config import router as user_config_router
 from moot.store import DebateSummary, EventStore, db_url_from
+from moot.telemetry_setup import check_telemetry
 from moot.web import page_app
 
 # Sequence numbers and offsets fit the databases' 64-bit integers with room to spare; larger ones are a 422.
@@ -167,7 +168,9 @@ def create_app(
     """The API over the event store at `db_url` (the default store when None). `resolve` replaces the
     model lookup (tests pass fakes); `settings` (token, CORS, limits) default to the environment's. At start,
     debates that were running when the server stopped are resumed, or marked interrupted (`on_restart`).
-    With `enqueue_to` (a queue URL), debates are queued for `moot worker` processes instead of run here."""
+    With `enqueue_to` (a queue URL), debates are queued for `moot worker` processes instead of run here.
+    MOOT_OTEL=1 without the otel extra is refused here, before the server listens."""
+    check_telemetry()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
