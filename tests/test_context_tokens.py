@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import math
+import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,7 +19,7 @@ from rich.console import Console
 from moot.cli.render import DebateRenderer
 from moot.context import context_window, count_tokens, counter_for, fit_prompt, prompt_tokens, reply_budget
 from moot.context.fit import MIN_HISTORY_CHARS
-from moot.context.tokens import BYTES_PER_TOKEN, EstimateCounter, openai_encoding
+from moot.context.tokens import BYTES_PER_TOKEN, EstimateCounter
 from moot.context.windows import DEFAULT_WINDOW, FAKE_WINDOW, known_window
 from moot.domain.config import ModelOptions, validate_config
 from moot.domain.events import ContextTrimmed, DebateFailed, DebateStarted, RoundStarted, TurnCompleted
@@ -53,60 +55,54 @@ UNICODE = {
 # --- counting ---------------------------------------------------------------------------------------
 
 
-def test_openai_models_count_exactly_with_their_own_vocabulary() -> None:
-    # The ids tiktoken gives for "Hello, world!" in o200k_base and cl100k_base.
-    assert counter_for("openai:gpt-4o").name == "o200k_base"
-    assert count_tokens("Hello, world!", "openai:gpt-4o") == 4
-    assert count_tokens("Hello, world!", "openai:gpt-4") == 4
-    assert count_tokens("hello world", "openai:gpt-4.1-mini") == 2
-    assert count_tokens(UNICODE["ru"], "openai:gpt-4o") < count_tokens(UNICODE["ru"], "openai:gpt-4")
-    assert count_tokens("", "openai:gpt-4o") == 0
-    # A literal special token in a debater's text is text, not a control token.
-    assert count_tokens("<|endoftext|>", "openai:gpt-4o") > 1
+def exact(text: str, vocabulary: str = "o200k_base") -> int:
+    """OpenAI's own count (bpe-openai, a test dependency only: the reference the estimate is checked against)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # bpe-openai 0.1.4 reads its data the old way
+        bpe = importlib.import_module("bpe_openai")
+    return len(bpe.get_encoding(vocabulary).encode_ordinary(text))
 
 
 @pytest.mark.parametrize(
-    ("model", "encoding"),
+    "model",
     [
-        ("openai:gpt-4o-mini", "o200k_base"),
-        ("openai:gpt-4.1", "o200k_base"),
-        ("openai:o3-mini", "o200k_base"),
-        ("openai:gpt-5", "o200k_base"),
-        ("openai:gpt-4", "cl100k_base"),
-        ("openai:gpt-4-turbo", "cl100k_base"),
-        ("openai:gpt-3.5-turbo", "cl100k_base"),
-        ("openrouter:openai/gpt-4o", "o200k_base"),
-        ("openrouter:anthropic/claude-3.5-sonnet", None),
-        ("anthropic:claude-sonnet-4-5", None),
-        ("ollama:llama3.2", None),
+        "openai:gpt-4o",
+        "openai:gpt-4",
+        "openrouter:openai/gpt-4o",
+        "openrouter:anthropic/claude-3.5-sonnet",
+        "anthropic:claude-sonnet-4-5",
+        "ollama:llama3.2",
     ],
 )
-def test_which_models_get_an_openai_vocabulary(model: str, encoding: str | None) -> None:
-    assert openai_encoding(ModelRef.model_validate(model)) == encoding
-    assert counter_for(model).name == (encoding or "estimate")
+def test_every_model_but_the_embedded_ones_is_estimated(model: str) -> None:
+    assert counter_for(model).name == "estimate"
+    assert count_tokens("Hello, world!", model) == math.ceil(len(b"Hello, world!") / BYTES_PER_TOKEN)
+    assert count_tokens("", model) == 0
 
 
 def test_the_estimate_is_close_to_bpe_openai_on_english() -> None:
     estimate = count_tokens(ENGLISH, "anthropic:claude-sonnet-4-5")
-    exact = count_tokens(ENGLISH, "openai:gpt-4o")
+    o200k = exact(ENGLISH)
     assert estimate == math.ceil(len(ENGLISH.encode()) / BYTES_PER_TOKEN)
     # Plain prose packs more bytes into a token than prompts do: the estimate leans high there, on purpose
     # (an over-count trims a little early, an under-count overflows).
-    assert exact <= estimate <= 1.35 * exact
+    assert o200k <= estimate <= 1.35 * o200k
     config = make_config(3)
     state = DebateState()
     state.apply(DebateStarted(debate_id="d", config=config))
     prompt = judge_prompt(config, state, judge=config.judge, names_winner=True)
     text = prompt.system + prompt.user
-    assert count_tokens(text, "openai:gpt-4o") == pytest.approx(EstimateCounter().count(text), rel=0.1)
+    # moot's own prompts, what the estimate is for: within 10 % of OpenAI's count, and not under it.
+    assert exact(text) == pytest.approx(count_tokens(text, "openai:gpt-4o"), rel=0.1)
+    assert count_tokens(text, "openai:gpt-4o") >= exact(text)
 
 
 @pytest.mark.parametrize("script", sorted(UNICODE))
 def test_the_estimate_stays_within_a_factor_of_two_on_other_scripts(script: str) -> None:
     text = UNICODE[script]
     estimate = EstimateCounter().count(text)
-    o200k = count_tokens(text, "openai:gpt-4o")
-    cl100k = count_tokens(text, "openai:gpt-4")
+    o200k = exact(text)
+    cl100k = exact(text, "cl100k_base")
     # Counting bytes, not characters: CJK (3 bytes) and Cyrillic (2) weigh what those tokenizers make of them.
     assert 0.75 * o200k <= estimate <= 2.2 * o200k
     assert 0.5 * cl100k <= estimate <= 1.5 * cl100k
