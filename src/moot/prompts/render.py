@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 import platformdirs
 
 # Every packaged template, so `moot prompts` lists each format's templates as soon as it ships one.
@@ -29,6 +30,26 @@ def user_prompt_dir() -> Path:
     return Path(home) / "prompts"
 
 
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates kept in memory for the whole process, whichever prompts folder asked: a new folder
+    (a server's user, each test's home) would otherwise parse and compile every packaged template again.
+    Jinja keys each entry by the template's name and file and checks its source's checksum, so a user's
+    override never reuses the packaged template's code, and an edited file is compiled anew."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if (code := self._code.get(bucket.key)) is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledTemplates()
+
+
 @lru_cache(maxsize=8)
 def _environment(user_dir: Path) -> jinja2.Environment:
     loader = jinja2.ChoiceLoader(
@@ -42,6 +63,7 @@ def _environment(user_dir: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        bytecode_cache=_COMPILED,
     )
 
 
