@@ -26,7 +26,7 @@ from moot.domain.verdict import CRITERIA
 
 models.ALLOW_MODEL_REQUESTS = False
 
-pytest_plugins = ["pytester", "tests.postgres_server", "tests.tiers"]
+pytest_plugins = ["pytester", "tests.isolation", "tests.postgres_server", "tests.tiers"]
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ from moot.export import load_json
 from moot.install import install_command
 from moot.models.providers import SPECS
 from tests.cli_helpers import moot
+from tests.isolation import default_signals
 
 FAKES = ["-p", "fake:a,name=Ada,stance=ban cars", "-p", "fake:b,name=Bo,stance=keep cars"]
 
@@ -192,6 +193,7 @@ def test_ctrl_c_marks_interrupted_and_keeps_finished_turns(tmp_path: Path) -> No
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=default_signals,  # the Ctrl-C below reaches it however the suite was started
     )
     assert proc.stdout is not None
     completed = 0

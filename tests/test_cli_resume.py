@@ -23,6 +23,7 @@ from moot.engine import run_debate
 from moot.store import EventStore, db_url_from
 from tests.cli_helpers import moot, stored
 from tests.conftest import make_config
+from tests.isolation import default_signals
 
 FAKES = ["-p", "fake:a,name=Ada", "-p", "fake:b,name=Bo", "-p", "fake:c,name=Cy", "-j", "fake:judge"]
 
@@ -141,7 +142,12 @@ def test_ctrl_c_during_resume_marks_it_interrupted_and_it_resumes_again() -> Non
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "moot", "resume", debate_id]
     proc = subprocess.Popen(
-        [*command, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [*command, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_signals,  # the Ctrl-C below reaches it however the suite was started
     )
     assert proc.stdout is not None
     for line in proc.stdout:

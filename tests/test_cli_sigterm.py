@@ -13,6 +13,7 @@ import pytest
 
 from moot.domain.state import fold
 from tests.cli_helpers import moot, stored
+from tests.isolation import default_signals
 
 
 @pytest.mark.subprocess
@@ -35,6 +36,7 @@ def test_sigterm_records_the_debate_as_interrupted_and_resume_finishes_it() -> N
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=default_signals,  # the SIGTERM below reaches it however the suite was started
     )
     try:
         assert proc.stdout is not None

@@ -33,6 +33,7 @@ from moot.judging.person import person_verdict
 from moot.judging.schema import criteria_of
 from moot.store import EventStore, db_url_from
 from tests.cli_helpers import moot, read_until, stored
+from tests.isolation import default_signals
 
 PEOPLE = ["-p", "human,name=Ada,stance=for", "-p", "fake:b,name=Bob,stance=against"]
 CRITERIA = ["logic", "evidence", "engagement", "novelty", "persuasiveness", "relevance"]
@@ -436,6 +437,7 @@ def _controlling_terminal() -> None:
     import termios
 
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    default_signals()  # Ctrl-C on the terminal reaches it however the suite was started
 
 
 def _on_a_terminal(args: list[str], env: dict[str, str] | None = None) -> tuple[int, subprocess.Popen[bytes]]:

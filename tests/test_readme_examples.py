@@ -81,6 +81,8 @@ from moot.models.providers import SPECS
 from moot.models.rate_limits import LIMITS_VAR, ProviderLimits, reset_limiters
 from moot.server import create_app
 from moot.store import DebateSummary, EventStore, db_url_from
+from tests import embedded_budget
+from tests.isolation import default_signals
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"
@@ -547,6 +549,7 @@ def test_server_examples(tmp_path: Path) -> None:
             env=subprocess_env(home),
             stdout=sink,
             stderr=subprocess.STDOUT,
+            preexec_fn=default_signals,  # the Ctrl-C below reaches it however the suite was started
         )
     try:
         wait_until(lambda: healthy(port), "moot serve answers /health", START_S, log)
@@ -635,6 +638,7 @@ def test_worker_examples(tmp_path: Path) -> None:
             env=subprocess_env(home),
             stdout=sink,
             stderr=subprocess.STDOUT,
+            preexec_fn=default_signals,  # the SIGTERM below reaches it however the suite was started
         )
     try:
         wait_until(
@@ -727,10 +731,10 @@ def test_python_api_example_runs_on_the_embedded_model(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,
-        env=subprocess_env(tmp_path / "home"),
+        # Bounded by tokens (embedded_budget), not by a wall clock a busy machine would overrun.
+        env=embedded_budget.env(subprocess_env(tmp_path / "home")),
         capture_output=True,
         text=True,
-        timeout=900,
     )
     assert run.returncode == 0, run.stderr
     assert len(run.stdout.split()) > 10  # the turns' words, as they streamed

@@ -21,6 +21,7 @@ from moot.domain.events import Event, TurnCompleted
 from moot.engine import run_debate
 from moot.store import EventStore
 from moot.workers.queue import APP_NAME, WORKFLOW_NAME
+from tests.isolation import default_signals
 
 START_TIMEOUT_S = 60  # a worker imports moot and DBOS and launches: seconds, more on a busy machine
 # Fast enough for tests: the queue is looked at every 0.1 s; a dead worker's lease runs out after 2 s.
@@ -76,7 +77,10 @@ def spawn_worker(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MOOT_DATABASE_URL", "MOOT_QUEUE_URL"))}
     env["MOOT_HOME"] = str(where / "moot-home")
     command = [sys.executable, "-m", "moot", "worker", "--store", store, "--queue-url", queue, "--id", name]
-    proc = subprocess.Popen([*command, *options], stdout=sink, stderr=subprocess.STDOUT, env=env)
+    # The SIGTERM that stops a worker reaches it however the suite was started.
+    proc = subprocess.Popen(
+        [*command, *options], stdout=sink, stderr=subprocess.STDOUT, env=env, preexec_fn=default_signals
+    )
     return WorkerProcess(name, proc, log, sink)
 
 
