@@ -17,6 +17,7 @@ import pytest
 # tier's 60. The caches go to __pycache__ folders git ignores; this changes nothing but the time.
 sys.dont_write_bytecode = False
 
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
     # moot's commands make their consoles when their module is imported, here while the tests are collected.

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.export import load_json
+from tests import embedded_budget
 
 pytestmark = pytest.mark.embedded
 
@@ -18,8 +19,9 @@ pytestmark = pytest.mark.embedded
 def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(MOOT_HOME=str(home), COLUMNS="120")
+    # The work is bounded by tokens (embedded_budget), not by a wall clock a busy machine would overrun.
     return subprocess.run(
-        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=embedded_budget.env(env)
     )
 
 
