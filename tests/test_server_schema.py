@@ -116,6 +116,12 @@ class Api:
     schema: schemathesis.BaseSchema
     client: asgi.ASGIClient  # reaches the app in-process, inside the lifespan schemathesis started
     started: list[str] = field(default_factory=list)  # every debate any request started
+    finished: str | None = None  # the completed debate `ids` offers, kept while it stays completed
+    held: str | None = None  # the running one, kept while it runs
+
+    def status(self, debate_id: str) -> str:
+        r = self.client.get(f"/api/debates/{debate_id}/status")
+        return "gone" if r.status_code == 404 else str(r.json()["status"])
 
     def start(self, payload: dict[str, Any]) -> str:
         r = self.client.post("/api/debates", json=payload)
@@ -127,12 +133,10 @@ class Api:
     def wait(self, debate_id: str, statuses: set[str]) -> None:
         """Until the debate's status is one of `statuses` ("gone": unknown, as one stopped while queued)."""
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            r = self.client.get(f"/api/debates/{debate_id}/status")
-            if ("gone" if r.status_code == 404 else r.json()["status"]) in statuses:
-                return
+        while (now := self.status(debate_id)) not in statuses:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"debate {debate_id} never reached {statuses}: it is {now}")
             time.sleep(0.02)
-        raise AssertionError(f"debate {debate_id} never reached {statuses}: {r.text}")
 
     def stop(self, debate_id: str) -> None:
         assert self.client.post(f"/api/debates/{debate_id}/stop").status_code in (202, 404, 409)
@@ -178,15 +182,22 @@ async def stored_statuses(db: str, debate_ids: list[str]) -> dict[str, str]:
 
 @pytest.fixture
 def ids(api: Api) -> Iterator[list[str]]:
-    """A finished debate and a running one, for the operations that take an id; stopped afterwards."""
+    """A finished debate and a running one, for the operations that take an id. Both are kept for the next
+    test while they stay as they were (most operations leave them so); one that an operation deleted, paused,
+    stopped or edited is replaced."""
     first = len(api.started)
-    finished = api.start(debate("fake:quick", 1))
-    api.wait(finished, {"completed"})
-    held = api.start(debate(f"fake:{HOLD}", 20))
-    yield [finished, held]
-    # Debates started here would otherwise hold or queue for the slots the next test needs.
+    if api.finished is None or api.status(api.finished) != "completed":
+        api.finished = api.start(debate("fake:quick", 1))
+        api.wait(api.finished, {"completed"})
+    if api.held is None or api.status(api.held) != "running":
+        if api.held is not None:
+            api.stop(api.held)
+        api.held = api.start(debate(f"fake:{HOLD}", 20))
+    yield [api.finished, api.held]
+    # Debates the fuzzer started would otherwise hold or queue for the slots the next test needs.
     for debate_id in api.started[first:]:
-        api.stop(debate_id)
+        if debate_id not in (api.finished, api.held):
+            api.stop(debate_id)
 
 
 def id_strategy(path: str, known: list[str]) -> st.SearchStrategy[dict[str, Any] | None]:
