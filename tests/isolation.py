@@ -1,6 +1,7 @@
 """What keeps a test's result and the suite's time independent of how the suite was started (a pytest plugin,
 loaded by tests/conftest.py): from a terminal or not, one process or one xdist worker per core
-(`pytest -n auto`), with bytecode caching off in the environment or not, with SIGINT ignored or not.
+(`pytest -n auto`), with bytecode caching off in the environment or not, with SIGINT ignored or not, on a
+quiet machine or a busy one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ import pytest
 # every worker compiles src/ and rewrites the tests' assertions from source on every run, about 9 s of a fast
 # tier's 60. The caches go to __pycache__ folders git ignores; this changes nothing but the time.
 sys.dont_write_bytecode = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The embedded model on one thread per worker: see tests/embedded_budget.
+    from tests.embedded_budget import one_thread
+
+    one_thread()
 
 
 @pytest.hookimpl(wrapper=True)

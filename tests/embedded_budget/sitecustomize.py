@@ -1,5 +1,6 @@
 """Loaded at start-up by the processes the embedded tests start (`embedded_budget.env` puts this folder on
-their PYTHONPATH): the embedded model writes at most `TEXT_TOKENS` tokens of free text a reply.
+their PYTHONPATH): the embedded model runs on one thread (see __init__.py here) and writes at most
+`TEXT_TOKENS` tokens of free text a reply.
 
 Those tests prove that a whole debate runs on the real model (turns stream, the judge's grammar-constrained
 answer validates, everything is stored), not how much a 135M model says. Bounding the work by tokens, not the
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+from budget import one_thread  # type: ignore[import-not-found]  # this folder is on the path, not a package
 
 TEXT_TOKENS = int(os.environ.get("MOOT_TEST_EMBEDDED_TEXT_TOKENS", "48"))
 
@@ -31,3 +34,4 @@ def _bound() -> None:
 
 
 _bound()
+one_thread()
