@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import typer.testing
 from pydantic_ai import models
 from pydantic_ai.messages import (
     ModelMessage,
@@ -25,6 +27,10 @@ from moot.domain.config import DebateConfig, ModelOptions, Participant
 from moot.domain.verdict import CRITERIA
 
 models.ALLOW_MODEL_REQUESTS = False
+
+# typer's CliRunner builds moot's whole command tree from the app's signatures on every `invoke` (a real `moot`
+# does it once a process): hundreds of CLI tests paid 20 ms each for it. The apps are never changed after import.
+typer.testing._get_command = functools.cache(typer.testing._get_command)
 
 pytest_plugins = ["pytester", "tests.isolation", "tests.postgres_server", "tests.tiers"]
 
@@ -134,6 +140,9 @@ def make_config(n: int = 2, *, rounds: int = 2, order: str = "sequential", **ext
     extra.setdefault("judge", {"model": "fake:judge"})
     # Free-form's judge assesses every round unless told otherwise; most tests are about something else.
     extra.setdefault("stopping", {"assess_rounds": False})
+    # Likewise the real backoff (1 s, then 2 s...) before a failed call is tried again: a test about when a
+    # retry happens sets its own limits.
+    extra.setdefault("limits", {"retry": FAST_RETRY})
     return DebateConfig(
         topic="Should cities ban cars?",
         participants=[
