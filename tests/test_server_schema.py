@@ -30,6 +30,9 @@ from moot.server import create_app
 from moot.store import EventStore
 from moot.store.index import WORKER_THREAD_PREFIX
 
+# Hundreds of requests in all: out of the fast tier, which a developer runs after every change.
+pytestmark = pytest.mark.fuzz
+
 EXAMPLES = 30  # per operation and mode: enough to reach every parameter, small enough for CI
 TERMINAL = {"completed", "failed", "interrupted"}
 HOLD = "hold"  # the model of a debate that must still be running while an operation is fuzzed

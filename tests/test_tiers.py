@@ -115,9 +115,12 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     """A project with this one's tier settings and plugin, and the tests above."""
     settings = pytest_settings()
     markers = "".join(f"\n    {line}" for line in settings["markers"])
+    # The inner session runs in this process: no xdist workers (they would be processes of a fast-tier test).
+    addopts = settings["addopts"].replace("-n auto --dist worksteal", "-p no:xdist")
+    assert "-p no:xdist" in addopts, "pyproject's xdist options changed: change them here too"
     pytester.makeini(
         "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-        f"addopts = {settings['addopts']}\nmarkers ={markers}\n"
+        f"addopts = {addopts}\nmarkers ={markers}\n"
     )
     pytester.makeconftest('pytest_plugins = ["tests.tiers"]')
     pytester.makepyfile(test_inner=INNER_TESTS)

@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import pytest
 
 # The marks that take a test out of the fast tier: pyproject's addopts deselects exactly these.
-SLOW_MARKS = ("browser", "postgres", "embedded", "subprocess", "real")
+SLOW_MARKS = ("browser", "postgres", "embedded", "subprocess", "fuzz", "real")
 
 # A test using one of these fixtures needs the mark beside it.
 SLOW_FIXTURES = {"postgres_server": "postgres", "browser": "browser"}
