@@ -119,8 +119,7 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     addopts = settings["addopts"].replace("-n auto --dist worksteal", "-p no:xdist")
     assert "-p no:xdist" in addopts, "pyproject's xdist options changed: change them here too"
     pytester.makeini(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-        f"addopts = {addopts}\nmarkers ={markers}\n"
+        f"[pytest]\nasyncio_default_fixture_loop_scope = function\naddopts = {addopts}\nmarkers ={markers}\n"
     )
     pytester.makeconftest('pytest_plugins = ["tests.tiers"]')
     pytester.makepyfile(test_inner=INNER_TESTS)
