@@ -19,6 +19,13 @@ import pytest
 sys.dont_write_bytecode = False
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's addopts): a worker per core and one more. The slow tiers spend a third of their time
+    waiting on browsers, child processes and timers; on 2 cores a third worker took the README's test command
+    from 9 min 45 s to 8 min 25 s (docs/PERFORMANCE.md)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # The embedded model on one thread per worker: see tests/embedded_budget.
     from tests.embedded_budget import one_thread
