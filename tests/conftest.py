@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import typer.main
 import typer.testing
 from pydantic_ai import models
 from pydantic_ai.messages import (
@@ -30,7 +31,7 @@ models.ALLOW_MODEL_REQUESTS = False
 
 # typer's CliRunner builds moot's whole command tree from the app's signatures on every `invoke` (a real `moot`
 # does it once a process): hundreds of CLI tests paid 20 ms each for it. The apps are never changed after import.
-typer.testing._get_command = functools.cache(typer.testing._get_command)
+typer.testing._get_command = functools.cache(typer.main.get_command)  # type: ignore[attr-defined]
 
 pytest_plugins = ["pytester", "tests.isolation", "tests.postgres_server", "tests.tiers"]
 
