@@ -31,14 +31,13 @@ from tests.test_mcp import (
 from tests.test_readme_examples import Block, readme_blocks
 from tests.test_server_cross_site import Served
 
-pytestmark = pytest.mark.subprocess
-
 
 def moot_mcp(home: Path, *args: str) -> Client:
     env = {**os.environ, "MOOT_HOME": str(home)}
     return Client(StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", *args], env=env))
 
 
+@pytest.mark.subprocess
 async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tmp_path: Path) -> None:
     home = tmp_path / "home"
     async with moot_mcp(home) as client:
@@ -84,6 +83,7 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
     assert stored == {answer.debate_id: "completed", council.debate_id: "completed", stopped_id: "completed"}
 
 
+@pytest.mark.subprocess
 async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(tmp_path: Path) -> None:
     db, home = tmp_path / "elsewhere.db", tmp_path / "home"
     home.mkdir()
@@ -115,7 +115,14 @@ def test_the_readme_shows_a_stdio_and_an_http_client_config() -> None:
     )
 
 
-@pytest.mark.parametrize("block", README_CONFIGS, ids=str)
+@pytest.mark.parametrize(
+    "block",
+    # A stdio config starts `moot mcp` as its host would; an HTTP one is read, not served.
+    [
+        pytest.param(b, id=str(b), marks=[pytest.mark.subprocess] if "command" in b.code else [])
+        for b in README_CONFIGS
+    ],
+)
 async def test_each_readme_client_config_reaches_moots_tools(block: Block, tmp_path: Path) -> None:
     """Each config as a client reads it: the command it starts (this venv's `moot`), or the URL and header it
     sends to a served moot (its host and port, and the token the placeholder stands for)."""
