@@ -11,12 +11,11 @@ fail to validate, which is what the tests check.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from budget import one_thread  # type: ignore[import-not-found]  # this folder is on the path, not a package
 
-TEXT_TOKENS = int(os.environ.get("MOOT_TEST_EMBEDDED_TEXT_TOKENS", "48"))
+TEXT_TOKENS = 48
 
 
 def _bound() -> None:
