@@ -31,7 +31,8 @@ models.ALLOW_MODEL_REQUESTS = False
 
 # typer's CliRunner builds moot's whole command tree from the app's signatures on every `invoke` (a real `moot`
 # does it once a process): hundreds of CLI tests paid 20 ms each for it. The apps are never changed after import.
-typer.testing._get_command = functools.cache(typer.main.get_command)  # type: ignore[attr-defined]
+command_tree = functools.cache(typer.main.get_command)
+typer.testing._get_command = command_tree  # type: ignore[attr-defined]
 
 pytest_plugins = ["pytester", "tests.isolation", "tests.postgres_server", "tests.tiers"]
 

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-import typer.main
 from typer.testing import CliRunner
 
 from moot.cli.app import app
@@ -31,6 +30,8 @@ from moot.install import install_command
 from moot.models.catalog import provider_statuses
 from moot.models.providers import SPECS
 from moot.protocols import PROTOCOLS
+
+from .conftest import command_tree
 
 runner = CliRunner()
 WIDTHS = (80, 120)
@@ -218,7 +219,7 @@ def test_run_help_shows_every_option_and_the_participant_syntax(
     shown = command_output(monkeypatch, width, "run", "--help")
     assert "…" not in shown
     words = shown.split()
-    for param in typer.main.get_command(app).commands["run"].params:  # type: ignore[attr-defined]
+    for param in command_tree(app).commands["run"].params:  # type: ignore[attr-defined]
         for name in param.opts + param.secondary_opts:
             if name.startswith("-"):
                 assert name in words or f"{name}," in words, name

@@ -13,11 +13,12 @@ from typing import Any
 
 import yaml
 from opentelemetry.sdk import environment_variables as otel_variables
-from typer.main import get_command
 from typer.testing import CliRunner
 
 from moot.cli.app import app
 from moot.server.settings import ServerSettings, env_name
+
+from .conftest import command_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = "\n".join(p.read_text() for p in (ROOT / "src" / "moot").rglob("*.py"))
@@ -70,7 +71,7 @@ def moot_commands() -> list[list[str]]:
 
 def flags_of(command: str) -> set[str]:
     """The options `moot COMMAND` takes, from the CLI's own definition."""
-    commands: dict[str, Any] = getattr(get_command(app), "commands", {})
+    commands: dict[str, Any] = getattr(command_tree(app), "commands", {})
     assert command in commands, f"moot has no {command!r} command"
     return {opt for param in commands[command].params for opt in param.opts}
 

@@ -54,7 +54,6 @@ from typing import Any, Protocol
 
 import httpx
 import pytest
-import typer
 import yaml
 from fastapi.testclient import TestClient
 from pydantic_ai.models import Model
@@ -82,6 +81,7 @@ from moot.models.rate_limits import LIMITS_VAR, ProviderLimits, reset_limiters
 from moot.server import create_app
 from moot.store import DebateSummary, EventStore, db_url_from
 from tests import embedded_budget
+from tests.conftest import command_tree
 from tests.isolation import default_signals
 
 ROOT = Path(__file__).parent.parent
@@ -779,7 +779,7 @@ def test_every_example_is_run() -> None:
 
 
 def moot_command() -> TyperGroup:
-    group = typer.main.get_command(app)
+    group = command_tree(app)  # built once: the commands' signatures are read as a real `moot` reads them
     assert isinstance(group, TyperGroup)
     return group
 
