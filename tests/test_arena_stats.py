@@ -9,8 +9,8 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-import choix
 import numpy as np
 import pytest
 from numpy.typing import NDArray
@@ -110,12 +110,21 @@ def choix_data(rows: list[MatchRow], models: list[str], virtual_ties: bool) -> l
     return data
 
 
+def reference() -> Any:
+    """choix, the reference fit, imported by the tests that compare with it: it brings scipy, a second of
+    import that every test worker would otherwise pay while collecting."""
+    import choix
+
+    return choix
+
+
 @pytest.mark.parametrize("solver", ["ilsr", "mm"])
 def test_the_fit_matches_choix_without_a_prior(solver: str) -> None:
     models = [f"lab:m{i}" for i in range(6)]
     rows = random_rows(np.random.default_rng(11), models, motions=4, ties=0.15)
     ours = by_model(rate(rows, models, samples=0, prior=0))
     data = choix_data(rows, models, virtual_ties=False)
+    choix = reference()
     if solver == "ilsr":
         theirs = choix.ilsr_pairwise(len(models), data, tol=1e-12, max_iter=10_000)
     else:
@@ -134,7 +143,7 @@ def test_the_prior_is_one_virtual_tie_per_model_as_choix_sees_it() -> None:
         row(x, y, "a", motion=f"m{k}") for k in range(3) for x, y in (("a", "b"), ("c", "a"), ("d", "a"))
     ]
     ours = by_model(rate(rows, models, samples=0, prior=len(models) - 1))
-    theirs = choix.ilsr_pairwise(len(models), choix_data(rows, models, virtual_ties=True), tol=1e-12)
+    theirs = reference().ilsr_pairwise(len(models), choix_data(rows, models, virtual_ties=True), tol=1e-12)
     assert [ours[m].strength for m in models] == pytest.approx(list(theirs - theirs.mean()), abs=1e-6)
     assert ours["a"].rank == 1 and math.isfinite(ours["a"].strength)
 

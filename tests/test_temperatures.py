@@ -10,11 +10,9 @@ from typing import Any, cast
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.profiles import ModelProfile
-from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from moot.domain.config import DebateConfig, Limits, ModelOptions, Temperatures, validate_config
@@ -157,6 +155,14 @@ def _openai(name: str) -> Model:
     return OpenAIChatModel(name, provider=OpenAIProvider(api_key="test-key"))
 
 
+def _anthropic(name: str) -> Model:
+    # Imported here: the anthropic SDK is two seconds of import that only these cases need.
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    return AnthropicModel(name, provider=AnthropicProvider(api_key="k"))
+
+
 @pytest.mark.parametrize(
     ("model", "takes"),
     [
@@ -165,8 +171,8 @@ def _openai(name: str) -> Model:
         (lambda: _openai("gpt-5.1"), True),  # reasons only when asked, and moot never asks
         (lambda: _openai("o3"), False),
         (lambda: _openai("gpt-5"), False),
-        (lambda: AnthropicModel("claude-sonnet-4-5", provider=AnthropicProvider(api_key="k")), True),
-        (lambda: AnthropicModel("claude-opus-4-7", provider=AnthropicProvider(api_key="k")), False),
+        (lambda: _anthropic("claude-sonnet-4-5"), True),
+        (lambda: _anthropic("claude-opus-4-7"), False),
     ],
 )
 def test_what_pydantic_ais_profiles_say_of_real_models(model: Any, takes: bool) -> None:
