@@ -41,7 +41,7 @@ def tools_on(manager: DebateManager) -> MCPServer[Any]:
     async def start(config: DebateConfig, request: object) -> str:
         return manager.start(config).id
 
-    return build_server(lambda: manager, admit=start)
+    return build_server(lambda request: manager, admit=start)
 
 
 async def _serve(db: str | None, max_running: int) -> None:

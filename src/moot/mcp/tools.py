@@ -83,10 +83,11 @@ Preset = Annotated[
 ExportFormat = Literal["markdown", "json", "text", "html"]
 
 
-def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
-    """An MCP server whose tools run debates through `runs()` (read at each call: the HTTP server makes its
-    manager when it starts). `admit` starts a config for the caller and answers its id: on stdio straight on the
-    manager; over HTTP under the server's limits and per-token counts, or on its queue."""
+def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]:
+    """An MCP server whose tools run debates through `runs(request)`, read at each call from the call's HTTP
+    request (None on stdio): one server built once serves every app in a process, each app's calls on its own
+    manager. `admit` starts a config for the caller and answers its id: on stdio straight on the manager; over
+    HTTP under the server's limits and per-token counts, or on its queue."""
 
     async def start(config: DebateConfig, ctx: Context) -> str:
         try:
@@ -101,7 +102,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         async def report(progress: float, message: str) -> None:
             await ctx.report_progress(progress, None, message)
 
-        return await hold(runs(), debate_id, config, report)
+        return await hold(runs(ctx.request_context.request), debate_id, config, report)
 
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level=level_name()
@@ -162,6 +163,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
 
     @tool("List debates", read_only=True)
     async def list_debates(
+        ctx: Context,
         text: Annotated[str | None, Field(description="Only debates whose topic contains this")] = None,
         status: Annotated[
             Status | None,
@@ -174,13 +176,14 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         """The stored debates, newest first: id, topic, status, format, participants, winner."""
         if format is not None:
             _checked(lambda: get_protocol(format))
-        rows = await runs().store.list_debates(
+        rows = await runs(ctx.request_context.request).store.list_debates(
             text=text, status=status, format=format, limit=limit, offset=offset
         )
         return DebateList(debates=rows)
 
     @tool("Read a debate", read_only=True)
     async def get_debate(
+        ctx: Context,
         debate_id: Annotated[
             str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
         ],
@@ -189,10 +192,11 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         ] = False,
     ) -> Annotated[CallToolResult, DebateResult]:
         """A stored debate's result as it stands: status, verdict or format result, why it stopped."""
-        store = runs().store
+        on = runs(ctx.request_context.request)
+        store = on.store
         found = await _found(store, debate_id)
         if wait:
-            feed = runs().subscribe(found)
+            feed = on.subscribe(found)
             while feed is not None and await feed.get() is not None:
                 pass
             await store.flush()
@@ -201,6 +205,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
 
     @tool("Export a debate", read_only=True)
     async def export_debate(
+        ctx: Context,
         debate_id: Annotated[
             str, Field(description="The debate's id, or a unique prefix of at least 4 characters")
         ],
@@ -215,7 +220,7 @@ def build_server(runs: Callable[[], Runs], *, admit: Admit) -> MCPServer[Any]:
         ] = False,
     ) -> str:
         """A stored debate's whole transcript and verdict as Markdown, JSON, plain text or a standalone HTML page."""
-        store = runs().store
+        store = runs(ctx.request_context.request).store
         found = await _found(store, debate_id)
         await store.flush()
         try:

@@ -10,11 +10,14 @@ check, which would know nothing of MOOT_ALLOWED_HOSTS or MOOT_CORS_ORIGINS, is l
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
+from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
@@ -74,29 +77,47 @@ class _Current:
         await self._current[0](scope, receive, send)
 
 
+def _runs(request: Any) -> ServerRuns:
+    return ServerRuns(_manager(request))
+
+
+def _manager(request: Any) -> DebateManager:
+    # The HTTP transport always passes its request; anything else is a bug, not a caller's mistake.
+    if not isinstance(request, Request):  # pragma: no cover
+        raise UserError("an MCP debate over HTTP needs its request")
+    manager: DebateManager = request.app.state.manager
+    return manager
+
+
+async def _start(config: DebateConfig, request: Any) -> str:
+    manager = _manager(request)
+    queued = manager.dispatcher is not None
+    try:
+        run = admit(request, config, lambda c: manager.start(c, hold=queued, how="an MCP tool"))
+    except HTTPException as exc:  # too many running for this token: a tool error the caller reads
+        raise UserError(str(exc.detail)) from None
+    if queued:  # as POST /api/debates queues one: recorded here, run by a worker
+        await manager.settled(run)
+        await manager.carry_on(run.id, "start")
+    return run.id
+
+
+@functools.cache
+def _tools() -> MCPServer[Any]:
+    """The tools, built once a process: reading their signatures into schemas costs more than the rest of an
+    app, and each call finds its app's manager through its request."""
+    return build_server(_runs, admit=_start)
+
+
+# A session manager is made by the server (`streamable_http_app`) and read back from it: two apps' lifespans
+# starting at once on two threads (test clients) must not read each other's.
+_MAKING = threading.Lock()
+
+
 def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
     """Serve the MCP tools at /mcp on `app`; the returned context manager runs the MCP sessions and is entered
     in the app's lifespan, after the manager exists."""
-
-    def runs() -> ServerRuns:
-        return ServerRuns(app.state.manager)
-
-    async def start(config: DebateConfig, request: Any) -> str:
-        # The HTTP transport always passes its request; anything else is a bug, not a caller's mistake.
-        if not isinstance(request, Request):  # pragma: no cover
-            raise UserError("an MCP debate over HTTP needs its request")
-        manager: DebateManager = app.state.manager
-        queued = manager.dispatcher is not None
-        try:
-            run = admit(request, config, lambda c: manager.start(c, hold=queued, how="an MCP tool"))
-        except HTTPException as exc:  # too many running for this token: a tool error the caller reads
-            raise UserError(str(exc.detail)) from None
-        if queued:  # as POST /api/debates queues one: recorded here, run by a worker
-            await manager.settled(run)
-            await manager.carry_on(run.id, "start")
-        return run.id
-
-    server = build_server(runs, admit=start)
+    server = _tools()
     current: list[StreamableHTTPASGIApp] = []
     endpoint = _Current(current)
 
@@ -105,11 +126,12 @@ def mount_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
         # A session manager runs once only, while an app's lifespan may run more than once (a test client
         # after another, schemathesis): each lifespan gets its own. Its Starlette app is not used: the route
         # keeps FastAPI's scope (the caller's token digest, this app's state) for the tools.
-        server.streamable_http_app(
-            streamable_http_path=PATH,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        manager = server.session_manager
+        with _MAKING:
+            server.streamable_http_app(
+                streamable_http_path=PATH,
+                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            )
+            manager = server.session_manager
         async with manager.run():
             current[:] = [StreamableHTTPASGIApp(manager)]
             try:
