@@ -178,7 +178,9 @@ def test_outside_a_running_loop_nothing_is_shared(monkeypatch: pytest.MonkeyPatc
     assert a.client is not b.client  # type: ignore[attr-defined]
 
 
-async def test_a_plain_http_server_gets_no_ca_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_plain_http_server_gets_no_ca_bundle_and_https_ones_share_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
     shared.clear()
@@ -196,7 +198,12 @@ async def test_a_plain_http_server_gets_no_ca_bundle(monkeypatch: pytest.MonkeyP
     assert context.cert_store_stats()["x509_ca"] == 0
     made.clear()
     build_model(openai_options("https://example.invalid/v1"))
-    assert True in made  # https: the default context, CA bundle and all
+    verified = shared.verified_context()
+    assert made == [verified] and verified.cert_store_stats()["x509_ca"] > 0  # https: the CA bundle
+    shared.clear()
+    made.clear()
+    build_model(openai_options("https://example.invalid/v1"))  # a new client, as another loop's would be
+    assert made == [verified]  # on the same context: the bundle is loaded once a process
 
 
 # Answer schemas and agents

@@ -7,14 +7,8 @@ from collections.abc import AsyncIterator, Iterator
 
 from openai import AsyncOpenAI
 from openai._streaming import ServerSentEvent, SSEBytesDecoder, SSEDecoder
-from pydantic_ai.models import create_async_httpx2_client
 
 from moot.models.stream_ends import StreamCutShort
-
-
-def openai_client(*, base_url: str | None, api_key: str | None) -> AsyncOpenAI:
-    """A client for the server at `base_url` (None: OpenAI's), on pydantic-ai's default HTTP client."""
-    return EndCheckedOpenAI(base_url=base_url, api_key=api_key, http_client=create_async_httpx2_client())
 
 
 def check_stream_ends(client: AsyncOpenAI) -> None:

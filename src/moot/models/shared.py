@@ -9,6 +9,10 @@ first debate builds it and the others reuse it, its connections kept alive betwe
   the key itself stays in the client that sends it, nowhere else.
 - A client belongs to the event loop it was built in (its pooled connections are that loop's); built outside a
   running loop, it is not shared.
+- A client for an `https://` server verifies with one SSL context a process: loading the CA bundle costs ~25 ms of
+  CPU, which every event loop (a `moot run`, an eval item's loop, each test) paid again. An SSL context is made to
+  be shared by many connections; it is read from the environment (SSL_CERT_FILE, SSL_CERT_DIR) once, when the
+  first such client is built.
 - A client for an `http://` server gets no CA bundle (nothing to verify on plain HTTP): an SSL context that trusts
   nothing, so a redirect to `https://` fails closed rather than unverified. With a proxy set in the environment it
   gets the default client, which reads the proxy.
@@ -17,6 +21,7 @@ first debate builds it and the others reuse it, its connections kept alive betwe
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ssl
 import urllib.request
@@ -60,13 +65,22 @@ def http_client(base_url: str | None) -> httpx2.AsyncClient:
     import httpx2
     from pydantic_ai.models import create_async_httpx2_client
 
-    if base_url is None or not base_url.startswith("http://") or _proxied():
+    if _proxied():
         return create_async_httpx2_client()
+    plain = base_url is not None and base_url.startswith("http://")
     transport = httpx2.AsyncHTTPTransport(
-        verify=plain_http_context(),
+        verify=plain_http_context() if plain else verified_context(),
         limits=httpx2.Limits(max_connections=_PLAIN_LIMITS[0], max_keepalive_connections=_PLAIN_LIMITS[1]),
     )
     return create_async_httpx2_client(transport=transport)
+
+
+@functools.cache
+def verified_context() -> ssl.SSLContext:
+    """httpx's default SSL context (the CA bundle it would load for a client of its own), made once."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
 
 
 def plain_http_context() -> ssl.SSLContext:
