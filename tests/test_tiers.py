@@ -14,7 +14,7 @@ from typing import Any
 import llama_cpp
 import pytest
 
-from tests.tiers import SLOW_MARKS, SlowWorkInFastTier, fast_tier_guard
+from tests.tiers import SLOW_MARKS, WHOLLY_SLOW, SlowWorkInFastTier, fast_tier_guard, leaves_out
 
 ROOT = Path(__file__).parent.parent
 
@@ -153,3 +153,38 @@ def test_naming_only_slow_tests_says_how_to_run_them(inner: pytest.Pytester) -> 
     nothing = inner.runpytest_inprocess("-k", "no_such_test")
     assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "slow tiers" not in nothing.stdout.str()
+
+
+FAST_TIER = "not (browser or postgres or embedded or subprocess or fuzz or real)"
+
+
+@pytest.mark.parametrize(
+    ("expression", "mark", "left_out"),
+    [
+        (FAST_TIER, "browser", True),
+        (FAST_TIER, "fuzz", True),
+        ("", "browser", False),
+        ("browser", "browser", False),
+        ("not fuzz", "browser", False),
+        ("not browser and not fuzz", "fuzz", True),
+        ("browser and not postgres", "browser", False),  # a browser test without the postgres mark runs
+        ("fuzz and browser", "fuzz", False),
+        ("not (fuzz or postgres) or real", "fuzz", False),  # one marked fuzz and real runs
+    ],
+)
+def test_a_path_of_one_slow_tier_is_left_uncollected_only_when_none_of_its_tests_could_run(
+    expression: str, mark: str, left_out: bool
+) -> None:
+    assert leaves_out(expression, mark) is left_out
+
+
+def test_the_wholly_slow_paths_exist_and_are_left_uncollected_when_their_tier_is(
+    pytestconfig: pytest.Config,
+) -> None:
+    for name, mark in WHOLLY_SLOW.items():
+        assert (ROOT / "tests" / name).exists(), name
+        assert mark in SLOW_MARKS, mark
+    if leaves_out(pytestconfig.option.markexpr, "browser"):
+        assert "tests.browser.conftest" not in sys.modules  # chromium's driver and the page helpers
+    if leaves_out(pytestconfig.option.markexpr, "fuzz"):
+        assert "tests.test_server_schema" not in sys.modules and "schemathesis" not in sys.modules

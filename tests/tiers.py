@@ -11,14 +11,21 @@ rather than a reviewer's eye, keep the fast tier fast as tests are added:
   slow tests used (the PostgreSQL server stops with `pg_ctl`).
 
 Naming only slow tests (`pytest tests/test_crash.py`) selects nothing; the summary then says to add `-m ""`.
+
+Where a whole folder or module is one slow tier (`WHOLLY_SLOW`), a mark expression that leaves the tier out
+leaves the files uncollected: every test worker imported them only to deselect them (the browser tests' chromium
+driver and page helpers, schemathesis and the OpenAPI document it fuzzes), ~2 s of each worker's start. A test
+in such a path without the mark fails the collection of every run that collects it, the README's included.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -32,7 +39,12 @@ SLOW_MARKS = ("browser", "postgres", "embedded", "subprocess", "fuzz", "real")
 # A test using one of these fixtures needs the mark beside it.
 SLOW_FIXTURES = {"postgres_server": "postgres", "browser": "browser"}
 
+# Paths under tests/ whose every test is in one slow tier.
+WHOLLY_SLOW = {"browser": "browser", "test_server_schema.py": "fuzz"}
+_TESTS = Path(__file__).resolve().parent
+
 _VIOLATIONS = pytest.StashKey[list[str]]()
+_UNCOLLECTED = pytest.StashKey[int]()  # wholly slow paths left uncollected
 _DESELECTED = pytest.StashKey[tuple[int, int]]()  # (slow, fast) tests left out
 
 
@@ -53,12 +65,45 @@ class SlowWorkInFastTier(RuntimeError):
     """Raised where a fast-tier test would start a process or load model weights."""
 
 
+def leaves_out(expression: str, mark: str) -> bool:
+    """Whether the `-m` expression deselects every test marked `mark`, whatever other marks it has."""
+    if not expression.strip():
+        return False
+    from _pytest.mark.expression import Expression  # pytest's own reading of -m, pinned with pytest
+
+    compiled = Expression.compile(expression)
+    names = sorted(set(re.findall(r"[\w.\[\]-]+", expression)) - {"and", "or", "not", mark})
+
+    def having(marked: set[str]) -> Callable[..., bool]:
+        return lambda name, /, **kwargs: name in marked
+
+    for values in itertools.product((False, True), repeat=len(names)):
+        if compiled.evaluate(having({mark, *(n for n, v in zip(names, values, strict=True) if v)})):
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.parent != _TESTS or collection_path.name not in WHOLLY_SLOW:
+        return None
+    if not leaves_out(config.option.markexpr, WHOLLY_SLOW[collection_path.name]):
+        return None
+    config.stash[_UNCOLLECTED] = config.stash.get(_UNCOLLECTED, 0) + 1
+    return True
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by mark
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for fixture, mark in SLOW_FIXTURES.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(mark)
+        where = item.path.relative_to(_TESTS).parts[0] if item.path.is_relative_to(_TESTS) else ""
+        if where in WHOLLY_SLOW and not item.get_closest_marker(WHOLLY_SLOW[where]):
+            raise pytest.UsageError(
+                f"{item.nodeid} is in tests/{where}, whose tests are all `{WHOLLY_SLOW[where]}` "
+                "(tests/tiers.py, WHOLLY_SLOW): mark it, or move it"
+            )
 
 
 def in_fast_tier(item: pytest.Item) -> bool:
@@ -73,12 +118,33 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         config.stash[_DESELECTED] = (slow + left_slow, fast + len(items) - left_slow)
 
 
+def _left_out(config: pytest.Config) -> tuple[int, int]:
+    """(slow, fast): the tests and wholly slow paths this process's collection left out."""
+    slow, fast = config.stash.get(_DESELECTED, (0, 0))
+    return slow + config.stash.get(_UNCOLLECTED, 0), fast
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)  # an xdist worker's report to the controller
+    if output is not None:
+        output["tiers_left_out"] = _left_out(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    # The controller of xdist workers collects nothing itself: what was left out is what its workers say (each
+    # collects the whole session, so any one of them tells).
+    said = getattr(node, "workeroutput", {}).get("tiers_left_out")
+    if said is not None:
+        node.config.stash[_DESELECTED] = tuple(said)
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
     # `pytest tests/test_crash.py` would otherwise end with "deselected" and exit code 5, and no hint why.
     # Only when every test left out is a slow one: `-k nothing-matches` leaves out fast ones too, no hint.
-    slow, fast = config.stash.get(_DESELECTED, (0, 0))
+    slow, fast = _left_out(config)
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and slow and not fast:
         terminalreporter.write_line(
             'the tests selected are all in slow tiers, which plain `pytest` leaves out: add -m "" to run them'
