@@ -320,6 +320,23 @@ def check_run(words: list[str], result: Result, debates: Debates, before: set[st
     if topic is not None:
         assert new[0].topic == topic
     assert f"id {new[0].id}" in result.stdout
+    if tuple(words) == ten_second_try().words:
+        # The first thing a reader pastes (on fake models only: tests/test_readme.py) shows a whole debate.
+        for seen in (
+            "Round 1 of 2",
+            "Round 2 of 2",
+            "Round 2 assessed",
+            "Scores",
+            "Winner:",
+            "completed · 4 turns",
+        ):
+            assert seen in result.stdout, result.stdout
+        assert "demo model" not in result.stdout  # no embedded-model notice: no embedded model takes part
+
+
+def ten_second_try() -> Command:
+    """The README's first example, right after the two commands."""
+    return block_commands(readme_blocks()[0])[0]
 
 
 def check_list(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
