@@ -210,6 +210,9 @@ def _handler(
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Each SSE chunk is its own small write: with Nagle's algorithm on, every write after the first waits
+        # for the client's delayed ACK (~40 ms), as no real server's stream does.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass

@@ -374,7 +374,7 @@ class Served:
     """The app under uvicorn on a free port of 127.0.0.1, from a background thread."""
 
     def __init__(self, app: Any) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"

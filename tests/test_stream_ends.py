@@ -51,6 +51,9 @@ def sse_server(events: list[bytes]) -> Iterator[str]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Each SSE chunk is its own small write: with Nagle's algorithm on, every write after the first waits
+        # for the client's delayed ACK (~40 ms), as no real server's stream does.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

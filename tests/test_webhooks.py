@@ -80,7 +80,7 @@ def receiver() -> Iterator[Receiver]:
     rec = Receiver()
     server = ThreadingHTTPServer(("127.0.0.1", 0), rec.handler())
     rec.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/moot"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield rec
     server.shutdown()
