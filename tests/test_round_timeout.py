@@ -70,8 +70,9 @@ class Script:
         return len(self.calls.get(name, []))
 
 
-def limited(n: int = 3, rounds: int = 2, timeout_s: float = 2.0, **extra: Any) -> DebateConfig:
-    # 2 s: ample for the turns that answer at once, on a loaded machine too; a hanging turn waits for it.
+def limited(n: int = 3, rounds: int = 2, timeout_s: float = 1.0, **extra: Any) -> DebateConfig:
+    # 1 s: ten times what a round of turns that answer at once takes on a machine busy with two other loops;
+    # a hanging turn waits for it.
     return make_config(n, rounds=rounds, limits={"round_timeout_s": timeout_s}, **extra)
 
 
@@ -85,7 +86,7 @@ def cut_turns(state: DebateState) -> list[tuple[int, str, str | None, str]]:
     return [(t.round, t.participant_id, t.target, t.text) for r in state.rounds for t in r.turns if t.cut]
 
 
-def note(begun: bool, limit: str = "2") -> str:
+def note(begun: bool, limit: str = "1") -> str:
     when = "ended" if begun else "began"
     return f"cut: the round's time limit of {limit} s (limits.round_timeout_s) passed before this turn {when}"
 
