@@ -281,6 +281,29 @@ def test_base_url_prefixes_match_whole_parts() -> None:
     assert url_allowed("https://api.example.com:443/x", "https://api.example.com/")
 
 
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        (
+            "http://h/ok/../fail500/x",
+            False,
+        ),  # a server resolves the dot segments: the POST lands on /fail500/x
+        ("http://h/ok/%2e%2e/fail500/x", False),  # percent-encoded dots are dots to a server
+        ("http://h/ok/%2E%2e/x", False),
+        ("http://h/ok/..", False),
+        ("http://h/ok/a/../../x", False),
+        ("http://h/ok%2f..%2ffail500", False),  # an encoded slash is no separator: not under /ok/
+        ("http://h/ok/./x", True),
+        ("http://h/ok/a/../b", True),
+        ("http://h/./ok/x", True),
+        ("http://H:80/ok/x", True),  # case and the default port are the same server
+        ("HTTP://h/ok/x", True),
+    ],
+)
+def test_an_allowlisted_prefix_is_judged_on_the_url_a_server_resolves(url: str, allowed: bool) -> None:
+    assert url_allowed(url, "http://h/ok/") is allowed
+
+
 def test_module_tools_are_refused_unless_allowed(db: str) -> None:
     payload = body()
     payload["participants"][0]["tools"] = ["web_search", "tests.sample_tools:word_count"]

@@ -217,8 +217,13 @@ def test_the_server_refuses_a_webhook_url_outside_its_allowlist_and_posts_to_one
         assert got["field"] == "notify.0.url"
         assert "MOOT_ALLOWED_BASE_URLS" in got["detail"] and "--allow-base-url" in got["detail"]
         assert "\n" not in got["detail"]
-    allowed = ServerSettings(allowed_base_urls=[receiver.url.rsplit("/", 2)[0]])
+    allowed = ServerSettings(allowed_base_urls=[receiver.url.rsplit("/", 1)[0]])  # .../hooks
     with TestClient(create_app(db, resolve=fake_resolve, settings=allowed)) as c:
+        # Out of the allowed path by dot segments, plain or percent-encoded: the POST would land on /elsewhere.
+        for escape in ("/../elsewhere/x", "/%2e%2e/elsewhere/x", "/moot/../../elsewhere"):
+            outside = {**body(), "notify": [{"url": receiver.url.rsplit("/", 1)[0] + escape}]}
+            r = c.post("/api/debates", json=outside)
+            assert r.status_code == 422 and r.json()["field"] == "notify.0.url", (escape, r.text)
         r = c.post("/api/debates", json=payload)
         assert r.status_code == 202, r.text
         assert receiver.got.wait(30)

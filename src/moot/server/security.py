@@ -72,8 +72,22 @@ def url_allowed(url: str, prefix: str) -> bool:
     u, p = urlsplit(url), urlsplit(prefix)
     if (u.scheme, u.hostname, _port(u.scheme, u.port)) != (p.scheme, p.hostname, _port(p.scheme, p.port)):
         return False
-    base = p.path.rstrip("/")
-    return u.path.rstrip("/") == base or u.path.startswith(base + "/")
+    base, path = _resolved(p.path).rstrip("/"), _resolved(u.path)
+    return path.rstrip("/") == base or path.startswith(base + "/")
+
+
+def _resolved(path: str) -> str:
+    """The path a server answers for `path`: percent-encoded dots are dots, and dot segments are resolved
+    (RFC 3986, 5.2.4), so `/ok/../x` and `/ok/%2e%2e/x` are judged as the `/x` they reach. An encoded slash
+    stays part of its segment, as servers route it."""
+    segments: list[str] = []
+    for segment in re.sub(r"%2e", ".", path, flags=re.IGNORECASE).split("/")[1:]:
+        if segment == "..":
+            if segments:
+                segments.pop()
+        elif segment != ".":
+            segments.append(segment)
+    return "/" + "/".join(segments)  # a trailing slash is not compared (url_allowed strips it)
 
 
 def _port(scheme: str, port: int | None) -> int:
