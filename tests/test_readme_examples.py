@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
 import os
@@ -337,6 +338,7 @@ def check_run(words: list[str], result: Result, debates: Debates, before: set[st
         assert "demo model" not in result.stdout  # no embedded-model notice: no embedded model takes part
 
 
+@functools.cache
 def ten_second_try() -> Command:
     """The README's first example, right after the two commands."""
     return block_commands(readme_blocks()[0])[0]
