@@ -156,12 +156,14 @@ def upgrade_schema(connection: Connection) -> None:
         # A new, empty database: the newest revision's tables at once, stamped as Alembic stamps. Replaying every
         # migration through Alembic's scripts took 40-70 ms a store (each new home, each test's store);
         # tests/test_store.py holds these tables to what the migrations build.
-        from alembic.runtime.migration import MigrationContext
-
         metadata.create_all(connection)
-        # Alembic's own version table (its dialect's hook), without loading the migration scripts.
-        version = MigrationContext.configure(connection).impl.version_table_impl(
-            version_table="alembic_version", version_table_schema=None, version_table_pk=True
+        # Alembic's version table as Alembic declares it (DefaultImpl.version_table_impl), written here: importing
+        # Alembic would cost every first `moot list` its start-up (tests/test_cli_fast_start.py).
+        version = sa.Table(
+            "alembic_version",
+            sa.MetaData(),
+            sa.Column("version_num", sa.String(32), nullable=False),
+            sa.PrimaryKeyConstraint("version_num", name="alembic_version_pkc"),
         )
         version.create(connection)
         connection.execute(version.insert().values(version_num=head))
