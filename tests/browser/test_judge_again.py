@@ -90,6 +90,10 @@ def test_judge_again_after_a_failed_verdict_then_by_a_panel(
 
     narrow = open_extra_tab("narrow", viewport=NARROW, is_mobile=True, has_touch=True)
     small = narrow.open(server, f"#/debates/{debate_id}")
+    # The result is drawn from the stored state, then again as the log replays: the button to click is the one
+    # drawn once every verdict is in (a click on the first one's form was lost with it).
+    expect(small.get_by_test_id("given-verdict")).to_have_count(3)
+    expect(small.get_by_test_id("status")).to_have_text("completed")
     small.get_by_test_id("judge-again").click()
     expect(small.get_by_test_id("judge-again-form")).to_be_visible()
     problems = sideways_scroll(small, "the judge-again form")
