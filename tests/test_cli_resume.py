@@ -98,7 +98,7 @@ def test_a_debate_cut_anywhere_resumes_to_the_same_turns(ending: Event | None) -
 def test_a_debate_created_without_starting_is_started() -> None:
     async def create() -> str:
         async with await EventStore.open(db_url_from(None)) as store:
-            held = [event async for event in run_debate(make_config(2), log=store, hold=True)]
+            held = [event async for event in run_debate(make_config(2), log=store, hold="created")]
             assert held[-1].type == "debate_paused"
             return held[-1].debate_id
 

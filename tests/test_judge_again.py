@@ -297,7 +297,7 @@ async def test_a_debate_without_turns_or_under_way_cannot_be_judged() -> None:
     config = make_config(2, rounds=1)
     log = InMemoryLog()
     async for _ in run_debate(
-        config, log=log, resolve=resolve_with(Recorder(), {}), debate_id="d1", hold=True
+        config, log=log, resolve=resolve_with(Recorder(), {}), debate_id="d1", hold="created"
     ):
         pass
     with pytest.raises(StateError, match="has no turns"):

@@ -258,7 +258,40 @@ def test_concurrency_limit(db: str) -> None:
         wait_for(client, second_id)
         a = client.get(f"/api/debates/{first_id}").json()
         b = client.get(f"/api/debates/{second_id}").json()
-        assert b["started_at"] >= a["ended_at"]
+        # Accepted (started_at) while the first ran; its first turn only once the first had ended.
+        assert b["started_at"] < a["ended_at"] <= b["rounds"][0]["turns"][0]["at"]
+
+
+def test_a_queued_debate_is_stored_read_listed_edited_and_deleted_before_it_starts(db: str) -> None:
+    with TestClient(create_app(db, max_running=1)) as client:
+        first = start(client, body(model="fake:ada-200", rounds=3))
+        edited, deleted = (start(client, body(model="fake:ada")) for _ in range(2))
+        # Stored before the answer, so readable and listed while it waits for a slot.
+        state = client.get(f"/api/debates/{edited}").json()
+        assert (state["status"], state["config"]["rounds"]) == ("queued", 1)
+        listed = {d["id"]: d["status"] for d in client.get("/api/debates").json()}
+        assert (listed[edited], listed[deleted]) == ("queued", "queued")
+        assert client.get("/api/debates", params={"status": "queued"}).status_code == 200
+        # Started by the server when a slot is free, not by the client.
+        assert client.post(f"/api/debates/{edited}/start").status_code == 409
+        patched = client.patch(f"/api/debates/{edited}", json={"rounds": 2})
+        assert patched.status_code == 200, patched.text
+        assert client.delete(f"/api/debates/{deleted}").status_code == 204
+        assert client.get(f"/api/debates/{deleted}").status_code == 404
+        wait_for(client, first)
+        done = client.get(f"/api/debates/{wait_for(client, edited)['id']}").json()
+        assert len(done["rounds"]) == 2  # it ran as edited while it waited
+        assert client.get(f"/api/debates/{deleted}").status_code == 404  # and the deleted one never ran
+
+
+def test_a_started_debate_cannot_be_edited_or_deleted_from_the_queue(db: str) -> None:
+    with TestClient(create_app(db, max_running=1)) as client:
+        running = start(client, body(model="fake:ada-200", rounds=3))
+        wait_for(client, running, "running")
+        assert client.patch(f"/api/debates/{running}", json={"rounds": 2}).status_code == 409
+        assert client.delete(f"/api/debates/{running}").status_code == 409
+        client.post(f"/api/debates/{running}/stop")
+        wait_for(client, running)
 
 
 def test_delete_while_running_is_409_then_stop_judges_and_delete_works(client: TestClient) -> None:

@@ -209,7 +209,7 @@ async def test_a_dropped_participant_s_turn_ends_in_error_and_a_resumed_run_is_i
         return judge if name == "judge" else rec.model(name)
 
     log = InMemoryLog()
-    held = [e async for e in run_debate(config, resolve=resolve, log=log, hold=True)]
+    held = [e async for e in run_debate(config, resolve=resolve, log=log, hold="created")]
     async for _ in resume_debate(held, log=log, resolve=resolve):
         pass
     spans = collected.spans.get_finished_spans()

@@ -107,7 +107,7 @@ def debate_config(*, rounds: int = 2, delay_ms: int = 0, n: int = 2, judge: bool
 async def record(store: EventStore, config: DebateConfig) -> tuple[str, int]:
     """A debate recorded as created, not started: its id and its log's last seq."""
     last: Event | None = None
-    async for event in run_debate(config, log=store, hold=True):
+    async for event in run_debate(config, log=store, hold="created"):
         last = event
     assert last is not None and last.seq is not None
     return last.debate_id, last.seq

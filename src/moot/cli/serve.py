@@ -60,8 +60,8 @@ def serve_command(
         OnRestart,
         typer.Option(
             "--on-restart",
-            help="What to do at start with debates that were running when the server stopped: resume them "
-            "from their log, or mark them interrupted.",
+            help="What to do at start with debates that were running or queued when the server stopped: "
+            "carry them on (queued ones start in order), or mark them interrupted.",
         ),
     ] = "resume",
     max_running_per_token: Annotated[

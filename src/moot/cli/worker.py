@@ -112,7 +112,7 @@ async def enqueue_debate(
     async with await QueueClient.open(queue_url_from(queue_url, store_url)) as queue:
         async with await EventStore.open(store_url) as store:
             last_seq = 0
-            async for event in run_debate(config, log=store, debate_id=debate_id, hold=True):
+            async for event in run_debate(config, log=store, debate_id=debate_id, hold="created"):
                 last_seq = event.seq or last_seq
         if not last_seq:
             raise StoreError(f"debate {debate_id} was not recorded, so it was not queued")

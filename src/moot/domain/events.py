@@ -519,6 +519,15 @@ class DebatePaused(BaseEvent):
     )
 
 
+class DebateQueued(BaseEvent):
+    """Accepted to run and waiting for a running slot (`moot serve --max-running`). Stored before the request
+    that asked for it is answered, so a server that stops meanwhile starts it, in order, when it starts again;
+    while queued its config can still be edited and the debate deleted."""
+
+    type: Literal["debate_queued"] = "debate_queued"
+    reason: str = "waiting for a running slot"
+
+
 class CostAcknowledged(BaseEvent):
     """Someone answered a pause at `limits.pause_at_cost`: the debate goes on (`continue`) or ends with its
     verdict (`stop`). Once acknowledged, the same threshold does not pause the debate again."""
@@ -595,6 +604,7 @@ Event = Annotated[
     | DebateFailed
     | DebateInterrupted
     | DebatePaused
+    | DebateQueued
     | CostAcknowledged
     | ConfigEdited
     | DebateResumed

@@ -26,6 +26,7 @@ from moot.domain.events import (
     DebateFailed,
     DebateInterrupted,
     DebatePaused,
+    DebateQueued,
     DebateResumed,
     DebateStarted,
     DebateStopping,
@@ -495,6 +496,8 @@ class DebateState(BaseModel):
                 if event.cost is not None:
                     self.cost_pause = event.cost
                 self._drop_unfinished()
+            case DebateQueued():
+                self.status = "queued"
             case DebateResumed():
                 if event.after_status == "failed":
                     self.dropped.clear()  # a retry is the user's "try again": its cause (a key) may be fixed

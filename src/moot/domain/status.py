@@ -3,6 +3,8 @@
 
 from typing import Literal, get_args
 
-Status = Literal["created", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"]
+Status = Literal[
+    "created", "queued", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"
+]
 
 STATUSES: tuple[str, ...] = get_args(Status)

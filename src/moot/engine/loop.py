@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from typing import Literal
 
 from moot.domain.assessment import StopReason
 from moot.domain.events import (
@@ -18,6 +19,7 @@ from moot.domain.events import (
     DebateFailed,
     DebateInterrupted,
     DebatePaused,
+    DebateQueued,
     DebateResumed,
     DebateStarted,
     Event,
@@ -45,19 +47,21 @@ from moot.models.providers import redact
 from moot.protocols import Judge, Step
 
 CREATED = "created; waiting to be started"
+Hold = Literal["created", "queued"]  # what a new debate recorded without running is left as
 
 
 async def run_events(
     ctx: RunContext,
     *,
     resumed: str | None = None,
-    hold: bool = False,
+    hold: Hold | None = None,
     judging: JudgingRequested | None = None,
 ) -> AsyncIterator[Event]:
     """Drive the run and yield its events as they are recorded; cancelling the consumer interrupts the run.
 
     `resumed` is the reason when the run carries a stored debate on; with `hold`, a new debate is recorded and
-    left `created` before its first call; with `judging` (and `resumed`), the run is that judging of the stored
+    left before its first call, `created` (a start runs it) or `queued` (its server starts it when a running slot
+    is free); with `judging` (and `resumed`), the run is that judging of the stored
     debate."""
     task = asyncio.create_task(_drive(ctx, resumed, hold, judging))
     deadline = asyncio.create_task(_deadline(ctx)) if ctx.initial.limits.debate_timeout_s else None
@@ -83,13 +87,17 @@ async def _deadline(ctx: RunContext) -> None:
     ctx.control.stop(StopReason(kind="deadline", detail=detail))
 
 
-async def _drive(ctx: RunContext, resumed: str | None, hold: bool, judging: JudgingRequested | None) -> None:
+async def _drive(
+    ctx: RunContext, resumed: str | None, hold: Hold | None, judging: JudgingRequested | None
+) -> None:
     ctx.started = time.monotonic() - ctx.ran_before
     try:
         if resumed is None:
             await _begin(ctx)
-            if hold:
-                await ctx.emit(DebatePaused(reason=CREATED, before_start=True))
+            if hold is not None:
+                await ctx.emit(
+                    DebatePaused(reason=CREATED, before_start=True) if hold == "created" else DebateQueued()
+                )
                 return
         else:
             await ctx.emit(

@@ -18,7 +18,7 @@ from moot.engine.context import RunContext
 from moot.engine.control import RunControl, time_running
 from moot.engine.judging_again import Fields, PlannedJudging, check_judges, retry_request, verdict_failed
 from moot.engine.log import EventLog, InMemoryLog
-from moot.engine.loop import CREATED, run_events
+from moot.engine.loop import CREATED, Hold, run_events
 from moot.engine.people import People, require_people
 from moot.errors import StateError
 
@@ -40,7 +40,7 @@ async def run_debate(
     resolve: ModelResolver | None = None,
     debate_id: str | None = None,
     control: RunControl | None = None,
-    hold: bool = False,
+    hold: Hold | None = None,
     eval_run: str | None = None,
     people: People | None = None,
 ) -> AsyncIterator[Event]:
@@ -48,7 +48,8 @@ async def run_debate(
 
     With the default resolver, missing keys or packages raise before the debate starts. Cancelling the
     consumer marks the debate interrupted; finished turns stay stored. `control` pauses or stops it. With
-    `hold`, the debate is recorded and left `created`, before its first call: `resume_debate` starts it.
+    `hold`, the debate is recorded and left `created` (or `queued`, for a server that starts it when it has a
+    running slot), before its first call: `resume_debate` starts it.
     A bare config is checked here (`check_run`; `resolve` skips the model build); a `Checked`, what `check_run`
     returned to a caller that had to answer before the start, is run as it is: the checks are not run twice.
     `eval_run` tags the debate as part of that `moot eval` run (DebateStarted.eval_run): listings hide it.

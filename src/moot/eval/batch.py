@@ -45,7 +45,7 @@ async def enqueue(checked: Checked, *, store: EventStore, queue: Dispatcher, run
     """Record the debate as created (no call made), tagged with the run, and put it on the queue; its id."""
     debate_id = uuid.uuid4().hex
     last_seq = 0
-    async for event in run_debate(checked, log=store, debate_id=debate_id, hold=True, eval_run=run_id):
+    async for event in run_debate(checked, log=store, debate_id=debate_id, hold="created", eval_run=run_id):
         last_seq = event.seq or last_seq
     if not last_seq:
         raise StoreError(f"debate {debate_id} was not recorded, so it was not queued")

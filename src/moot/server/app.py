@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import Depends, FastAPI, Header, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -236,8 +236,9 @@ def create_app(
         queued = start and manager.dispatcher is not None
         run = admit(request, config, lambda c: manager.start(c, hold=not start or queued, seats=True))
         links = await open_seats(manager.store, run.id, config, str(request.base_url)) if people else None
-        if not start or queued:
-            await manager.settled(run)  # recorded before the answer, so a GET finds it at once
+        await manager.recorded(
+            run
+        )  # stored before the answer: accepted is durable, and a GET finds it at once
         if queued:
             await manager.carry_on(run.id, "start")  # on the queue, for a worker
             return Started(id=run.id, status="queued")
@@ -314,9 +315,10 @@ def create_app(
     @app.delete("/api/debates/{debate_id}", status_code=204)
     async def delete(request: Request, debate_id: str) -> None:
         manager = manager_of(request)
-        if manager.running(debate_id):
-            raise HTTPException(409, f"debate {debate_id!r} is running; stop it first")
-        await manager.store.delete(debate_id)
+        async with manager.before_start(debate_id, "stop it first") as queued:
+            if queued is not None:  # it waits for a running slot: it leaves the queue, and never starts
+                await manager.unqueue(queued)
+            await manager.store.delete(debate_id)
         manager.forget(debate_id)
 
     @app.post("/api/debates/{debate_id}/start", status_code=202)

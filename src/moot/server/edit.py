@@ -1,4 +1,4 @@
-"""Editing the config of a debate created and not started yet (seed 000's EDIT_CONFIG, issue 22).
+"""Editing the config of a debate created or queued, and not started yet.
 
 `PATCH /api/debates/{id}` takes a JSON merge patch (RFC 7386) over the debate's config as it was written:
 the stored config without the defaults moot fills in (`without_defaults`), so a patch of one field leaves the
@@ -81,16 +81,24 @@ async def edit_config(
 ) -> DebateConfig:
     """The debate's config replaced by `edit` of it as written, checked as a start checks it, then recorded."""
     manager: DebateManager = request.app.state.manager
+    refusal = "a config is edited only before the debate starts"
+    async with manager.before_start(debate_id, refusal):  # a queued debate starts after the edit, as edited
+        return await _edit(manager, request, debate_id, edit)
+
+
+async def _edit(
+    manager: DebateManager, request: Request, debate_id: str, edit: Callable[[dict[str, Any]], dict[str, Any]]
+) -> DebateConfig:
     await _not_started_here(manager, debate_id)
     await manager.store.flush()  # progress markers first: the edit is checked against the whole log
     events = await manager.store.events(debate_id)
     if not events:
         raise NotFoundError(f"no debate {debate_id!r}")
     state = fold(events)
-    if state.status != "created" or state.config is None:
+    if state.status not in ("created", "queued") or state.config is None:
         raise StateError(
             f"debate {debate_id!r} is {state.status}; a config is edited only before the debate starts "
-            "(status created)"
+            "(status created or queued)"
         )
     data = edit(without_defaults(state.config))
     config = requested_config(data)
@@ -130,7 +138,7 @@ async def edit_config(
 
 
 async def _not_started_here(manager: DebateManager, debate_id: str) -> None:
-    if manager.running(debate_id):
+    if manager.running(debate_id) and not manager.queued(debate_id):
         raise StateError(f"debate {debate_id!r} is running; a config is edited only before the debate starts")
     if manager.dispatcher is not None and await manager.dispatcher.active(debate_id):
         raise StateError(

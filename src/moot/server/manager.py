@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,11 +69,11 @@ Action = Literal["start", "resume", "retry", "stop"]
 # The statuses each action carries on from, when the debate is not running here. "running", "judging" and
 # "pending" in the store with no run here are debates whose process died (a crash, a kill).
 FROM_STATUSES: dict[Action, tuple[str, ...]] = {
-    "start": ("created",),
+    "start": ("created",),  # a queued debate is started by its server, when a running slot is free
     # "completed": one whose verdict failed (`resumable` refuses the others), whose run is that verdict again.
     "resume": ("paused", "interrupted", "running", "judging", "pending", "completed"),
     "retry": ("failed", "completed"),
-    "stop": ("created", "paused", "interrupted", "failed", "running", "judging", "pending"),
+    "stop": ("created", "queued", "paused", "interrupted", "failed", "running", "judging", "pending"),
 }
 HELD_CHECKS = 1000  # created debates whose checks are kept for their start; each holds its models' resolver
 QUEUE_SIZE = 1000  # token deltas included; a browser on a working connection never gets near it
@@ -160,6 +161,10 @@ class Run:
     waits: set[object] = field(default_factory=set)  # what of people it waits for now
     waits_over: set[object] = field(default_factory=set)  # waits answered before the manager saw them begin
     acquiring: bool = False  # taking its slot back after a wait for people
+    # A queued debate starts under this lock, and an edit or deletion while it is queued runs under it: the
+    # start reads the log after the edit, or the edit sees the start and is refused.
+    gate: asyncio.Lock = field(default_factory=asyncio.Lock)
+    recorded: asyncio.Event = field(default_factory=asyncio.Event)  # its creation is stored
     under_way: dict[str, str] = field(default_factory=dict)  # turns started and not completed: key -> speaker
 
 
@@ -190,30 +195,106 @@ class DebateManager:
     def start(
         self, config: DebateConfig, *, hold: bool = False, seats: bool = False, how: str = "this way in"
     ) -> Run:
-        """Check `config` now (a UserError names the bad field), then run it in the background; with `hold`,
-        only record it as created (`carry_on(id, "start")` runs it). A config with people in it needs `seats`
-        (the caller gives them their join links, as POST /api/debates does); else it is refused, naming `how`
-        the caller came in (an OpenAI-compatible request, an MCP tool: nobody there could answer for them)."""
+        """Check `config` now (a UserError names the bad field), then record it and run it in the background;
+        with `hold`, only record it as created (`carry_on(id, "start")` runs it). A config with people in it needs
+        `seats` (the caller gives them their join links, as POST /api/debates does); else it is refused, naming
+        `how` the caller came in (an OpenAI-compatible request, an MCP tool: nobody there could answer for them).
+
+        A debate to run is recorded `queued` before anything else (`Run.recorded`: await `recorded(run)` before
+        telling anyone it was accepted), then waits for a running slot: a server stopped meanwhile starts it
+        at its next start (`recover`)."""
         checked = check_run(config, self.resolve)
         if not seats:
             require_people(checked.config, None, how=how)
         run = Run(id=uuid.uuid4().hex, config=config)
         if hold:  # its start (`carry_on(id, "start")`) runs what was checked here, not the checks again
-            self._held[run.id] = checked
-            while len(self._held) > HELD_CHECKS:
-                self._held.popitem(last=False)
-        debate = run_debate(
-            checked, log=self.store, debate_id=run.id, control=run.control, hold=hold, people=self.people
+            self._hold(run.id, checked)
+            debate = run_debate(
+                checked,
+                log=self.store,
+                debate_id=run.id,
+                control=run.control,
+                hold="created",
+                people=self.people,
+            )
+            return self._launch(run, debate, slot=False)
+        recording = run_debate(
+            checked, log=self.store, debate_id=run.id, control=run.control, hold="queued", people=self.people
         )
-        return self._launch(run, debate, slot=not hold)
+        return self._launch(run, self._queued(run, recording, checked), slot=False)
 
-    def keep_checks(self, debate_id: str, checked: Checked) -> None:
-        """Keep what a created debate's edited config passed (PATCH /api/debates/{id}) for its start, in place
-        of what its first config passed."""
+    async def recorded(self, run: Run) -> None:
+        """Wait until the run's debate is stored (a held or queued creation), or its run has ended."""
+        if run.task is not None:
+            await asyncio.wait(
+                {run.task, asyncio.ensure_future(run.recorded.wait())}, return_when="FIRST_COMPLETED"
+            )
+
+    async def _queued(
+        self, run: Run, recording: AsyncIterator[Event] | None, checked: Checked | None
+    ) -> AsyncIterator[Event]:
+        """A queued debate's run: its creation recorded (`recording`; None for one stored before), then, once it
+        has a running slot, its start from the log as it is then: edited while it waited, it runs as edited;
+        deleted, it does not run."""
+        if recording is not None:
+            async for event in recording:
+                yield event
+        run.recorded.set()
+        await self._take_slot(run)
+        async with run.gate:
+            run.started = True
+        await self.store.flush()
+        events = await self.store.events(run.id)
+        state = fold(events)
+        if state.status != "queued" or state.config is None:
+            return  # deleted, or stopped while it waited
+        held = self._held.pop(run.id, None)
+        if held is not None and held.config == state.config:
+            checked = held
+        elif checked is None or checked.config != state.config:
+            checked = check_run(state.config, self.resolve)
+        run.config = state.config
+        async for event in resume_debate(
+            events, log=self.store, control=run.control, reason=_STARTED, checked=checked, people=self.people
+        ):
+            yield event
+
+    @contextlib.asynccontextmanager
+    async def before_start(self, debate_id: str, refusal: str) -> AsyncIterator[Run | None]:
+        """Hold a queued debate back from its start while an edit or a deletion happens; its Run (None for a
+        debate with no run here). StateError "is running; `refusal`" when it runs, here or on a worker."""
+        run = self._runs.get(debate_id)
+        if run is None:
+            if self.running(debate_id):
+                raise StateError(f"debate {debate_id!r} is running; {refusal}")
+            yield None
+            return
+        async with run.gate:
+            if run.started or not run.recorded.is_set():
+                raise StateError(f"debate {debate_id!r} is running; {refusal}")
+            yield run
+
+    async def unqueue(self, run: Run) -> None:
+        """End a queued debate's wait (inside `before_start`): its run ends without a start."""
+        if run.task is not None:
+            run.task.cancel()
+            await asyncio.wait({run.task})
+
+    def queued(self, debate_id: str) -> bool:
+        """Recorded and waiting here for a running slot."""
+        run = self._runs.get(debate_id)
+        return run is not None and run.recorded.is_set() and not run.started
+
+    def _hold(self, debate_id: str, checked: Checked) -> None:
         self._held.pop(debate_id, None)
         self._held[debate_id] = checked
         while len(self._held) > HELD_CHECKS:
             self._held.popitem(last=False)
+
+    def keep_checks(self, debate_id: str, checked: Checked) -> None:
+        """Keep what a created debate's edited config passed (PATCH /api/debates/{id}) for its start, in place
+        of what its first config passed."""
+        self._hold(debate_id, checked)
 
     def forget(self, debate_id: str) -> None:
         """Let go of what is held for a debate being deleted (the checks kept for its start)."""
@@ -301,7 +382,8 @@ class DebateManager:
 
     async def recover(self, mode: Literal["resume", "interrupt"] = "resume") -> list[str]:
         """At start-up: carry on (or mark interrupted) the debates that were running when the server stopped,
-        those its own shutdown interrupted and those whose process died. The ids it acted on."""
+        those its own shutdown interrupted and those whose process died; then start (or mark interrupted) those
+        that were queued, oldest first, as their running slots come free. The ids it acted on."""
         acted = []
         candidates = [
             summary
@@ -332,6 +414,24 @@ class DebateManager:
                     await self.dispatcher.dispatch(summary.id, events[-1].seq or 0, "resume")
                 else:
                     self.resume_run(summary.id, events, resumable(events), "the server restarted")
+            acted.append(summary.id)
+        queued = await self.store.list_debates(status="queued", limit=RECOVER_AT_MOST, include_eval=True)
+        for summary in reversed(queued):  # listed newest first; they start in the order they were accepted
+            if self.running(summary.id):
+                continue
+            if mode == "interrupt":
+                await self.store.append(
+                    DebateInterrupted(debate_id=summary.id, reason="the server stopped before it started")
+                )
+            elif self.dispatcher is not None:
+                events = await self.store.events(summary.id)
+                await self.dispatcher.dispatch(summary.id, events[-1].seq or 0, "start")
+            else:
+                config = fold(await self.store.events(summary.id)).config
+                assert config is not None  # a queued debate's log starts with its config
+                run = Run(id=summary.id, config=config)
+                run.recorded.set()
+                self._launch(run, self._queued(run, None, None), slot=False)
             acted.append(summary.id)
         return acted
 
@@ -466,9 +566,8 @@ class DebateManager:
     async def _run(self, run: Run, events: AsyncIterator[Event], slot: bool) -> None:
         try:
             if slot:
-                await self._slots.acquire()
-                run.slotted = run.holding = True
-            run.started = True
+                await self._take_slot(run)
+                run.started = True
             async for event in events:
                 if isinstance(event, AudienceOpened):  # people vote for audience.window_s: no slot meanwhile
                     self.waiting(run.id, ("audience", event.phase))
@@ -485,6 +584,10 @@ class DebateManager:
             self.people.ended(run.id)
             for sub in run.subscribers:
                 sub.end()
+
+    async def _take_slot(self, run: Run) -> None:
+        await self._slots.acquire()
+        run.slotted = run.holding = True
 
     # -- a run waiting for people gives its slot up (moot.server.people.Slots) ------------------------------
 
@@ -544,6 +647,7 @@ def _follow_turns(run: Run, event: Event) -> None:
             run.under_way.clear()
 
 
+_STARTED = "started when a running slot was free"
 _REASONS: dict[Action, str] = {
     "start": "started by the user",
     "resume": "resumed by the user",

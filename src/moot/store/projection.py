@@ -17,6 +17,7 @@ STATUS_AFTER: dict[str, str] = {
     "debate_failed": "failed",
     "debate_interrupted": "interrupted",
     "debate_paused": "paused",
+    "debate_queued": "queued",
     "debate_resumed": "running",
 }
 

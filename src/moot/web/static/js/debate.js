@@ -23,6 +23,7 @@ const SPENDS = new Set([
 const STATUS_AFTER = {
   debate_started: "running",
   debate_resumed: "running",
+  debate_queued: "queued",
   judging_started: "judging",
   debate_completed: "completed",
   debate_failed: "failed",
@@ -274,7 +275,7 @@ class DebateView {
     this.buttons.resume.textContent = { start: "Start", retry: "Retry", resume: "Resume" }[this.resumeAction()];
     // A stopped debate can still be judged on what it has; a judged one is over.
     this.buttons.stop.hidden = !(live || (["paused", "interrupted", "failed"].includes(s) && !this.judged));
-    this.buttons.edit.hidden = s !== "created";
+    this.buttons.edit.hidden = !["created", "queued"].includes(s); // a queued one starts as edited
     for (const b of Object.values(this.buttons)) b.disabled = false;
     this.controls.hidden = Object.values(this.buttons).every((b) => b.hidden);
   }

@@ -113,7 +113,7 @@ async function start(ctx) {
     showError(missing.reason, { retry: rerender });
     return;
   }
-  if (ctx.editing && stored.value.status !== "created") {
+  if (ctx.editing && !["created", "queued"].includes(stored.value.status)) {
     clear(ctx.main).append(h("h1", {}, heading(ctx)), backToDebate(ctx));
     showError(`This debate is ${stored.value.status}: a config can be edited only before the debate starts.`);
     return;

@@ -6,7 +6,7 @@ import { append, clear, h, uid, when } from "./dom.js";
 import { colourOf } from "./palette.js";
 
 // The Status literal of moot.domain.state, in the order a debate goes through them.
-const STATUSES = ["created", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"];
+const STATUSES = ["created", "queued", "pending", "running", "judging", "paused", "completed", "failed", "interrupted"];
 const LIMIT = 25;
 const KEYS = ["text", "status", "format", "from", "to"];
 // The table's columns; on a phone each row is a card whose lines these name (app.css, `data-label`).
