@@ -12,6 +12,7 @@ once (moot.server.seats); they take their turns through moot.server.people_api.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot import __version__
 from moot.config_files import RequestedConfig
 from moot.domain.config import MAX_JUDGES, FormatName
-from moot.domain.events import Event
+from moot.domain.events import ConfigEdited, DebateStarted, Event
 from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.rubric import Rubric
 from moot.domain.state import DebateState
@@ -47,6 +48,7 @@ from moot.server.openai_compat import router as openai_router
 from moot.server.people_api import DebateView, debate_view
 from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
+from moot.server.seat_view import seat_event, seat_state
 from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_plan, until_set
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
@@ -276,11 +278,16 @@ def create_app(
             eval_run=eval_run,
         )
 
-    @app.get("/api/debates/{debate_id}")
-    async def get_debate(request: Request, debate_id: str) -> DebateView:
+    @app.get("/api/debates/{debate_id}", response_model=DebateView)
+    async def get_debate(request: Request, debate_id: str) -> DebateView | JSONResponse:
         """The debate's whole state, folded from its events; `awaiting_people` lists what it waits for from
-        people and `audience` the audience's votes (moot.server.people_api)."""
-        return await debate_view(manager_of(request), await state_of(request, debate_id))
+        people and `audience` the audience's votes (moot.server.people_api). Read with a join link's token, the
+        config holds only what the debate's people may see (moot.server.seat_view)."""
+        state = await state_of(request, debate_id)
+        view = await debate_view(manager_of(request), state)
+        if seat_of(request.scope) is None:
+            return view
+        return JSONResponse(seat_state(view.model_dump(mode="json"), state.config))
 
     @app.get("/api/debates/{debate_id}/status")
     async def debate_status(request: Request, debate_id: str) -> DebateStatus:
@@ -421,8 +428,11 @@ def create_app(
         """Every stored event after Last-Event-ID (each with `id: seq`), then the live stream (token
         deltas without an id); ends after the terminal event, or at once when the join link it was opened with
         is revoked."""
-        feed = _feed(manager_of(request), debate_id, last_event_id or 0)
+        manager = manager_of(request)
+        feed = _feed(manager, debate_id, last_event_id or 0)
         seat = seat_of(request.scope)
+        # A join link reads each event as its people may (moot.server.seat_view), against the debate's config.
+        config = (await manager.store.state(debate_id)).config if seat is not None else None
         streams = request.app.state.seat_streams
         with (
             streams.watch(seat.debate_id, seat.seat)
@@ -434,7 +444,13 @@ def create_app(
                     yield ServerSentEvent(event="disconnected", data={"reason": item})
                     return
                 seq = str(item.seq) if item.durable else None
-                yield ServerSentEvent(raw_data=wire_json(item), event=item.type, id=seq)
+                if seat is None:
+                    yield ServerSentEvent(raw_data=wire_json(item), event=item.type, id=seq)
+                    continue
+                if isinstance(item, DebateStarted | ConfigEdited):
+                    config = item.config
+                if (seen := seat_event(item, config)) is not None:
+                    yield ServerSentEvent(raw_data=json.dumps(seen), event=item.type, id=seq)
             if revoked is not None and revoked.is_set():
                 reason = "this join link was revoked; ask the debate's creator for a new link"
                 yield ServerSentEvent(event="disconnected", data={"reason": reason})

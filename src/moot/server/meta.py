@@ -39,6 +39,7 @@ from moot.problem_templates import templates
 from moot.protocols import PROTOCOLS
 from moot.roles import ROLES
 from moot.server.configs import MAX_TEXT
+from moot.server.seats import seat_of
 from moot.server.settings import ServerSettings, env_name
 
 router = APIRouter()
@@ -183,6 +184,15 @@ class Meta(BaseModel):
     )
 
 
+class SeatMeta(BaseModel):
+    """/api/meta as a join link reads it: what the join page draws with, never the server's providers, keys,
+    limits or plugins (those are the operator's)."""
+
+    voices: dict[str, str] = Field(description="Reserved speaker ids of the formats' voices and their names")
+    palette: list[str] = Field(description="A participant's colour by its place in the config (wrapping)")
+    voice_colour: str = Field(description="The colour of the format's own voices (moderator, judge, ...)")
+
+
 def provider_info(row: ProviderStatus) -> ProviderInfo:
     return ProviderInfo(
         name=row.name,
@@ -205,9 +215,12 @@ async def models() -> list[ProviderInfo]:
     return [provider_info(row) for row in provider_statuses()]
 
 
-@router.get("/api/meta")
-async def meta(request: Request) -> Meta:
-    """Everything a client needs to write a config this server accepts."""
+@router.get("/api/meta", response_model=Meta | SeatMeta)
+async def meta(request: Request) -> Meta | SeatMeta:
+    """Everything a client needs to write a config this server accepts; with a join link's token, only what its
+    page draws with (SeatMeta)."""
+    if seat_of(request.scope) is not None:
+        return SeatMeta(voices=dict(VOICES), palette=list(PALETTE), voice_colour=VOICE_COLOUR)
     settings: ServerSettings = request.app.state.settings
     limits = Limits(
         min_participants=MIN_PARTICIPANTS,
