@@ -474,6 +474,15 @@ def test_the_audience_is_worded_once_for_every_case() -> None:
     view = audience_view(empty)
     assert view is not None and view.headline == "No swing: the audience cast no vote before the debate"
     assert view.lines[0] == "Before: no votes"
+    # Nobody voted after: no swing, no -100 points under "No swing", and no chart of shares that never moved.
+    unvoted = DebateState()
+    unvoted.apply(counted("before", "against", "for"))
+    unvoted.apply(counted("after"))
+    view = audience_view(unvoted)
+    assert unvoted.swing() is None and view is not None
+    assert view.headline == "No swing: the audience cast no vote after the debate"
+    assert not any(line.startswith("Swing") for line in view.lines) and view.winner == ""
+    assert all(bar.after is None and bar.swing is None for bar in view.bars)
     state.apply(counted("after", "against", "against", "undecided"))
     view = audience_view(state)
     assert view is not None and view.winner == "against"

@@ -4,6 +4,7 @@ slot a waiting debate gives up. Fake models only: no keys, no network."""
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -22,11 +23,11 @@ from moot.domain.state import DebateState
 from moot.errors import UserError
 from moot.server import DebateManager, create_app
 from moot.server.settings import ServerSettings
+from moot.server.voters import IssueLimit
 from moot.store import EventStore, db_url_from
 
 TOKEN = "people-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-VOTERS = ("browser-aaaa-0001", "browser-bbbb-0002", "browser-cccc-0003")
 
 
 def config(*, rounds: int = 2, **extra: Any) -> dict[str, Any]:
@@ -379,6 +380,7 @@ def test_the_audience_s_people_vote_before_and_after_beside_its_personas(client:
     assert (link["kind"], link["name"]) == ("audience", "Audience")
     me = seat(link["token"])
     votes = f"/api/debates/{debate_id}/audience/votes"
+    VOTERS = [voter_id(client, debate_id, me) for _ in range(3)]
     # Open from the debate's creation until the first round counts it.
     first = client.post(votes, json={"voter": VOTERS[0], "choice": "for", "confidence": 70}, headers=me)
     assert first.status_code == 201, first.text
@@ -395,7 +397,7 @@ def test_the_audience_s_people_vote_before_and_after_beside_its_personas(client:
     twice = client.post(votes, json={"voter": VOTERS[0], "choice": "against"}, headers=me)
     assert (
         twice.status_code == 409
-        and twice.json()["detail"] == "this browser has voted before the debate already"
+        and twice.json()["detail"] == "this voter has voted before the debate already"
     )
     assert client.post(votes, json={"voter": "x", "choice": "for"}, headers=me).status_code == 422
     assert client.post(votes, json={"voter": VOTERS[2], "choice": "maybe"}, headers=me).status_code == 422
@@ -431,6 +433,65 @@ def test_the_audience_s_people_vote_before_and_after_beside_its_personas(client:
     people_before = [v for v in counted["before"] if v["kind"] == "person"]
     assert sorted(v["choice"] for v in people_before) == ["against", "for"]
     assert all(v["voter"].startswith("person-") and VOTERS[0] not in v["voter"] for v in people_before)
+
+
+def voter_id(client: TestClient, debate_id: str, me: dict[str, str]) -> str:
+    issued = client.post(f"/api/debates/{debate_id}/audience/voters", headers=me)
+    assert issued.status_code == 201, issued.text
+    voter: str = issued.json()["voter"]
+    return voter
+
+
+def test_a_vote_needs_a_voter_id_the_server_issued_for_that_audience_link(client: TestClient) -> None:
+    payload = {**models_only(), "audience": {"size": 2, "people": True}}
+    one, other = (create(client, payload, params={"start": "false"}) for _ in range(2))
+    me, them = seat(one["links"]["audience"]["token"]), seat(other["links"]["audience"]["token"])
+    votes = f"/api/debates/{one['id']}/audience/votes"
+
+    def cast(voter: str, choice: str = "for") -> int:
+        return client.post(votes, json={"voter": voter, "choice": choice}, headers=me).status_code
+
+    # Forty ids made up by a script: none counts (each was one counted vote).
+    made_up = [f"{secrets.token_urlsafe(12)}.{secrets.token_urlsafe(32)}" for _ in range(40)]
+    assert {cast(voter) for voter in made_up} == {403}
+    refused = client.post(votes, json={"voter": made_up[0], "choice": "for"}, headers=me).json()["detail"]
+    assert "not issued" in refused and "/audience/voters" in refused
+    assert cast(voter_id(client, other["id"], them)) == 403  # another debate's audience
+    mine = voter_id(client, one["id"], me)
+    assert cast(mine) == 201 and cast(mine, "against") == 409  # one vote per id per phase
+    assert (
+        client.get(f"/api/debates/{one['id']}/audience", headers=me).json()["counts"]["before"]["people"] == 1
+    )
+    # A new audience link voids the ids the old one issued.
+    renewed = client.post(f"/api/debates/{one['id']}/seats/audience/token").json()
+    me = seat(renewed["token"])
+    assert cast(voter_id(client, one["id"], me)) == 201
+    assert client.post(votes, json={"voter": mine, "choice": "for"}, headers=me).status_code == 403
+    # Issuing needs the audience's link, and is limited per client address.
+    assert client.post(f"/api/debates/{one['id']}/audience/voters").status_code == 403
+    client.app.state.voter_ids = IssueLimit(burst=2, every_s=60)  # type: ignore[attr-defined]
+    assert [
+        client.post(f"/api/debates/{one['id']}/audience/voters", headers=me).status_code for _ in range(3)
+    ] == [
+        201,
+        201,
+        429,
+    ]
+    late = client.post(f"/api/debates/{one['id']}/audience/voters", headers=me)
+    assert late.status_code == 429 and 1 <= int(late.headers["Retry-After"]) <= 60
+
+
+def test_the_issue_limit_refills_one_id_every_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr("moot.server.voters.time.monotonic", lambda: now[0])
+    limit = IssueLimit(burst=3, every_s=2.0)
+    assert [limit.take("d", "1.2.3.4") for _ in range(3)] == [None, None, None]
+    assert limit.take("d", "1.2.3.4") == pytest.approx(2.0)
+    assert (
+        limit.take("d", "5.6.7.8") is None and limit.take("e", "1.2.3.4") is None
+    )  # each address, each debate
+    now[0] += 2.0
+    assert limit.take("d", "1.2.3.4") is None and limit.take("d", "1.2.3.4") is not None
 
 
 def _tally(counts: dict[str, int]) -> Tally:

@@ -253,13 +253,15 @@ def test_the_audience_votes_before_and_after_and_the_result_draws_the_swing(
     crowd.shot("vote-before")
     phone.get_by_test_id("vote-against").click()
     expect(card).to_contain_text("You voted against (70% sure).")
-    # One vote per browser per phase: remembered here.
-    assert phone.evaluate("localStorage.getItem('moot.voter')")
+    # One vote per voter id per phase: the id the server issued this browser is kept here.
+    assert phone.evaluate(f"localStorage.getItem('moot.voter.{debate_id}')")
 
     # Another browser votes: the counts on this page move (polled while the vote is open).
+    voters = f"{server.url}/api/debates/{debate_id}/audience/voters"
+    another = httpx.post(voters, headers={"X-Moot-Seat": token}).json()["voter"]
     other = httpx.post(
         f"{server.url}/api/debates/{debate_id}/audience/votes",
-        json={"voter": "another-browser-01", "choice": "undecided", "confidence": 40},
+        json={"voter": another, "choice": "undecided", "confidence": 40},
         headers={"X-Moot-Seat": token},
         timeout=10,
     )

@@ -20,10 +20,6 @@ CHOICES: tuple[Choice, Choice, Choice] = ("for", "against", "undecided")
 Side = Literal["for", "against"]
 VoterKind = Literal["person", "persona"]
 
-# A person's voter id: made by their browser, kept there, so one browser casts one vote per phase.
-VOTER_ID_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
-
-
 class AudienceVote(BaseModel):
     """One voter's vote in one phase."""
 

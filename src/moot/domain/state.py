@@ -278,9 +278,12 @@ class DebateState(BaseModel):
         return tally(counted.votes) if counted is not None else None
 
     def swing(self) -> Swing | None:
-        """The audience's swing, once it has voted before and after."""
+        """The audience's swing, once it has voted before and after: both votes counted, each with a vote in it
+        (a vote nobody cast is not a move of every share to 0)."""
         before, after = self.tally("before"), self.tally("after")
-        return swing_of(before, after) if before is not None and after is not None else None
+        if before is None or after is None or not (before.total and after.total):
+            return None
+        return swing_of(before, after)
 
     @property
     def turns(self) -> list[Turn]:

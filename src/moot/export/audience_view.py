@@ -59,17 +59,14 @@ def audience_view(state: DebateState) -> AudienceView | None:
         )
     lines.append(tally_line("After", after))
     swing = state.swing()
-    assert swing is not None
+    if swing is None:  # counted, and nobody voted in one of them: no share moved anywhere
+        bars = tuple(SwingBar(c, before.share(c), None, None) for c in CHOICES)
+        said = "before" if not before.total else "after"
+        return AudienceView(f"No swing: the audience cast no vote {said} the debate", tuple(lines), bars, "")
     moved = " · ".join(f"{_TITLES[c]} {swing.swing[c]:+g}" for c in CHOICES)
     lines.append(f"Swing (points): {moved}")
     bars = tuple(SwingBar(c, before.share(c), after.share(c), swing.swing[c]) for c in CHOICES)
-    if not (before.total and after.total):
-        headline = (
-            "No swing: the audience cast no vote "
-            + ("before" if not before.total else "after")
-            + " the debate"
-        )
-    elif swing.winner is None:
+    if swing.winner is None:
         headline = f"A tie on the swing: for and against both moved {swing.swing['for']:+g} points"
     else:
         other: Choice = "against" if swing.winner == "for" else "for"

@@ -53,6 +53,7 @@ from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_p
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.server.user_config import router as user_config_router
+from moot.server.voters import IssueLimit
 from moot.store import DebateSummary, EventStore, db_url_from
 from moot.telemetry_setup import check_telemetry
 from moot.web import page_app
@@ -195,6 +196,7 @@ def create_app(
 
     app = FastAPI(title="moot", version=__version__, lifespan=lifespan)
     app.state.seat_streams = OpenStreams()  # join links' open streams, ended when a link is revoked
+    app.state.voter_ids = IssueLimit()  # audience voter ids issued per client address (moot.server.voters)
     secure(app, settings or ServerSettings.from_env())
 
     @app.exception_handler(UserError)

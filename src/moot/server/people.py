@@ -180,7 +180,7 @@ class ServerPeople:
         open_phase: Callable[[], Awaitable[AudiencePhase]],
     ) -> AudiencePhase:
         """Store a person's vote in the phase open now (`open_phase` says which, or raises a StateError when none
-        is). StateError when this browser has voted in it already."""
+        is). StateError when this voter has voted in it already."""
         debate = self._debates[debate_id]
         async with debate.votes:
             phase = await open_phase()
@@ -190,7 +190,7 @@ class ServerPeople:
                 debate_id, phase, voter_hash(debate_id, voter), choice, confidence, utc_now()
             )
         if not stored:
-            raise StateError(f"this browser has voted {phase} the debate already")
+            raise StateError(f"this voter has voted {phase} the debate already")
         return phase
 
     # -- the manager's side ---------------------------------------------------------------------------

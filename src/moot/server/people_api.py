@@ -5,6 +5,7 @@ JSON (`GET /api/debates/{id}`) says of its people: what is awaited of them, and 
     GET  /api/debates/{id}/seat                 the seat's token: who am I
     POST /api/debates/{id}/turns                {"text"}: a participant's turn (their seat's token) -> 201 {seq, round}
     POST /api/debates/{id}/verdict              a PersonVerdict (a judge's seat's token) -> 201 {seq}
+    POST /api/debates/{id}/audience/voters      a voter id for one person of the audience (the audience's token) -> 201
     POST /api/debates/{id}/audience/votes       {"voter", "choice", "confidence"} (the audience's token) -> 201
     GET  /api/debates/{id}/audience             the audience's counts (the audience's token, or the API's)
     GET  /api/debates/{id}/seats                the seats, never a token (the API's token: the debate's creator)
@@ -21,7 +22,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from moot.domain.audience import CHOICES, PHASES, VOTER_ID_PATTERN, Choice, Swing, Tally
+from moot.domain.audience import CHOICES, PHASES, Choice, Swing, Tally
 from moot.domain.audience import Phase as AudiencePhase
 from moot.domain.config import DebateConfig
 from moot.domain.events import TurnAwaited, TurnCompleted, VerdictAwaited, utc_now
@@ -44,6 +45,7 @@ from moot.server.seats import (
     seat_of,
     token_hash,
 )
+from moot.server.voters import ISSUED_PATTERN, issue, issued
 from moot.store.seats import SeatRecord
 
 router = APIRouter(prefix="/api/debates", tags=["people"])
@@ -72,11 +74,16 @@ class VerdictTaken(BaseModel):
 class VoteGiven(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    voter: Annotated[str, Field(pattern=VOTER_ID_PATTERN)] = Field(
-        description="An id the browser made and keeps: one vote per browser per phase"
+    voter: Annotated[str, Field(pattern=ISSUED_PATTERN)] = Field(
+        description="A voter id this server issued (POST .../audience/voters), kept by the browser: one vote per id "
+        "per phase"
     )
     choice: Choice
     confidence: int = Field(default=50, ge=0, le=100, description="How sure, 0-100")
+
+
+class VoterIssued(BaseModel):
+    voter: str = Field(description="This person's voter id: keep it, and send it with each vote")
 
 
 class AudienceView(BaseModel):
@@ -349,10 +356,34 @@ async def give_verdict(request: Request, debate_id: str, body: PersonVerdict) ->
     return VerdictTaken(seq=stored.seq)
 
 
+@router.post("/{debate_id}/audience/voters", status_code=201)
+async def new_voter(request: Request, debate_id: str) -> VoterIssued:
+    """A voter id for one person holding the audience's join link (moot.server.voters): a vote needs one this server
+    issued. Limited per client address: 429 with Retry-After beyond it."""
+    seat = needs_seat(request.scope, "audience")
+    await _debate(_manager(request), debate_id)
+    address = request.client.host if request.client is not None else "unknown"
+    wait = request.app.state.voter_ids.take(debate_id, address)
+    if wait is not None:
+        raise HTTPException(
+            429,
+            f"too many voter ids from this address for this debate; try again in {wait:.0f} s",
+            headers={"Retry-After": str(max(1, round(wait)))},
+        )
+    return VoterIssued(voter=issue(seat))
+
+
 @router.post("/{debate_id}/audience/votes", status_code=201)
 async def vote(request: Request, debate_id: str, body: VoteGiven) -> VoteTaken:
-    """An audience vote from the audience's join link: one per browser (`voter`) per phase."""
-    needs_seat(request.scope, "audience")
+    """An audience vote from the audience's join link: one per voter id (issued by POST .../audience/voters) per
+    phase."""
+    seat = needs_seat(request.scope, "audience")
+    if not issued(seat, body.voter):
+        raise HTTPException(
+            403,
+            "this voter id was not issued for this debate's audience link (made up, another debate's, or the link "
+            f"was renewed); ask for one with POST /api/debates/{debate_id}/audience/voters",
+        )
     manager = _manager(request)
     await _debate(manager, debate_id)
 

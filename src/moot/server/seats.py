@@ -51,6 +51,7 @@ SEAT_ROUTES: dict[tuple[str, str], SeatKind | None] = {
     ("GET", "/audience"): "audience",
     ("POST", "/turns"): "participant",
     ("POST", "/verdict"): "judge",
+    ("POST", "/audience/voters"): "audience",
     ("POST", "/audience/votes"): "audience",
 }
 _WHAT: dict[SeatKind, str] = {

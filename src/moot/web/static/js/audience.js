@@ -11,7 +11,7 @@ import { countdown } from "./people.js";
 export const CHOICES = ["for", "against", "undecided"];
 const PHASES = ["before", "after"];
 const POLL_MS = 2000;
-const VOTER_KEY = "moot.voter";
+const VOTER_KEY = (debateId) => `moot.voter.${debateId}`;
 const VOTED_KEY = (debateId, phase) => `moot.vote.${debateId}.${phase}`;
 
 /** The votes of one phase counted, as moot.domain.audience.tally counts them. */
@@ -63,7 +63,9 @@ export function audienceOf(state) {
     before: normal(given?.counts?.before) ?? counted("before"),
     after: normal(given?.counts?.after) ?? counted("after"),
   };
-  const swing = counts.before && counts.after ? { ...swingOf(counts.before, counts.after), ...(given?.swing ?? {}) } : null;
+  // A swing needs both votes cast: an "after" nobody voted in is not every share falling to 0.
+  const voted = (t) => Boolean(t) && total(t) > 0;
+  const swing = voted(counts.before) && voted(counts.after) ? { ...swingOf(counts.before, counts.after), ...(given?.swing ?? {}) } : null;
   return {
     open: given?.open ?? state.audience_open?.phase ?? null,
     closes_at: given?.closes_at ?? state.audience_open?.closes_at ?? null,
@@ -103,7 +105,7 @@ export function swingBars(audience) {
   return CHOICES.map((c) => ({
     choice: c,
     before: before ? share(before, c) : null,
-    after: after ? share(after, c) : null,
+    after: after && audience.swing ? share(after, c) : null,
     swing: audience.swing ? audience.swing.swing[c] : null,
   }));
 }
@@ -118,7 +120,7 @@ export function audienceResult(state) {
     { class: "audience-result", dataset: { testid: "audience-result" } },
     h("h3", {}, "The audience"),
     h("p", { class: "swing-headline", dataset: { testid: "swing-headline" } }, swingHeadline(audience)),
-    after ? swingChart({ bars: swingBars(audience), winner: audience.swing?.winner ?? null }) : null,
+    audience.swing ? swingChart({ bars: swingBars(audience), winner: audience.swing.winner ?? null }) : null,
     h(
       "dl",
       { class: "facts audience-counts" },
@@ -253,13 +255,16 @@ export class AudienceCard {
   }
 }
 
-/** This browser's voter id for audience votes: made once, kept (one vote per browser per phase). */
-export function voterId() {
-  let id = localStorage.getItem(VOTER_KEY);
-  if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) {
-    const bytes = crypto.getRandomValues(new Uint8Array(18));
-    id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    localStorage.setItem(VOTER_KEY, id);
+/**
+ * This browser's voter id for the debate's audience: issued by the server (POST .../audience/voters) the first time
+ * it votes there, then kept (one vote per id per phase). A made-up id is refused, so the server's is the only kind.
+ */
+export async function voterId(debateId, { fresh = false } = {}) {
+  const key = VOTER_KEY(debateId);
+  let id = fresh ? null : localStorage.getItem(key);
+  if (!id) {
+    ({ voter: id } = await api(`/api/debates/${encodeURIComponent(debateId)}/audience/voters`, { method: "POST" }));
+    localStorage.setItem(key, id);
   }
   return id;
 }
@@ -360,10 +365,15 @@ export class VoteCard {
     this.error.textContent = "";
     const confidence = Number(this.slider.value);
     try {
-      await api(`/api/debates/${encodeURIComponent(this.id)}/audience/votes`, {
-        method: "POST",
-        body: { voter: voterId(), choice, confidence },
-      });
+      const cast = async (voter) =>
+        api(`/api/debates/${encodeURIComponent(this.id)}/audience/votes`, { method: "POST", body: { voter, choice, confidence } });
+      try {
+        await cast(await voterId(this.id));
+      } catch (err) {
+        // An id the server no longer knows (the audience link was renewed): a new one, and the vote once more.
+        if (!(err instanceof ApiError && err.status === 403 && /voter id/.test(err.message))) throw err;
+        await cast(await voterId(this.id, { fresh: true }));
+      }
       localStorage.setItem(VOTED_KEY(this.id, phase), JSON.stringify({ choice, confidence }));
       this.audience.poll();
       this.draw();
