@@ -45,6 +45,7 @@ from moot.domain.events import (
     DebateFailed,
     DebateInterrupted,
     DebatePaused,
+    DebateQueued,
     DebateResumed,
     DebateStarted,
     DebateStopping,
@@ -342,6 +343,7 @@ async def test_every_event_type_round_trips(store: EventStore) -> None:
         DebateFailed(debate_id="d2", error="boom", error_type="ModelCallError"),
         DebateResumed(debate_id="d2", after_status="failed"),
         DebatePaused(debate_id="d2"),
+        DebateQueued(debate_id="d2"),
         ContextWarning(
             debate_id="d2",
             round=3,
@@ -546,6 +548,7 @@ async def test_projection_tie_and_missing_verdict(store: EventStore) -> None:
         (DebateFailed(debate_id="d1", error="boom", error_type="X"), "failed"),
         (DebateInterrupted(debate_id="d1"), "interrupted"),
         (DebatePaused(debate_id="d1"), "paused"),
+        (DebateQueued(debate_id="d1"), "queued"),
         (DebateResumed(debate_id="d1", after_status="paused"), "running"),
     ],
 )

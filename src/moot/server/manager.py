@@ -218,17 +218,35 @@ class DebateManager:
                 people=self.people,
             )
             return self._launch(run, debate, slot=False)
+        return self._launch(run, self._accepted(run, checked), slot=False)
+
+    async def recorded(self, run: Run) -> None:
+        """Wait until the run's debate is stored (its first event, or a held creation), or its run has ended."""
+        if run.task is None:
+            return
+        stored = asyncio.ensure_future(run.recorded.wait())
+        try:
+            await asyncio.wait({run.task, stored}, return_when="FIRST_COMPLETED")
+        finally:
+            stored.cancel()
+
+    async def _accepted(self, run: Run, checked: Checked) -> AsyncIterator[Event]:
+        """A new debate's run: at once when a running slot is free (its first event, stored, is its record), else
+        recorded `queued` and started when one is."""
+        if not self._slots.locked():
+            await self._take_slot(run)  # no wait: nothing runs between the check and the take
+            run.started = True
+            async for event in run_debate(
+                checked, log=self.store, debate_id=run.id, control=run.control, people=self.people
+            ):
+                run.recorded.set()  # the engine yields a durable event once it is stored
+                yield event
+            return
         recording = run_debate(
             checked, log=self.store, debate_id=run.id, control=run.control, hold="queued", people=self.people
         )
-        return self._launch(run, self._queued(run, recording, checked), slot=False)
-
-    async def recorded(self, run: Run) -> None:
-        """Wait until the run's debate is stored (a held or queued creation), or its run has ended."""
-        if run.task is not None:
-            await asyncio.wait(
-                {run.task, asyncio.ensure_future(run.recorded.wait())}, return_when="FIRST_COMPLETED"
-            )
+        async for event in self._queued(run, recording, checked):
+            yield event
 
     async def _queued(
         self, run: Run, recording: AsyncIterator[Event] | None, checked: Checked | None
