@@ -116,7 +116,7 @@ async def test_a_persons_turn_is_cut_to_the_limit_and_stripped() -> None:
 
 
 async def test_no_answer_in_time_skips_the_turn_with_a_note() -> None:
-    people = Scripted(hold="created")
+    people = Scripted(hold=True)
     limits = {"human_turn_timeout_s": 0.05, "on_human_timeout": "skip"}
     events = await collect(run_debate(config(limits=limits), people=people))
     state = fold(events)
@@ -130,7 +130,7 @@ async def test_no_answer_in_time_skips_the_turn_with_a_note() -> None:
 
 
 async def test_no_answer_in_time_can_stop_the_rounds_for_the_verdict() -> None:
-    people = Scripted(hold="created")
+    people = Scripted(hold=True)
     limits = {"human_turn_timeout_s": 0.05, "on_human_timeout": "stop"}
     events = await collect(run_debate(config(limits=limits), people=people))
     state = fold(events)
@@ -144,7 +144,7 @@ async def test_a_restart_while_waiting_waits_again_without_asking_twice() -> Non
     log = InMemoryLog()
     limits = {"human_turn_timeout_s": 3600}
     run = cast(
-        AsyncGenerator[Event, None], run_debate(config(limits=limits), log=log, people=Scripted(hold="created"))
+        AsyncGenerator[Event, None], run_debate(config(limits=limits), log=log, people=Scripted(hold=True))
     )
     async for event in run:
         if isinstance(event, TurnAwaited):
@@ -409,7 +409,7 @@ async def test_a_pause_does_not_wait_for_the_person_and_the_resume_asks_no_one_t
     log, control = InMemoryLog(), RunControl()
     limits = {"human_turn_timeout_s": 3600}
     async for event in run_debate(
-        config(limits=limits), log=log, people=Scripted(hold="created"), control=control
+        config(limits=limits), log=log, people=Scripted(hold=True), control=control
     ):
         if isinstance(event, TurnAwaited):
             control.pause()  # Ada is away: the creator pauses while the debate waits for her

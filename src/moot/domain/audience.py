@@ -20,6 +20,7 @@ CHOICES: tuple[Choice, Choice, Choice] = ("for", "against", "undecided")
 Side = Literal["for", "against"]
 VoterKind = Literal["person", "persona"]
 
+
 class AudienceVote(BaseModel):
     """One voter's vote in one phase."""
 
