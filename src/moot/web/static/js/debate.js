@@ -174,6 +174,9 @@ class DebateView {
           this.seats.load();
         }
         break;
+      case "debate_queued":
+        this.roundLine.textContent = "Waiting for a free running slot: it starts when a debate running on this server ends";
+        break;
       case "round_started":
         this.roundLine.textContent = `Round ${event.round}${this.rounds ? ` of ${this.rounds}` : ""}${event.phase ? ` · ${event.phase}` : ""}`;
         break;
