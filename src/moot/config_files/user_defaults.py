@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.domain.config import MAX_ROUNDS, ModelOptions, RoleName, config_error
+from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, ModelOptions, RoleName, config_error
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
 from moot.store.location import moot_home
@@ -40,7 +40,8 @@ class UserDefaults(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    participants: list[ModelOptions] = Field(default_factory=list)
+    # A run without participants takes every one of these: more than a debate holds would refuse every such run.
+    participants: list[ModelOptions] = Field(default_factory=list, max_length=MAX_PARTICIPANTS)
     judge: ModelOptions | None = None
     rounds: int | None = Field(
         default=None,
@@ -51,6 +52,7 @@ class UserDefaults(BaseModel):
     team: list[RoleName] = Field(
         default_factory=lambda: list(DEFAULT_TEAM),
         min_length=2,
+        max_length=MAX_PARTICIPANTS,  # a design review's participants: the same bound
         description="The role agents of a design review that names no participants (seed 003's enabled agents)",
     )
 
