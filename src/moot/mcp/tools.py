@@ -93,7 +93,7 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]
         try:
             return await admit(config, ctx.request_context.request)
         except UserError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(exc.public()) from None
 
     async def held(config: DebateConfig, ctx: Context) -> DebateState:
         _check_format(config)
@@ -228,7 +228,7 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]
                 await store.events(found), format, include_code=include_code, code_field="include_code"
             )
         except UserError as exc:  # a debate that is not a design review, asked for its code
-            raise ToolError(str(exc)) from None
+            raise ToolError(exc.public()) from None
 
     return server
 
@@ -243,7 +243,7 @@ def _checked(make: Callable[[], T]) -> T:
     try:
         return make()
     except UserError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(exc.public()) from None
 
 
 def _check_format(config: DebateConfig) -> None:
@@ -254,7 +254,7 @@ async def _found(store: Any, debate_id: str) -> str:
     try:
         found: str = await store.resolve_id(debate_id)
     except UserError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(exc.public()) from None
     return found
 
 

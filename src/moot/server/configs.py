@@ -149,7 +149,7 @@ async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
         resolve = check_run(config, _resolver(request)).resolve
     except UserError as exc:  # named after the request's fields, not the config built from them
         field = (exc.field or "model").rsplit(".", 1)[-1]
-        raise ConfigError(str(exc).removeprefix(f"{exc.field}: "), field=field) from None
+        raise ConfigError(exc.public().removeprefix(f"{exc.field}: "), field=field) from None
     ids = [p.id for p in config.participants]
     caller = Caller(options, resolve(options), config.limits)
     proposals, result = await propose_personas(config, caller, ids=ids, seed=None)
