@@ -639,7 +639,7 @@ def list_(
             from moot.cli.list_csv import csv_row, to_csv
             from moot.store import EventStore
 
-            async with await EventStore.open(db_url_from(db)) as events:
+            async with await EventStore.open(db_url_from(db), create=False) as events:
                 listed = await events.list_debates(
                     text=search,
                     status=status,
@@ -663,7 +663,7 @@ def list_(
             "since": after,
             "until": before,
         }
-        async with await DebateIndex.open(db_url_from(db)) as store:
+        async with await DebateIndex.open(db_url_from(db), create=False) as store:
             rows = await store.list_debates(
                 **filters, limit=limit, include_eval=include_eval, eval_run=eval_run
             )
@@ -707,7 +707,7 @@ def show(
         from moot.cli.render import DebateRenderer
         from moot.store import EventStore, db_url_from
 
-        async with await EventStore.open(db_url_from(db)) as store:
+        async with await EventStore.open(db_url_from(db), create=False) as store:
             events = await store.events(await store.resolve_id(debate_id))
         renderer = DebateRenderer(out, live=False)
         for event in events:
@@ -770,7 +770,7 @@ def export_(
                 "charts are drawn in the HTML export (-f html), which always has them",
                 field="--include-charts",
             )
-        async with await EventStore.open(db_url_from(db)) as store:
+        async with await EventStore.open(db_url_from(db), create=False) as store:
             events = await store.events(await store.resolve_id(debate_id))
         document = export(DebateRecord.from_events(events), chosen, include_code=include_code)
         if output is None:

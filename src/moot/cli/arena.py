@@ -276,7 +276,7 @@ async def _history(
         until=_parse_date(until, "--until"),
         eval_run=run_tag,
     )
-    async with await EventStore.open(db_url_from(db)) as store:
+    async with await EventStore.open(db_url_from(db), create=False) as store:
         history = await rows_from_history(store, filters)
     for why, n in sorted(history.skipped.items()):
         out.print(Text(f"skipped {n} debates: {why}", style="dim"))
