@@ -81,3 +81,57 @@ async def test_a_store_that_is_there_is_read_as_it_is(tmp_path: Path) -> None:
         await store.append(started("d1"))
     async with await EventStore.open(db, create=False) as store:
         assert [r.id for r in await store.list_debates()] == ["d1"]
+
+
+# --- a run refused by its checks ---------------------------------------------------------------------------
+
+REFUSED = {
+    "webhooks without their secret": (
+        ["-p", "fake:a", "-p", "fake:b", "-c", "{config}"],
+        "notify: webhooks are signed, and MOOT_WEBHOOK_SECRET is not set",
+    ),
+    "a key that is not set": (
+        ["-p", "openai:gpt-4o-mini", "-p", "fake:b"],
+        "participants.0.model: openai needs OPENAI_API_KEY",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+@pytest.mark.parametrize(
+    "extra", [[], ["--save-preset", "mine"], ["--enqueue"], ["--output", "out.md"]], ids=str
+)
+def test_a_run_its_checks_refuse_leaves_nothing_behind(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, extra: list[str]
+) -> None:
+    monkeypatch.delenv("MOOT_WEBHOOK_SECRET", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "hooks.yaml"
+    config.write_text("topic: Tabs?\nnotify: [{url: 'http://127.0.0.1:9/hook'}]\n", encoding="utf-8")
+    args, said = REFUSED[case]
+    before = listing(tmp_path)
+    code, out, err = moot("run", "Tabs?", *[a.format(config=config) for a in args], "-r", "1", *extra)
+    assert code == 2, out + err
+    assert err.startswith(f"error: {said}") and len(err.strip().splitlines()) == 1
+    assert listing(tmp_path) == before  # no store, queue, preset or output in the home or beside it
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["arena", "-m", "openai:gpt-4o-mini", "-m", "fake:b", "--motion", "Tabs?", "-j", "fake:j"],
+        ["eval", "--generate", "arithmetic", "-n", "2", "-m", "openai:gpt-4o-mini", "-a", "single"],
+    ],
+    ids=["arena", "eval"],
+)
+def test_an_arena_or_eval_its_checks_refuse_leaves_nothing_behind(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # where their results folders would go
+    for queued in ([], ["--enqueue"]):
+        code, out, err = moot(*args, *queued)
+        assert code == 2, out + err
+        assert "participants.0.model: openai needs OPENAI_API_KEY" in err
+        assert listing(tmp_path) == ["moot-home"]

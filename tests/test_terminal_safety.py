@@ -4,7 +4,6 @@ JSON keep the text as stored."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import io
 import json
 import re
@@ -132,9 +131,8 @@ def hostile_models(monkeypatch: pytest.MonkeyPatch) -> None:
     """`moot run` with fake:evil speaking HOSTILE and fake:judge giving a hostile verdict, every token its own
     delta (not coalesced): escape sequences split across deltas reach the renderer split."""
     monkeypatch.setattr(coalesce, "DELTA_WINDOW_S", 0.0)
-    monkeypatch.setattr(
-        engine, "run_debate", functools.partial(engine.run_debate, resolve=hostile_resolver())
-    )
+    # The CLI checks a run before it opens the store, and the run takes the models those checks built.
+    monkeypatch.setattr("moot.engine.checks.preflight", lambda config: hostile_resolver())
 
 
 RUN = ["-p", "fake:evil,name=Ada", "-p", "fake:bo,name=Bo", "-j", "fake:judge", "-r", "1", "--no-assess"]

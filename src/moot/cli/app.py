@@ -406,7 +406,7 @@ def run(
         from moot.cli.render import DebateRenderer
         from moot.cli.worker import enqueue_debate
         from moot.config_files import parse_options
-        from moot.engine import run_debate  # only `run` needs the engine and its provider SDKs
+        from moot.engine import check_run, run_debate  # only `run` needs the engine and its provider SDKs
         from moot.store import EventStore, db_url_from
 
         target = _output_target(output, estimate=estimate_only, enqueue=enqueue)
@@ -451,20 +451,23 @@ def run(
             agents=chosen_agents,
         )
         refuse_where_nobody_asks(cfg, enqueue=enqueue)  # people here: before anything is written
-        if save_preset is not None:
-            save_run_preset(save_preset, cfg)
         if estimate_only and live_check:
             raise UserError("--estimate calls no model; run --check without it", field="--check")
         if estimate_only:
+            if save_preset is not None:
+                save_run_preset(save_preset, cfg)
             await _print_estimate(cfg)
             return 0
-        # The providers asked before anything is stored; the run starts on these checks.
-        start = await checked_live(cfg, out) if live_check else cfg
-        if auto_personas:  # a review checks the debate: it starts on those checks, not on new ones
-            reviewed = await review_personas(
-                cfg, out, interactive=_is_terminal() and not (json_lines or quiet)
+        # Every check a run makes (keys, packages, webhooks' secret, the format's rules), and with --check the
+        # providers' word, before anything is written: a run refused here leaves no store, queue or preset.
+        # The run starts on these checks, not on new ones.
+        start = await checked_live(cfg, out) if live_check else check_run(cfg)
+        if save_preset is not None:
+            save_run_preset(save_preset, cfg)
+        if auto_personas:
+            start = await review_personas(
+                start, out, interactive=_is_terminal() and not (json_lines or quiet)
             )
-            start = start if reviewed is cfg else reviewed
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         if not (json_lines or quiet):
