@@ -23,7 +23,7 @@ from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home w
 from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
 from moot.domain.rubric import Rubric, check_rubric, default_entries
-from moot.domain.text import OneLineText, PlainText
+from moot.domain.text import OneLineText, PlainText, TopicText
 from moot.errors import ConfigError
 
 # A format's name. The formats and their names are moot.protocols' registry (`moot formats` lists them), the one
@@ -486,7 +486,7 @@ class AudienceConfig(_Strict):
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
-    topic: PlainText = Field(min_length=1, max_length=4000)
+    topic: TopicText = Field(min_length=1, max_length=4000)
     context: PlainText | None = Field(
         default=None, max_length=200_000, description="Background material for everyone"
     )

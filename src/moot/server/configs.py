@@ -30,7 +30,7 @@ from moot.domain.config import (
     config_error,
 )
 from moot.domain.personas import ProposedPersona, persona_text
-from moot.domain.text import PlainText
+from moot.domain.text import TopicText
 from moot.engine import Caller, ModelResolver, check_live, check_run, propose_personas
 from moot.errors import ConfigError, UserError, one_line
 from moot.server.security import check_config
@@ -60,7 +60,7 @@ class Checked(BaseModel):
 class PersonaRequest(ModelOptions):
     """The model (and its options) that proposes, with what it proposes for."""
 
-    topic: PlainText = Field(min_length=1, max_length=4000)
+    topic: TopicText = Field(min_length=1, max_length=4000)
     count: int = Field(default=MIN_PARTICIPANTS, ge=MIN_PARTICIPANTS, le=MAX_PARTICIPANTS)
     diversity: Diversity = "multi-perspective"
 
