@@ -21,6 +21,7 @@ from moot.config_files.defaults import with_defaults, without_defaults
 from moot.config_syntax import syntax_error
 from moot.domain.config import (
     MAX_PARTICIPANTS,
+    MAX_TOPIC,
     MIN_PARTICIPANTS,
     DebateConfig,
     Diversity,
@@ -60,7 +61,7 @@ class Checked(BaseModel):
 class PersonaRequest(ModelOptions):
     """The model (and its options) that proposes, with what it proposes for."""
 
-    topic: TopicText = Field(min_length=1, max_length=4000)
+    topic: TopicText = Field(min_length=1, max_length=MAX_TOPIC)
     count: int = Field(default=MIN_PARTICIPANTS, ge=MIN_PARTICIPANTS, le=MAX_PARTICIPANTS)
     diversity: Diversity = "multi-perspective"
 
