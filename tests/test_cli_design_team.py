@@ -213,3 +213,24 @@ def test_configured_rounds_apply_where_nothing_names_rounds() -> None:
     assert started_config()["rounds"] == 1
     code, _, err = moot("configure", "--rounds", "99")
     assert code == 2 and err.strip() == "error: --rounds: give 1 to 50 rounds, not 99"
+
+
+def test_configure_saves_no_more_models_or_roles_than_a_debate_holds() -> None:
+    # Saved, eleven would refuse every run that names no participants.
+    code, _, err = moot("configure", *["--model", "fake:a"] * 11)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: --model: ") and "at most 10" in err
+    code, _, err = moot("configure", "--team", ",".join(["architect"] * 11))
+    assert code == 2 and err.startswith("error: --team: ") and "at most 10" in err
+    assert load_user_defaults() == UserDefaults()  # nothing saved
+
+
+def test_a_hand_edited_file_over_the_limit_is_one_line_naming_the_field_and_the_way_out(
+    tmp_path: Path,
+) -> None:
+    path = Path(os.environ["MOOT_HOME"]) / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("participants:\n" + "  - model: fake:a\n" * 1000, encoding="utf-8")
+    code, _, err = moot("run", "Tabs?", "-r", "1")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "participants" in err and "at most 10" in err and "moot configure --reset" in err

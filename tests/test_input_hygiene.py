@@ -18,15 +18,17 @@ from pydantic import TypeAdapter, ValidationError
 from moot.config_files import read_config_file
 from moot.domain.config import DebateConfig, JudgeConfig, Participant
 from moot.domain.events import EVENT_ADAPTER, DebateStarted
-from moot.domain.text import OneLineText, PlainText
+from moot.domain.text import OneLineText, PlainText, TopicText
 from moot.errors import ConfigError
 from moot.export import load_json
 from moot.export.record import DebateRecord
 from moot.server import create_app
 from tests.cli_helpers import moot
 
-UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CONTROLS = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)])  # Unicode's Cc
+# The bidirectional embeddings, overrides and isolates: refused where text is shown on one line.
+BIDI = "".join(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 ADA, BO = "fake:a,name=Ada", "fake:b,name=Bo"
 
 
@@ -59,6 +61,9 @@ def refused(args: list[str], field: str) -> str:
         (["T", "-p", "fake:a,name=Ada,id=a\x00", "-p", BO], "participants.0.id", "U+0000"),
         (["T", "-p", "fake:a\x00b,name=Ada", "-p", BO], "participants.0.model", ""),
         (["T", "-p", "fake:a,name=Ada,persona=one\rtwo", "-p", BO], "participants.0.persona", "carriage return"),
+        (["Cars \u202eor not", "-p", ADA, "-p", BO], "topic", "bidirectional control U+202E (right-to-left override) at character 6"),
+        (["T", "-p", "fake:a,name=A\u2067da", "-p", BO], "participants.0.name", "U+2067 (right-to-left isolate)"),
+        (["T", "-p", ADA, "-p", "fake:b,name=Bo,stance=for\u202d"], "participants.1.stance", "U+202D"),
     ],
 )  # fmt: skip
 def test_the_cli_refuses_control_characters_naming_the_field(args: list[str], field: str, says: str) -> None:
@@ -143,8 +148,22 @@ def test_the_python_api_refuses_them_too(make: Any, loc: tuple[str, ...]) -> Non
 @given(st.text(st.characters(exclude_characters=CONTROLS)))
 def test_text_without_control_characters_is_accepted_as_it_is(text: str) -> None:
     assert TypeAdapter(PlainText).validate_python(text) == text
-    one_line = text.replace("\u2028", "").replace("\u2029", "")
+    shown = "".join(c for c in text if c not in BIDI)
+    assert TypeAdapter(TopicText).validate_python(shown) == shown
+    one_line = shown.replace("\u2028", "").replace("\u2029", "")
     assert TypeAdapter(OneLineText).validate_python(one_line) == one_line
+
+
+@given(st.text(max_size=20), st.sampled_from(BIDI), st.text(max_size=20))
+def test_a_bidirectional_control_is_refused_where_text_is_shown_on_one_line(
+    before: str, bidi: str, after: str
+) -> None:
+    for kind in (TopicText, OneLineText):
+        with pytest.raises(ValidationError, match=r"control|line break"):
+            TypeAdapter(kind).validate_python(before + bidi + after)
+    # Longer text (a context, a persona) may carry them as right-to-left writing does.
+    text = "\u05e9\u05dc\u05d5\u05dd \u2066moot\u2069 " + bidi
+    assert TypeAdapter(PlainText).validate_python(text) == text
 
 
 NO_CONTROLS = st.text(st.characters(exclude_characters=CONTROLS))
@@ -163,10 +182,10 @@ def test_a_debate_recorded_before_the_rule_is_still_read() -> None:
         topic="t", participants=[Participant(name="A", model="fake:a"), Participant(name="B", model="fake:b")]
     )
     started = json.loads(DebateStarted(debate_id="d", config=config).model_dump_json())
-    started["config"]["topic"] = "an old \x00 topic"
-    started["config"]["participants"][0]["name"] = "A\nB"
+    started["config"]["topic"] = "an old \x00 \u202e topic"
+    started["config"]["participants"][0]["name"] = "A\nB\u2067"
     event = EVENT_ADAPTER.validate_json(json.dumps(started))
-    assert isinstance(event, DebateStarted) and event.config.topic == "an old \x00 topic"
+    assert isinstance(event, DebateStarted) and event.config.topic == "an old \x00 \u202e topic"
     record = DebateRecord(debate_id="d", events=[event])
     assert load_json(record.model_dump_json()).events[0] == event
     with pytest.raises(ValidationError):  # given anew, the same config is refused
@@ -212,6 +231,10 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         ({"participants__0__model": "fake:a\x00"}, "participants.0.model"),
         ({"judge__name": "J\x1b"}, "judge.name"),
         ({"judge__instructions": "\x08"}, "judge.instructions"),
+        ({"topic": "Cars \u202eor not"}, "topic"),
+        ({"participants__0__name": "A\u2066da"}, "participants.0.name"),
+        ({"participants__1__stance": "\u202bfor"}, "participants.1.stance"),
+        ({"judge__name": "J\u2069"}, "judge.name"),
     ],
 )
 def test_the_api_refuses_them_with_422_naming_the_field(

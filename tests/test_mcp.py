@@ -223,6 +223,47 @@ async def test_mistakes_are_tool_errors_that_name_the_field(manager: DebateManag
         assert listed.is_error and "unknown format 'nope'" in text_of(listed)
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "said"),
+    [
+        ("debate", {"topic": "x", "participant": ["fake:a", "fake:b"]}, "participant: unknown argument; did you mean 'participants'?"),
+        ("debate", {"topics": "x"}, "topics: unknown argument; did you mean 'topic'?"),
+        ("debate", {"topic": "x", "round": 2}, "round: unknown argument; did you mean 'rounds'?"),
+        ("council", {"question": "x", "judge": "fake:j"}, "judge: unknown argument; council takes "),
+        ("list_debates", {"query": "x"}, "query: unknown argument; list_debates takes "),
+        ("get_debate", {"id": "feedface"}, "id: unknown argument; did you mean 'debate_id'? get_debate takes debate_id, wait"),
+        ("export_debate", {"debate_id": "feedface", "fmt": "json"}, "fmt: unknown argument; did you mean 'format'?"),
+    ],
+)  # fmt: skip
+async def test_every_tool_refuses_an_argument_it_does_not_take(
+    manager: DebateManager, tool: str, arguments: dict[str, Any], said: str
+) -> None:
+    async with connect(manager) as client:
+        result = await client.call_tool(tool, arguments)
+        assert result.is_error, text_of(result)
+        assert said in text_of(result) and "\n" not in text_of(result)
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert listed[tool].input_schema["additionalProperties"] is False  # and says so in its schema
+    assert await manager.store.list_debates() == []  # nothing was started on a call half understood
+
+
+async def test_the_topic_limit_is_the_configs_own(manager: DebateManager) -> None:
+    limit = DebateConfig.model_json_schema()["properties"]["topic"]["maxLength"]
+    async with connect(manager) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["debate"].input_schema["properties"]["topic"]["maxLength"] == limit
+        assert tools["council"].input_schema["properties"]["question"]["maxLength"] == limit
+        result = await client.call_tool(
+            "debate", {"topic": "x" * (limit + 1), "participants": ["fake:a", "fake:b"]}
+        )
+        assert result.is_error and "\n" not in text_of(result)
+        assert f"topic: String should have at most {limit} characters" in text_of(result)
+        fits = await call(
+            client, "debate", {"topic": "x" * limit, "participants": ["fake:a", "fake:b"], "rounds": 1}
+        )
+        assert DebateResult.model_validate(fits.structured_content).status == "completed"
+
+
 async def test_stored_debates_are_listed_read_and_exported(manager: DebateManager) -> None:
     async with connect(manager) as client:
         first = await call(

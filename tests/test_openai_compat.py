@@ -361,11 +361,11 @@ def test_over_the_per_token_limit_is_an_openai_429(local_client: TestClient) -> 
     assert local_client.post(f"/api/debates/{running}/stop").status_code == 202
 
 
-def test_a_preset_file_that_cannot_be_read_is_a_500_naming_it(local_client: TestClient) -> None:
+def test_a_preset_file_that_cannot_be_read_is_a_500_naming_it_not_its_path(local_client: TestClient) -> None:
     user_dir().mkdir(parents=True)
     (user_dir() / "broken.yaml").write_text("[not, a, mapping]\n", encoding="utf-8")
     r = local_client.get("/v1/models")
-    assert r.status_code == 500 and "broken.yaml" in r.json()["error"]["message"]
+    assert r.status_code == 500 and "the server's preset 'broken'" in r.json()["error"]["message"]
     assert r.json()["error"]["type"] == "server_error"
     (user_dir() / "broken.yaml").unlink()
     r = local_client.get("/v1/models/moot/nope")

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from moot.config_files.user_defaults import config_path, load_user_defaults
 from moot.server import create_app
 from moot.server.settings import ServerSettings
+from tests.cli_helpers import moot
 
 TOKEN = "test-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -112,6 +113,9 @@ def test_delete_forgets_them_as_configure_reset_does(client: TestClient) -> None
             "participants.0.base_url",
             "MOOT_ALLOWED_BASE_URLS",
         ),
+        ({"participants": [{"model": "fake:a"}] * 1000}, "participants", "at most 10"),
+        ({"participants": [{"model": "fake:a"}] * 11}, "participants", "at most 10"),
+        ({"team": ["architect"] * 11}, "team", "at most 10"),
     ],
 )
 def test_invalid_defaults_are_a_one_line_422_naming_the_field_and_nothing_is_saved(
@@ -119,6 +123,41 @@ def test_invalid_defaults_are_a_one_line_422_naming_the_field_and_nothing_is_sav
 ) -> None:
     one_line_422(client.put("/api/config", json=sent), field, word)
     assert not config_path().exists()
+
+
+@pytest.mark.parametrize(
+    ("sent", "field", "word"),
+    [
+        ({"participants": [{"model": "fake:a"}] * 4}, "participants", "MOOT_MAX_PARTICIPANTS"),
+        ({"team": ["architect", "security", "testing", "performance"]}, "team", "MOOT_MAX_PARTICIPANTS"),
+        ({"rounds": 6}, "rounds", "MOOT_MAX_ROUNDS"),
+    ],
+)
+def test_defaults_over_this_servers_debate_limits_are_refused(
+    tmp_path: Path, sent: dict[str, Any], field: str, word: str
+) -> None:
+    # What a debate requested here may hold, its saved defaults may hold: no more.
+    settings = ServerSettings(max_participants=3, max_rounds=5)
+    with TestClient(create_app(str(tmp_path / "moot.db"), settings=settings)) as c:
+        one_line_422(c.put("/api/config", json=sent), field, word)
+        assert not config_path().exists()
+        assert (
+            c.put("/api/config", json={"participants": [{"model": "fake:a"}] * 3, "rounds": 5}).status_code
+            == 200
+        )
+
+
+def test_refused_defaults_leave_debates_without_participants_working(client: TestClient) -> None:
+    assert client.put("/api/config", json=SAVED).status_code == 200
+    r = client.put("/api/config", json={"participants": [{"model": "fake:a"}] * 1000})
+    assert r.status_code == 422
+    # The defaults saved before still hold: a debate naming no participants starts on them.
+    r = client.post("/api/debates?start=false", json={"topic": "Tabs?"})
+    assert r.status_code == 202, r.text
+    config = client.get(f"/api/debates/{r.json()['id']}").json()["config"]
+    assert [p["model"] for p in config["participants"]] == ["fake:ada", "fake:bo", "fake:cy"]
+    code, _, err = moot("run", "Tabs?", "-r", "1", "--no-judge", "--quiet")
+    assert code == 0, err
 
 
 def test_a_key_sent_is_never_stored_nor_echoed(client: TestClient) -> None:

@@ -4,7 +4,6 @@ JSON keep the text as stored."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import io
 import json
 import re
@@ -34,7 +33,7 @@ from moot.cli.safe_text import (
     write_document,
 )
 from moot.domain.config import DebateConfig, ModelOptions
-from moot.domain.events import EVENT_ADAPTER, DebateInterrupted, Event, TurnCompleted
+from moot.domain.events import EVENT_ADAPTER, DebateInterrupted, DebateStarted, Event, TurnCompleted
 from moot.domain.personas import ProposedPersona
 from moot.domain.text import RECORDED
 from moot.engine import coalesce
@@ -45,9 +44,11 @@ from moot.store import EventStore, db_url_from
 from tests.cli_helpers import moot
 from tests.conftest import judge_model
 
-# Whatever a terminal could act on: C0 controls but newline and tab, DEL, C1 (ESC and CSI among them).
-UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-CONTROLS = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)])  # Unicode's Cc
+# Whatever a terminal could act on: C0 controls but newline and tab, DEL, C1 (ESC and CSI among them), and
+# the bidirectional embeddings, overrides and isolates a terminal laying out right-to-left text obeys.
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+BIDI = "".join(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+CONTROLS = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]) + BIDI  # Unicode's Cc, and those
 # A hostile reply, cut so that sequences straddle deltas: ESC in one, `[2J` in the next.
 HOSTILE = [
     "Plain words ",
@@ -65,10 +66,11 @@ HOSTILE = [
     "dcs ",
     "line\rover ",
     "nul\x00 bell\x07 del\x7f nel\x85 ",
+    "rlo\u202e pdi\u2069 ",
     "end [bold]markup[/bold] [link=https://evil.example]link[/link] :warning:",
 ]
 HOSTILE_TEXT = "".join(HOSTILE)
-SHOWN = "Plain words cleared? titled red dcs lineover nul bell del nel end"
+SHOWN = "Plain words cleared? titled red dcs lineover nul bell del nel rlo pdi end"
 # The parameters and bodies of the sequences above: drawn, they would show a sequence only half stripped.
 LEFTOVERS = ("[2J", "pwned", "31m", "+q")
 EVIL_SUMMARY = "A close \x1b[2Jdebate\x1b]2;judged\x1b\\ [red]really[/red]"
@@ -132,9 +134,8 @@ def hostile_models(monkeypatch: pytest.MonkeyPatch) -> None:
     """`moot run` with fake:evil speaking HOSTILE and fake:judge giving a hostile verdict, every token its own
     delta (not coalesced): escape sequences split across deltas reach the renderer split."""
     monkeypatch.setattr(coalesce, "DELTA_WINDOW_S", 0.0)
-    monkeypatch.setattr(
-        engine, "run_debate", functools.partial(engine.run_debate, resolve=hostile_resolver())
-    )
+    # The CLI checks a run before it opens the store, and the run takes the models those checks built.
+    monkeypatch.setattr("moot.engine.checks.preflight", lambda config: hostile_resolver())
 
 
 RUN = ["-p", "fake:evil,name=Ada", "-p", "fake:bo,name=Bo", "-j", "fake:judge", "-r", "1", "--no-assess"]
@@ -153,7 +154,7 @@ def only_debate(db: str | None = None) -> list[Event]:
 
 _PIECES = st.sampled_from(
     ["\x1b", "\x1b[", "[", "2J", "\x1b]", "]0;", "\x07", "\x1b\\", "\\", "\x9b", "\x9d", "\x9c", "\x90", "P", "m",
-     ";", "1", "\r", "\n", "\t", "\x00", "\x7f", "\x85", "(", "B", "c", " ", "é", "字"]
+     ";", "1", "\r", "\n", "\t", "\x00", "\x7f", "\x85", "\u202e", "\u2067", "(", "B", "c", " ", "é", "字"]
 )  # fmt: skip
 # Text where sequences, their parts and their neighbours all turn up often.
 MIXED = st.lists(st.one_of(_PIECES, st.text(max_size=5)), max_size=40).map("".join)
@@ -307,6 +308,37 @@ def test_list_and_show_draw_a_debate_stored_before_text_was_checked() -> None:
     assert code == 0, err
     assert_clean(out)
     assert "Cars or" in out and "Ada" in out and "pwned" not in out and "[2J" not in out
+
+
+def test_list_and_show_draw_a_topic_and_names_with_bidi_controls_stored_before_they_were_refused() -> None:
+    # An override reversed the rest of `moot list`'s line (the topic, then the participants and the winner).
+    config = DebateConfig.model_validate(
+        {
+            "topic": "Cars \u202eor not?\u202c Really\u2067?",
+            "participants": [
+                {"name": "Ada\u202e", "model": "fake:ada", "stance": "\u2066for\u2069"},
+                {"name": "Bo", "model": "fake:bo"},
+            ],
+            "judge": {"model": "fake:judge"},
+            "rounds": 1,
+        },
+        context=RECORDED,
+    )
+
+    async def record() -> None:
+        async with await EventStore.open(db_url_from(None)) as store:
+            async for _ in engine.run_debate(config, log=store):
+                pass
+
+    asyncio.run(record())
+    stored = only_debate()
+    assert isinstance(stored[0], DebateStarted) and stored[0].config.topic == config.topic  # kept as it was
+    for args in (["list"], ["show", stored[0].debate_id], ["list", "--json"]):
+        code, out, err = moot(*args)
+        assert code == 0, err
+        assert_clean(out)
+        assert "Ada" in out
+    assert "Cars or not? Really?" in moot("list")[1]
 
 
 def test_list_and_show_over_a_debate_made_through_the_api(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ Every error carries a one-line message that names the field and the fix.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from moot.install import install_command
@@ -41,9 +42,22 @@ class MootError(Exception):
 class UserError(MootError):
     """A mistake the user can fix; reported as one line, exit code 2."""
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, field: str | None = None, paths: Mapping[str, str] | None = None
+    ) -> None:
         self.field = field
+        # Each file of this machine the message names, with what that file is: the person at this machine
+        # needs the path to fix it, a client of its server must not learn its layout (`public`).
+        self.paths = dict(paths or {})
         super().__init__(f"{field}: {message}" if field else message)
+
+    def public(self) -> str:
+        """The message as an answer to another machine gives it (the API, the MCP tools): each of this machine's
+        files named by what it is, never by its path."""
+        text = str(self)
+        for path, name in self.paths.items():
+            text = text.replace(path, name)
+        return text
 
 
 class ConfigError(UserError):

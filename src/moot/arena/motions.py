@@ -10,10 +10,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from moot.domain.config import DebateConfig
+from moot.domain.config import MAX_TOPIC, DebateConfig
 from moot.errors import UserError
 
-MAX_MOTION_CHARS = 4000  # DebateConfig.topic's limit
+MAX_MOTION_CHARS = MAX_TOPIC  # a motion is a debate's topic
 
 
 @dataclass(frozen=True)

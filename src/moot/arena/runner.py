@@ -73,6 +73,15 @@ class Resolvers:
         return a, b
 
 
+def check_arena(plan: ArenaPlan, resolve: ModelResolver | None = None) -> Resolvers:
+    """Every check before a debate is written: the plan's, then each pair's models built (a missing key or
+    package is one line); the resolvers the run then shares."""
+    plan.check()
+    resolvers = Resolvers(plan, resolve)
+    resolvers.check_all()
+    return resolvers
+
+
 async def run_arena(
     plan: ArenaPlan,
     *,
@@ -83,11 +92,12 @@ async def run_arena(
     queue: Dispatcher | None = None,
     poll_s: float = POLL_S,
     on_row: Callable[[MatchRow], None] | None = None,
+    checked: Resolvers | None = None,
 ) -> ArenaRun:
-    """Hold every match not yet in `out`; a UserError before any call when the plan or the folder does not fit."""
-    plan.check()
-    resolvers = Resolvers(plan, resolve)
-    resolvers.check_all()  # before the folder is written: a fixed mistake may reuse it
+    """Hold every match not yet in `out`; a UserError before any call when the plan or the folder does not fit.
+    `checked`: what `check_arena` gave a caller that checked the plan before it opened the store."""
+    # Before the folder is written: a fixed mistake may reuse it.
+    resolvers = checked if checked is not None else check_arena(plan, resolve)
     folder = ArenaFolder(out)
     earlier = folder.start(plan.spec)
     done = {row.key for row in earlier}

@@ -406,7 +406,7 @@ def run(
         from moot.cli.render import DebateRenderer
         from moot.cli.worker import enqueue_debate
         from moot.config_files import parse_options
-        from moot.engine import run_debate  # only `run` needs the engine and its provider SDKs
+        from moot.engine import check_run, run_debate  # only `run` needs the engine and its provider SDKs
         from moot.store import EventStore, db_url_from
 
         target = _output_target(output, estimate=estimate_only, enqueue=enqueue)
@@ -451,20 +451,23 @@ def run(
             agents=chosen_agents,
         )
         refuse_where_nobody_asks(cfg, enqueue=enqueue)  # people here: before anything is written
-        if save_preset is not None:
-            save_run_preset(save_preset, cfg)
         if estimate_only and live_check:
             raise UserError("--estimate calls no model; run --check without it", field="--check")
         if estimate_only:
+            if save_preset is not None:
+                save_run_preset(save_preset, cfg)
             await _print_estimate(cfg)
             return 0
-        # The providers asked before anything is stored; the run starts on these checks.
-        start = await checked_live(cfg, out) if live_check else cfg
-        if auto_personas:  # a review checks the debate: it starts on those checks, not on new ones
-            reviewed = await review_personas(
-                cfg, out, interactive=_is_terminal() and not (json_lines or quiet)
+        # Every check a run makes (keys, packages, webhooks' secret, the format's rules), and with --check the
+        # providers' word, before anything is written: a run refused here leaves no store, queue or preset.
+        # The run starts on these checks, not on new ones.
+        start = await checked_live(cfg, out) if live_check else check_run(cfg)
+        if save_preset is not None:
+            save_run_preset(save_preset, cfg)
+        if auto_personas:
+            start = await review_personas(
+                start, out, interactive=_is_terminal() and not (json_lines or quiet)
             )
-            start = start if reviewed is cfg else reviewed
         if enqueue:
             return await enqueue_debate(start, db=db, queue_url=queue_url, out=out, json_line=json_lines)
         if not (json_lines or quiet):
@@ -639,7 +642,7 @@ def list_(
             from moot.cli.list_csv import csv_row, to_csv
             from moot.store import EventStore
 
-            async with await EventStore.open(db_url_from(db)) as events:
+            async with await EventStore.open(db_url_from(db), create=False) as events:
                 listed = await events.list_debates(
                     text=search,
                     status=status,
@@ -663,7 +666,7 @@ def list_(
             "since": after,
             "until": before,
         }
-        async with await DebateIndex.open(db_url_from(db)) as store:
+        async with await DebateIndex.open(db_url_from(db), create=False) as store:
             rows = await store.list_debates(
                 **filters, limit=limit, include_eval=include_eval, eval_run=eval_run
             )
@@ -707,7 +710,7 @@ def show(
         from moot.cli.render import DebateRenderer
         from moot.store import EventStore, db_url_from
 
-        async with await EventStore.open(db_url_from(db)) as store:
+        async with await EventStore.open(db_url_from(db), create=False) as store:
             events = await store.events(await store.resolve_id(debate_id))
         renderer = DebateRenderer(out, live=False)
         for event in events:
@@ -770,7 +773,7 @@ def export_(
                 "charts are drawn in the HTML export (-f html), which always has them",
                 field="--include-charts",
             )
-        async with await EventStore.open(db_url_from(db)) as store:
+        async with await EventStore.open(db_url_from(db), create=False) as store:
             events = await store.events(await store.resolve_id(debate_id))
         document = export(DebateRecord.from_events(events), chosen, include_code=include_code)
         if output is None:

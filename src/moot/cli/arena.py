@@ -212,10 +212,11 @@ async def _run(
     db: str | None,
     quiet: bool,
 ) -> int:
-    from moot.arena.runner import run_arena
+    from moot.arena.runner import check_arena, run_arena
     from moot.store import EventStore, db_url_from
 
     store_url = db_url_from(db)
+    checked = check_arena(plan)  # before the store opens: a plan refused here leaves nothing
     async with await EventStore.open(store_url) as store:
         if enqueue:
             from moot.workers import queue_url_from
@@ -223,11 +224,18 @@ async def _run(
 
             async with await QueueClient.open(queue_url_from(queue_url, store_url)) as queue:
                 out.print(f"{plan.count()} debates go on the queue; `moot worker` processes run them")
-                run = await run_arena(plan, store=store, out=folder, queue=queue, on_row=_printer(quiet))
+                run = await run_arena(
+                    plan, store=store, out=folder, queue=queue, on_row=_printer(quiet), checked=checked
+                )
         else:
             out.print(f"{plan.count()} debates, {concurrency} at once")
             run = await run_arena(
-                plan, store=store, out=folder, concurrency=concurrency, on_row=_printer(quiet)
+                plan,
+                store=store,
+                out=folder,
+                concurrency=concurrency,
+                on_row=_printer(quiet),
+                checked=checked,
             )
     _report(
         folder,
@@ -276,7 +284,7 @@ async def _history(
         until=_parse_date(until, "--until"),
         eval_run=run_tag,
     )
-    async with await EventStore.open(db_url_from(db)) as store:
+    async with await EventStore.open(db_url_from(db), create=False) as store:
         history = await rows_from_history(store, filters)
     for why, n in sorted(history.skipped.items()):
         out.print(Text(f"skipped {n} debates: {why}", style="dim"))

@@ -25,6 +25,7 @@ from moot.roles import parse_roles
 
 # What a default model may carry from a -p spec: how to call it, not who speaks (names, stances are the run's).
 _MODEL_KEYS = ("model", "base_url", "temperature", "max_tokens")
+_FLAGS = {"participants": "--model", "team": "--team", "rounds": "--rounds"}
 
 
 def configure_command(
@@ -72,14 +73,19 @@ def configure_command(
             if rounds is not None and not 1 <= rounds <= MAX_ROUNDS:
                 raise ConfigError(f"give 1 to {MAX_ROUNDS} rounds, not {rounds}", field="--rounds")
             current = load_user_defaults()
-            updated = UserDefaults(
-                participants=[_options(s, f"--model {i + 1}") for i, s in enumerate(model)]
-                if model
-                else current.participants,
-                judge=_options(judge, "--judge") if judge else current.judge,
-                team=parse_roles(team, field="--team") if team else current.team,
-                rounds=rounds if rounds is not None else current.rounds,
-            )
+            try:
+                updated = UserDefaults(
+                    participants=[_options(s, f"--model {i + 1}") for i, s in enumerate(model)]
+                    if model
+                    else current.participants,
+                    judge=_options(judge, "--judge") if judge else current.judge,
+                    team=parse_roles(team, field="--team") if team else current.team,
+                    rounds=rounds if rounds is not None else current.rounds,
+                )
+            except ValidationError as exc:  # too many models or roles: named by the flag that gave them
+                problem = config_error(exc)
+                flag = _FLAGS.get(problem.field or "", problem.field)
+                raise ConfigError(str(problem).removeprefix(f"{problem.field}: "), field=flag) from None
             err.print(f"saved {save_user_defaults(updated)}", markup=False)
             _print(updated)
             return

@@ -114,7 +114,7 @@ def eval_command(
 
     async def go() -> int:
         from moot.eval.report import PNG_HINT, rounds_table, table, write_report
-        from moot.eval.runner import EvalPlan, run_eval
+        from moot.eval.runner import EvalPlan, check_plan, run_eval
         from moot.store import EventStore, db_url_from
 
         plan = EvalPlan(dataset=dataset_obj, arms=arms, **plan_args)
@@ -123,6 +123,7 @@ def eval_command(
                 Text.assemble(("skipped", "yellow"), f" dataset line {problem.line}: {problem.message}")
             )
         store_url = db_url_from(db)
+        checks = check_plan(plan)  # before the store opens: a plan refused here leaves nothing
         async with await EventStore.open(store_url) as store:
             if enqueue:
                 from moot.workers import queue_url_from
@@ -130,10 +131,17 @@ def eval_command(
 
                 async with await QueueClient.open(queue_url_from(queue_url, store_url)) as queue:
                     out.print("debates go on the queue; `moot worker` processes run them")
-                    run = await run_eval(plan, store=store, out=folder, queue=queue, on_row=_printer(quiet))
+                    run = await run_eval(
+                        plan, store=store, out=folder, queue=queue, on_row=_printer(quiet), checks=checks
+                    )
             else:
                 run = await run_eval(
-                    plan, store=store, out=folder, concurrency=concurrency, on_row=_printer(quiet)
+                    plan,
+                    store=store,
+                    out=folder,
+                    concurrency=concurrency,
+                    on_row=_printer(quiet),
+                    checks=checks,
                 )
         files = write_report(folder, plan, run)
         out.print(table(files.summaries))

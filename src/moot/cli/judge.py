@@ -70,7 +70,8 @@ def judge_command(
         from moot.engine import JudgeFields, judge_again, plan_judging  # only a judging needs the engine
 
         weights = parse_rubric(rubric or [])
-        async with await EventStore.open(db_url_from(db)) as store:
+        # No store: no debate to judge, and nothing to create while saying so.
+        async with await EventStore.open(db_url_from(db), create=False) as store:
             full_id = await store.resolve_id(debate_id)
             events = await store.events(full_id)
             planned = plan_judging(

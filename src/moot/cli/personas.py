@@ -19,20 +19,18 @@ if TYPE_CHECKING:
     from moot.engine import Checked
 
 
-async def review_personas(
-    config: DebateConfig, console: Console, *, interactive: bool
-) -> DebateConfig | Checked:
+async def review_personas(checked: Checked, console: Console, *, interactive: bool) -> Checked:
     """Propose personas now and let the user accept or edit them; non-interactive runs leave 'auto' to the engine,
     which proposes and records them when the debate starts.
 
-    A review checks the debate first (no model is asked for a debate that cannot start) and hands back what it
-    checked, with the personas in, for the debate to start on without checking again."""
+    A review takes a debate that passed its checks (no model is asked for a debate that cannot start) and hands
+    it back with the personas in, for the debate to start on without checking again."""
+    config = checked.config
     ids = auto_persona_ids(config)
     if not ids or not interactive:
-        return config
-    from moot.engine import Caller, check_run, propose_personas, with_reviewed_personas
+        return checked
+    from moot.engine import Caller, propose_personas, with_reviewed_personas
 
-    checked = check_run(config)
     options = config.voice_options()
     console.print(
         Text(f"Asking {options.model} for {len(ids)} personas ({config.persona_diversity})…", style="dim")

@@ -60,7 +60,8 @@ def resume_command(
     async def go() -> int:
         from moot.engine import resume_debate  # only a resume needs the engine and its provider SDKs
 
-        async with await EventStore.open(db_url_from(db)) as store:
+        # No store: no debate to carry on, and nothing to create while saying so.
+        async with await EventStore.open(db_url_from(db), create=False) as store:
             full_id = await store.resolve_id(debate_id)
             events = await store.events(full_id)
             check_resumable(full_id, events)

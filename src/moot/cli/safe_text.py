@@ -2,10 +2,12 @@
 
 Turn text, topics, names, verdicts, stored rows and errors quoting them are data. A terminal takes
 `ESC [2J` as "clear the screen", `ESC ]0;...BEL` as "set the window title", a carriage return as "go back
-over this line", so everything the CLI draws goes through `SafeConsole`, which strips them (`terminal_safe`) from
-every string it renders and draws no rich markup found in data. Token deltas go through `TerminalSafeStream`
-first, so a sequence split across two deltas is held back until it can be stripped whole. Exports and JSON
-output are documents, not terminal drawing: they keep the text as stored.
+over this line", and a terminal that lays out right-to-left text takes a bidirectional override or isolate as
+"show what follows reversed", so everything the CLI draws goes through `SafeConsole`, which strips them
+(`terminal_safe`) from every string it renders and draws no rich markup found in data. Text stored before such
+controls were refused in topics and names (moot.domain.text) is read as it was and shown without them. Token
+deltas go through `TerminalSafeStream` first, so a sequence split across two deltas is held back until it can be
+stripped whole. Exports and JSON output are documents, not terminal drawing: they keep the text as stored.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ _CSI = r"(?:\x1b\[|\x9b)"  # ESC [ or its 8-bit form
 _STRING = r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"  # OSC, DCS, SOS, PM, APC, 7- and 8-bit
 _STRING_TEXT = rf"[^\x00-\x1f\x7f-\x9f]{{0,{STRING_BODY}}}"
 _ST = r"(?:\x07|\x1b\\|\x9c)"  # BEL or the string terminator
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 but tab and newline, DEL, C1 (a lone ESC among them)
+# C0 but tab and newline, DEL, C1 (a lone ESC among them), and the bidirectional embeddings, overrides and
+# isolates (U+202A-U+202E, U+2066-U+2069).
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 
 # Tried in order at each position: whole sequences first, then a two-character ESC sequence (which also
 # takes the introducer of a sequence cut short), then any single control character.
@@ -46,21 +50,23 @@ _UNFINISHED = re.compile(
 _INTRODUCERS = frozenset("\x1b\x9b\x90\x98\x9d\x9e\x9f")
 _ANY_CONTROL = re.compile(_CONTROL)
 # What JSON may leave raw in a string that a terminal can still act on (it escapes C0 itself).
-_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def terminal_safe(text: str) -> str:
     """`text` without escape sequences (CSI, OSC, DCS, SOS, PM, APC, two-character ESC), C0 controls but
-    newline and tab, DEL and C1 controls. A carriage return goes too (CR LF reads as the newline it ends
-    with): where it is met after layout, a line break there would break a table's rows. Idempotent."""
+    newline and tab, DEL, C1 controls and bidirectional embeddings, overrides and isolates. A carriage return
+    goes too (CR LF reads as the newline it ends with): where it is met after layout, a line break there would
+    break a table's rows. Idempotent."""
     if _ANY_CONTROL.search(text) is None:
         return text
     return _SEQUENCE.sub("", text)
 
 
 def terminal_safe_json(document: str) -> str:
-    """A JSON document with DEL and C1 characters written as `\\u` escapes: the same JSON when read, safe
-    when printed. (JSON escapes C0 controls itself; such characters occur only inside strings.)"""
+    """A JSON document with DEL, C1 and bidirectional control characters written as `\\u` escapes: the same
+    JSON when read, safe when printed. (JSON escapes C0 controls itself; such characters occur only inside
+    strings.)"""
     return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
 
 

@@ -126,6 +126,7 @@ def serve_command(
 
     import uvicorn  # only `serve` needs the server stack
 
+    from moot.cli.live import run_command
     from moot.server import create_app
     from moot.store import db_url_from
     from moot.workers import queue_url_from
@@ -135,9 +136,20 @@ def serve_command(
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    run_command(_open_store(db))
     app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart, enqueue_to=queue)
     # uvicorn's own access log prints query strings (tokens travel there): moot's logs each request instead.
     uvicorn.run(app, host=host, port=port, access_log=False, log_config=_log_config())
+
+
+async def _open_store(db: str | None) -> None:
+    """Open the store once before uvicorn starts: one that cannot be opened (a file that is not a database, a
+    server that does not answer) is then one line and exit 1, as every other command says it. Met first in the
+    app's startup, it was uvicorn's whole traceback of a failed lifespan."""
+    from moot.store import EventStore, db_url_from
+
+    async with await EventStore.open(db_url_from(db)):
+        pass
 
 
 def _bound_name(host: str) -> list[str]:

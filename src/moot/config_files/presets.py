@@ -180,15 +180,24 @@ def with_configured_models(data: dict[str, Any], defaults: UserDefaults) -> dict
 
 
 def _read(path: Path, source: Source) -> Preset:
+    # Named by its name where this machine's paths are not shown (an API answer).
+    paths = {str(path): f"the server's preset {path.stem!r}"}
     try:
         text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read preset {path}: {exc}; fix or delete it") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot read preset {path}: {reason}; fix or delete it", paths=paths) from None
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"cannot read preset {path}: not UTF-8 text; fix or delete it", paths=paths
+        ) from None
     except SyntaxErrors as exc:
-        raise ConfigError(syntax_error(exc, text).in_file(str(path))) from None
+        raise ConfigError(syntax_error(exc, text).in_file(str(path)), paths=paths) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"preset {path} must hold a mapping of config fields; fix or delete it")
+        raise ConfigError(
+            f"preset {path} must hold a mapping of config fields; fix or delete it", paths=paths
+        )
     description = data.pop("description", "")
     return Preset(name=path.stem, description=str(description or ""), source=source, path=path, data=data)
 

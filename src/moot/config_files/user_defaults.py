@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.domain.config import MAX_ROUNDS, ModelOptions, RoleName, config_error
+from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, ModelOptions, RoleName, config_error
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
 from moot.store.location import moot_home
@@ -31,6 +31,8 @@ from moot.store.location import moot_home
 CONFIG_FILENAME = "config.yaml"
 CONFIG_PATH_VAR = "MOOT_CONFIG_PATH"
 DESIGN_REVIEW = "design-review"
+# What the saved defaults file is called where this machine's paths are not shown (an API answer).
+SAVED_DEFAULTS = "the server's saved defaults file"
 # Seed 003's default configuration enables these three; its testing agent is off until chosen.
 DEFAULT_TEAM: tuple[RoleName, ...] = ("architect", "security", "performance")
 
@@ -40,7 +42,8 @@ class UserDefaults(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    participants: list[ModelOptions] = Field(default_factory=list)
+    # A run without participants takes every one of these: more than a debate holds would refuse every such run.
+    participants: list[ModelOptions] = Field(default_factory=list, max_length=MAX_PARTICIPANTS)
     judge: ModelOptions | None = None
     rounds: int | None = Field(
         default=None,
@@ -51,6 +54,7 @@ class UserDefaults(BaseModel):
     team: list[RoleName] = Field(
         default_factory=lambda: list(DEFAULT_TEAM),
         min_length=2,
+        max_length=MAX_PARTICIPANTS,  # a design review's participants: the same bound
         description="The role agents of a design review that names no participants (seed 003's enabled agents)",
     )
 
@@ -105,18 +109,23 @@ def load_user_defaults() -> UserDefaults:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return UserDefaults()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}; fix or delete it (moot configure --reset)") from None
+    except OSError as exc:
+        raise _broken(path, f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise _broken(path, f"cannot read {path}: not UTF-8 text") from None
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError:
-        raise ConfigError(f"{path} is not valid YAML; fix it or run moot configure --reset") from None
+        raise _broken(path, f"{path} is not valid YAML") from None
     try:
         return UserDefaults.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(
-            f"{config_error(exc, within=str(path))}; fix it or run moot configure --reset"
-        ) from None
+        raise _broken(path, f"{path}: {config_error(exc)}") from None
+
+
+def _broken(path: Path, problem: str) -> ConfigError:
+    # No field: the fault is in the saved file, not in what the command or request gave.
+    return ConfigError(f"{problem}; fix it or run moot configure --reset", paths={str(path): SAVED_DEFAULTS})
 
 
 def save_user_defaults(defaults: UserDefaults) -> Path:

@@ -23,7 +23,7 @@ from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home w
 from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
 from moot.domain.rubric import Rubric, check_rubric, default_entries
-from moot.domain.text import OneLineText, PlainText
+from moot.domain.text import OneLineText, PlainText, TopicText
 from moot.errors import ConfigError
 
 # A format's name. The formats and their names are moot.protocols' registry (`moot formats` lists them), the one
@@ -46,6 +46,8 @@ MIN_PARTICIPANTS = 2
 # Formats that also run with one participant: a single agent, the baseline of an evaluation.
 SINGLE_AGENT_FORMATS = frozenset({"society-of-minds"})
 MAX_PARTICIPANTS = 10
+# A topic's length, wherever a topic comes in (a config, the MCP tools, the persona proposals, arena motions).
+MAX_TOPIC = 4000
 MAX_ROUNDS = 50
 MAX_JUDGES = 9
 MAX_FALLBACKS = 5
@@ -486,7 +488,7 @@ class AudienceConfig(_Strict):
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
-    topic: PlainText = Field(min_length=1, max_length=4000)
+    topic: TopicText = Field(min_length=1, max_length=MAX_TOPIC)
     context: PlainText | None = Field(
         default=None, max_length=200_000, description="Background material for everyone"
     )

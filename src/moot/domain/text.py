@@ -2,10 +2,15 @@
 character.
 
 A NUL, an escape sequence or a carriage return in a topic or a name is never meant: it breaks tables, turns
-into a terminal command when shown, and is stored and sent to every model. `PlainText` (topic, context,
-personas, instructions) keeps newlines and tabs; `OneLineText` (names, stances, ids) is one line. Both refuse
-the rest with the character and where it is, so a CLI flag, a config file, an API request and a
-`DebateConfig(...)` are held to the same rule.
+into a terminal command when shown, and is stored and sent to every model. `PlainText` (context, personas,
+instructions) keeps newlines and tabs; `OneLineText` (names, stances, ids) is one line. Both refuse the rest
+with the character and where it is, so a CLI flag, a config file, an API request and a `DebateConfig(...)` are
+held to the same rule.
+
+What is shown as a line of a listing or a table (`OneLineText`, and a topic: `TopicText`, plain text that
+`moot list` shows on one line) also refuses the bidirectional embedding, override and isolate controls: one of
+them reorders everything after it on the line, so a topic could show its words backwards or swap a row's
+columns. Longer text (a context, a persona) may carry them as right-to-left writing uses them.
 
 What was accepted before this rule stays readable: a record validated with `RECORDED` as its context (a
 stored `debate_started`) skips it.
@@ -26,6 +31,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # On one line, tab and newline are out too, and the Unicode line and paragraph separators.
 _NOT_ON_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_BREAKS = "\n\r\u2028\u2029"
+# U+202A-U+202E (embeddings, overrides, their pop) and U+2066-U+2069 (isolates, their pop).
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+_BIDI_NAMES = {
+    0x202A: "left-to-right embedding",
+    0x202B: "right-to-left embedding",
+    0x202C: "pop directional formatting",
+    0x202D: "left-to-right override",
+    0x202E: "right-to-left override",
+    0x2066: "left-to-right isolate",
+    0x2067: "right-to-left isolate",
+    0x2068: "first strong isolate",
+    0x2069: "pop directional isolate",
+}
 _NAMES = {
     0x00: "NUL",
     0x07: "BEL",
@@ -53,6 +71,15 @@ def _where(found: re.Match[str]) -> str:
     return f"line {line}, column {column}"
 
 
+def _refuse_bidi(value: str) -> None:
+    if (found := _BIDI.search(value)) is not None:
+        code = ord(found.group())
+        raise ValueError(
+            f"has the bidirectional control U+{code:04X} ({_BIDI_NAMES[code]}) at {_where(found)}, which "
+            "reorders the text shown after it; remove it"
+        )
+
+
 def _recorded(info: ValidationInfo) -> bool:
     return isinstance(info.context, dict) and bool(info.context.get("recorded"))
 
@@ -74,8 +101,17 @@ def _one_line_text(value: str, info: ValidationInfo) -> str:
         if found.group() in _LINE_BREAKS:
             raise ValueError(f"has a line break at character {found.start() + 1}; write it as one line")
         raise _control(found, "write it as one line of plain text")
+    _refuse_bidi(value)
+    return value
+
+
+def _topic_text(value: str, info: ValidationInfo) -> str:
+    value = _plain_text(value, info)
+    if not _recorded(info):
+        _refuse_bidi(value)
     return value
 
 
 PlainText = Annotated[str, AfterValidator(_plain_text)]
 OneLineText = Annotated[str, AfterValidator(_one_line_text)]
+TopicText = Annotated[str, AfterValidator(_topic_text)]

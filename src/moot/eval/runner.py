@@ -143,13 +143,16 @@ async def run_eval(
     queue: Dispatcher | None = None,
     poll_s: float = POLL_S,
     on_row: Callable[[ResultRow], None] | None = None,
+    checks: PlanChecks | None = None,
 ) -> EvalRun:
     """Run every (item, arm) not yet in `out`, at most `concurrency` debates at once (or, with `queue`, all
     of them queued for the workers), appending each row as it lands. Raises a UserError before any call when
-    the plan or the folder does not fit."""
+    the plan or the folder does not fit. `checks`: what `check_plan` gave a caller that checked the plan before
+    it opened the store (the run starts on them)."""
     if concurrency < 1:
         raise UserError(f"must be at least 1, not {concurrency}", field="--concurrency")
-    checks = check_plan(plan, resolve)  # before the folder is written: a fixed mistake may reuse it
+    if checks is None:
+        checks = check_plan(plan, resolve)  # before the folder is written: a fixed mistake may reuse it
     folder = ResultsFolder(out)
     earlier = folder.start(plan.spec)
     done = {row.key for row in earlier}

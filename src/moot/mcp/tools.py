@@ -1,22 +1,26 @@
 """The MCP tools: `debate`, `council`, `list_debates`, `get_debate`, `export_debate`.
 
 A tool's mistake (an unknown format, a model whose key is not set, an unknown id) is a tool error whose text is
-moot's one-line message naming the field, which the SDK returns as `isError` content for the agent to read.
+moot's one-line message naming the field, which the SDK returns as `isError` content for the agent to read. An
+argument a tool does not take is such a mistake too, never dropped: a misspelt `participant` would otherwise hold
+a debate on the default models, at the caller's cost, with what was asked for ignored.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import Tool as ToolInfo
+from pydantic import Field, ValidationError
 
 from moot import __version__
 from moot.config_files.presets import shipped_dir
-from moot.domain.config import DebateConfig
+from moot.domain.config import MAX_TOPIC, DebateConfig, config_error
 from moot.domain.state import DebateState
 from moot.domain.status import Status
 from moot.errors import UserError
@@ -48,7 +52,10 @@ INSTRUCTIONS = (
     "debate is stored: `list_debates`, `get_debate` and `export_debate` read them back."
 )
 
-Topic = Annotated[str, Field(description="The question or motion to debate", min_length=1, max_length=10_000)]
+# The limit every way in holds a topic to: a call refused for its length is refused here, before anything starts.
+Topic = Annotated[
+    str, Field(description="The question or motion to debate", min_length=1, max_length=MAX_TOPIC)
+]
 Participants = Annotated[
     list[str] | None,
     Field(
@@ -83,6 +90,43 @@ Preset = Annotated[
 ExportFormat = Literal["markdown", "json", "text", "html"]
 
 
+class StrictTools(MCPServer[Any]):
+    """The SDK's server, with each tool held to the arguments its schema names: an unknown one is refused naming
+    it (and the argument it comes close to), and a schema's refusal is one line naming the argument."""
+
+    async def list_tools(self) -> list[ToolInfo]:
+        # Said in the schema too, so a client that checks its call before sending it learns it there.
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+            for tool in await super().list_tools()
+        ]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = next((t for t in await super().list_tools() if t.name == name), None)
+        if tool is not None:  # an unknown tool is the SDK's to refuse
+            _check_arguments(name, list(tool.input_schema.get("properties", {})), arguments)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the SDK's refusal, several lines of pydantic's
+                raise ToolError(str(config_error(exc.__cause__))) from exc.__cause__
+            raise
+
+
+def _check_arguments(tool: str, known: list[str], arguments: dict[str, Any]) -> None:
+    for given in arguments:
+        if given in known:
+            continue
+        near = (
+            difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+            or [k for k in known if len(given) > 1 and given.lower() in k][:1]
+        )
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise ToolError(f"{given}: unknown argument; {hint}{tool} takes {', '.join(known)}")
+
+
 def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]:
     """An MCP server whose tools run debates through `runs(request)`, read at each call from the call's HTTP
     request (None on stdio): one server built once serves every app in a process, each app's calls on its own
@@ -93,7 +137,7 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]
         try:
             return await admit(config, ctx.request_context.request)
         except UserError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(exc.public()) from None
 
     async def held(config: DebateConfig, ctx: Context) -> DebateState:
         _check_format(config)
@@ -104,9 +148,7 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]
 
         return await hold(runs(ctx.request_context.request), debate_id, config, report)
 
-    server: MCPServer[Any] = MCPServer(
-        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level=level_name()
-    )
+    server = StrictTools(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level=level_name())
 
     def tool(title: str, *, read_only: bool) -> Callable[[F], F]:
         """Register a tool; its description is its docstring on one line (the SDK sends the indentation too).
@@ -228,7 +270,7 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit) -> MCPServer[Any]
                 await store.events(found), format, include_code=include_code, code_field="include_code"
             )
         except UserError as exc:  # a debate that is not a design review, asked for its code
-            raise ToolError(str(exc)) from None
+            raise ToolError(exc.public()) from None
 
     return server
 
@@ -243,7 +285,7 @@ def _checked(make: Callable[[], T]) -> T:
     try:
         return make()
     except UserError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(exc.public()) from None
 
 
 def _check_format(config: DebateConfig) -> None:
@@ -254,7 +296,7 @@ async def _found(store: Any, debate_id: str) -> str:
     try:
         found: str = await store.resolve_id(debate_id)
     except UserError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(exc.public()) from None
     return found
 
 

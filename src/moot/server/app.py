@@ -202,7 +202,7 @@ def create_app(
     @app.exception_handler(UserError)
     async def user_error(request: Request, exc: UserError) -> JSONResponse:
         code = 404 if isinstance(exc, NotFoundError) else 409 if isinstance(exc, StateError) else 422
-        return JSONResponse({"detail": str(exc), "field": exc.field}, status_code=code)
+        return JSONResponse({"detail": exc.public(), "field": exc.field}, status_code=code)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -21,6 +21,7 @@ from moot.config_files.defaults import with_defaults, without_defaults
 from moot.config_syntax import syntax_error
 from moot.domain.config import (
     MAX_PARTICIPANTS,
+    MAX_TOPIC,
     MIN_PARTICIPANTS,
     DebateConfig,
     Diversity,
@@ -30,7 +31,7 @@ from moot.domain.config import (
     config_error,
 )
 from moot.domain.personas import ProposedPersona, persona_text
-from moot.domain.text import PlainText
+from moot.domain.text import TopicText
 from moot.engine import Caller, ModelResolver, check_live, check_run, propose_personas
 from moot.errors import ConfigError, UserError, one_line
 from moot.server.security import check_config
@@ -60,7 +61,7 @@ class Checked(BaseModel):
 class PersonaRequest(ModelOptions):
     """The model (and its options) that proposes, with what it proposes for."""
 
-    topic: PlainText = Field(min_length=1, max_length=4000)
+    topic: TopicText = Field(min_length=1, max_length=MAX_TOPIC)
     count: int = Field(default=MIN_PARTICIPANTS, ge=MIN_PARTICIPANTS, le=MAX_PARTICIPANTS)
     diversity: Diversity = "multi-perspective"
 
@@ -149,7 +150,7 @@ async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
         resolve = check_run(config, _resolver(request)).resolve
     except UserError as exc:  # named after the request's fields, not the config built from them
         field = (exc.field or "model").rsplit(".", 1)[-1]
-        raise ConfigError(str(exc).removeprefix(f"{exc.field}: "), field=field) from None
+        raise ConfigError(exc.public().removeprefix(f"{exc.field}: "), field=field) from None
     ids = [p.id for p in config.participants]
     caller = Caller(options, resolve(options), config.limits)
     proposals, result = await propose_personas(config, caller, ids=ids, seed=None)

@@ -71,7 +71,7 @@ async def chat_completions(request: Request) -> JSONResponse | StreamingResponse
     except WireError as exc:
         return JSONResponse(exc.body(), status_code=exc.status)
     except UserError as exc:
-        return _refused(WireError(400, str(exc), param=exc.field, code="invalid_config"))
+        return _refused(WireError(400, exc.public(), param=exc.field, code="invalid_config"))
     except HTTPException as exc:  # the per-token limit (429)
         return _refused(WireError(exc.status_code, str(exc.detail)))
     name = model_id(preset.name)
@@ -133,7 +133,7 @@ async def _answered(make: Any) -> JSONResponse:
     except WireError as exc:
         return _refused(exc)
     except UserError as exc:  # a preset file that cannot be read
-        return _refused(WireError(500, str(exc), code="preset_unreadable"))
+        return _refused(WireError(500, exc.public(), code="preset_unreadable"))
 
 
 def _refused(exc: WireError) -> JSONResponse:

@@ -51,5 +51,7 @@ def preset(name: str) -> PresetDetail:
     try:
         found = load_preset(name, field="name")
     except ConfigError as exc:
+        if exc.field != "name":  # a preset file that cannot be read: said as the handler says it
+            raise
         raise NotFoundError(str(exc).removeprefix("name: "), field="name") from None
     return PresetDetail(**_info(found).model_dump(), config=found.filled())

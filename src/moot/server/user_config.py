@@ -25,7 +25,7 @@ from moot.config_files.user_defaults import (
 from moot.domain.config import RoleName, config_error
 from moot.errors import ConfigError
 from moot.server.security import check_model_options, model_options
-from moot.server.settings import ServerSettings
+from moot.server.settings import ServerSettings, env_name
 
 router = APIRouter(prefix="/api/config", tags=["config"])
 
@@ -88,8 +88,25 @@ def delete_config() -> UserConfig:
 
 
 def check_defaults(defaults: UserDefaults, settings: ServerSettings) -> None:
-    """Refuse, naming the field, a default a debate requested here could not use: a person (a default speaks
-    for nobody), a base_url outside the operator's allowlist, max_tokens over the server's limit."""
+    """Refuse, naming the field, a default a debate requested here could not use: more participants (or a
+    design review's team) or rounds than this server holds in a debate, a person (a default speaks for
+    nobody), a base_url outside the operator's allowlist, max_tokens over the server's limit. Saved, any of
+    them would refuse every debate that names no participants until the defaults were changed again."""
+    for field, count, what in (
+        ("participants", len(defaults.participants), "participants"),
+        ("team", len(defaults.team), "roles in the team"),
+    ):
+        if count > settings.max_participants:
+            raise ConfigError(
+                f"{count} {what}; a debate on this server holds at most {settings.max_participants} "
+                f"participants ({env_name('max_participants')})",
+                field=field,
+            )
+    if defaults.rounds is not None and defaults.rounds > settings.max_rounds:
+        raise ConfigError(
+            f"{defaults.rounds} rounds; this server allows at most {settings.max_rounds} ({env_name('max_rounds')})",
+            field="rounds",
+        )
     for path, options in model_options(defaults):
         if options.model.is_person:
             raise ConfigError(

@@ -55,20 +55,28 @@ class DebateIndex:
         self._db_identity: tuple[int, int] | None = None
         self._executor = executor
         self._closed = False
+        # Opened with create=False where no database file was: an empty database in memory stands in for it.
+        self._stand_in = False
 
     # -- opening and closing -------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, url: str) -> Self:
+    async def open(cls, url: str, *, create: bool = True) -> Self:
         """Connect to the store at `url` (a SQLAlchemy URL or an SQLite file path) and migrate it to the
-        newest schema. An async driver in the URL is swapped for its sync one."""
+        newest schema. An async driver in the URL is swapped for its sync one.
+
+        `create=False` is for a command that only reads (or only writes to a debate it must find first): an
+        SQLite file that does not exist is not made, nor its folder. The store opens empty instead, in memory and
+        read-only, and answers as a store without debates does (no rows, no such id)."""
         parsed = make_url(db_url_from(url))
         db_file = sqlite_file(parsed)
         where = parsed.render_as_string(hide_password=True)
         with translate(f"open the event store at {where}", parsed):
-            engine = create_engine(parsed, where)
+            absent = not create and db_file is not None and not db_file.exists()
+            engine = create_engine(make_url("sqlite://") if absent else parsed, where)
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WORKER_THREAD_PREFIX)
-            store = cls(engine, url=parsed, db_file=db_file, executor=executor)
+            store = cls(engine, url=parsed, db_file=None if absent else db_file, executor=executor)
+            store._stand_in = absent
             try:
                 await in_worker(executor, store._open)
             except BaseException:
@@ -83,6 +91,10 @@ class DebateIndex:
         # Immediate, so stores opening a new SQLite file at once wait their turn to migrate it.
         with self._engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
             upgrade_schema(conn)
+        if self._stand_in:
+            # Nothing written to a stand-in would be kept: a write fails rather than vanish.
+            with self._engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA query_only = ON")
         self._db_identity = self._file_identity()
 
     async def close(self) -> None:
