@@ -292,7 +292,10 @@ async def test_a_tool_turn_keeps_the_turn_timeout() -> None:
     config = review({"Ada": ["tests.sample_tools:slow"]}, limits=limits)
     events, state = await run(config, user)
     [dropped] = [e for e in events if isinstance(e, ParticipantDropped)]
-    assert dropped.error == "fake:ada: no reply within 0.2 s (limits.turn_timeout_s) (timeout is not retried)"
+    assert (
+        dropped.error
+        == "fake:ada: nothing streamed for 0.2 s (limits.turn_timeout_s) (timeout is not retried)"
+    )
     # A critical review cannot go on without one of its two reviewers: the rounds end there.
     assert state.stop_reason is not None and state.stop_reason.kind == "participants"
     assert [r.number for r in state.rounds if r.turns] == [1] and state.status == "completed"

@@ -285,8 +285,26 @@ class JudgeConfig(ModelOptions):
 class Limits(_Strict):
     """Bounds on a run."""
 
-    turn_timeout_s: float = Field(default=120.0, gt=0, le=3600)
-    judge_timeout_s: float = Field(default=180.0, gt=0, le=3600)
+    turn_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Silence limit of a streamed reply: cut (and retried) once its model has sent nothing for this "
+        "long, its wait for the first token included; a reply still streaming is never cut by it",
+    )
+    turn_max_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        description="Limit on a whole streamed reply; left out: none for the embedded model, Ollama and any "
+        "base_url server (their speed is the machine's), 600 s for hosted providers",
+    )
+    judge_timeout_s: float = Field(
+        default=180.0,
+        gt=0,
+        le=3600,
+        description="Limit on a whole structured answer (a verdict, an assessment)",
+    )
     debate_timeout_s: float | None = Field(
         default=None,
         gt=0,

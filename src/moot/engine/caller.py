@@ -29,6 +29,7 @@ from moot.engine.calls import (
     stream_tool_reply,
 )
 from moot.engine.checks import model_key
+from moot.engine.reply_limits import turn_max_s
 from moot.engine.retry import BoundCall, CallSite, Guard
 from moot.engine.settings import model_settings, takes_temperature
 from moot.engine.telemetry import RunTelemetry
@@ -123,6 +124,7 @@ class Caller:
             timeout_s=self.limits.judge_timeout_s
             if purpose in ("judge", "personas")
             else self.limits.turn_timeout_s,
+            max_s=turn_max_s(self.limits, self.options),
             toolsets=tuple(kit.toolsets()) if kit is not None else (),
             native_tools=tuple(kit.native_tools()) if kit is not None else (),
             instrument=self.telemetry.instrumentation if self.telemetry is not None else None,

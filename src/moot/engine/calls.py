@@ -41,6 +41,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from moot.domain.faults import Fault
 from moot.domain.models import ModelRef
 from moot.domain.usage import Usage
+from moot.engine.reply_limits import reply_limits
 from moot.errors import ModelCallError, MootError, one_line
 from moot.models.faults import classify
 from moot.models.pricing import messages_usage, response_usage
@@ -67,7 +68,9 @@ class CallRequest:
     system: str
     user: str
     settings: ModelSettings
+    # A streamed reply's silence limit (moot.engine.reply_limits), a structured answer's whole-call limit.
     timeout_s: float
+    max_s: float | None = None  # a streamed reply's whole-reply limit (None: none)
     toolsets: tuple[AbstractToolset[Any], ...] = ()
     native_tools: tuple[AbstractNativeTool, ...] = ()
     # pydantic-ai's GenAI spans for the call, when the run's telemetry is on (moot.engine.telemetry).
@@ -98,11 +101,12 @@ async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitab
     first: float | None = None
     chunks: list[str] = []
     with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
-        async with asyncio.timeout(timeout_s):
+        async with reply_limits(str(ref), timeout_s, request.max_s) as heard:
             async with model_request_stream(
                 model, messages, model_settings=request.settings, instrument=request.instrument
             ) as stream:
                 async for event in stream:
+                    heard()
                     delta = _text_of(event)
                     if delta:
                         if first is None:
@@ -149,7 +153,7 @@ async def stream_tool_reply(
 
     Text deltas go to `on_text` as they arrive, texts that a tool call separates with a blank line
     between them (as pydantic-ai joins them); each call goes to `on_tool` once its result is known.
-    The timeout covers the whole run, tools included; usage sums every request.
+    Its limits cover the whole run, tools included (a tool's result is a sign of life); usage sums every request.
     """
     model, ref, timeout_s = request.model, request.ref, request.timeout_s
     agent = Agent(
@@ -168,9 +172,10 @@ async def stream_tool_reply(
     native: dict[str, NativeToolCallPart] = {}  # the provider's own tool calls awaiting their result
     reported: set[str] = set()
     with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
-        async with asyncio.timeout(timeout_s):
+        async with reply_limits(str(ref), timeout_s, request.max_s) as heard:
             async with agent.run_stream_events(request.user, model_settings=request.settings) as run:
                 async for event in run:
+                    heard()
                     text = ""
                     match event:
                         case PartStartEvent(part=TextPart(content=content)):

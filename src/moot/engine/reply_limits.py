@@ -1,0 +1,74 @@
+"""The time a streamed reply may take: a silence limit, and a whole-reply limit.
+
+`limits.turn_timeout_s` is a silence limit: a reply is cut only when its model has sent nothing (no token, no
+tool call) for that long, its wait for the first token included. A model that keeps streaming is never cut by
+it, however slowly it writes: a large local model at 2-3 tokens a second needs minutes for a 400-token turn,
+and a whole-turn limit of 120 s cut such turns mid-sentence, retried them and dropped the speaker.
+
+`limits.turn_max_s` bounds the whole reply. Left out, it is none for a model that runs here or on a server the
+user runs (the embedded model, Ollama, any `base_url`), whose speed is the user's machine's, and
+HOSTED_TURN_MAX_S for a hosted provider, whose streams do not take that long unless something is wrong.
+
+Structured answers (a verdict, an assessment) are not streamed: their one limit, `limits.judge_timeout_s`,
+covers the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from urllib.parse import urlsplit
+
+from moot.domain.config import Limits, ModelOptions
+from moot.domain.faults import Fault
+from moot.domain.providers import find_provider
+from moot.errors import ModelCallError
+
+HOSTED_TURN_MAX_S = 600.0
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+
+
+def turn_max_s(limits: Limits, options: ModelOptions) -> float | None:
+    """The whole-reply limit of a turn by `options`' model (None: none)."""
+    if limits.turn_max_s is not None:
+        return limits.turn_max_s
+    return HOSTED_TURN_MAX_S if hosted(options) else None
+
+
+def hosted(options: ModelOptions) -> bool:
+    """Whether the model is a provider's hosted service, rather than one run here or on the user's own server."""
+    spec = find_provider(options.model.provider)
+    if spec is None or spec.runs_here or options.base_url is not None or spec.base_url == "required":
+        return False
+    return not (spec.default_url and urlsplit(spec.default_url).hostname in _LOOPBACK)
+
+
+@contextlib.asynccontextmanager
+async def reply_limits(
+    label: str, silence_s: float, max_s: float | None, silence_field: str = "limits.turn_timeout_s"
+) -> AsyncIterator[Callable[[], None]]:
+    """Run a streamed reply under its limits; the callable it gives is called on every sign of life (a token, a
+    tool call) and starts the silence over. A limit that passes is a `timeout` ModelCallError naming it."""
+    loop = asyncio.get_running_loop()
+    whole = asyncio.timeout(max_s)
+    quiet = asyncio.timeout(silence_s)
+
+    def heard() -> None:
+        quiet.reschedule(loop.time() + silence_s)
+
+    try:
+        async with whole, quiet:
+            yield heard
+    except TimeoutError:
+        if quiet.expired():
+            message = f"nothing streamed for {silence_s:g} s ({silence_field})"
+        elif whole.expired():
+            message = f"the reply ran past its limit of {max_s:g} s (limits.turn_max_s)"
+        else:
+            raise
+        fault = Fault("timeout", message)
+        raise ModelCallError(fault.message, model=label, fault=fault) from None
+
+
+__all__ = ["HOSTED_TURN_MAX_S", "hosted", "reply_limits", "turn_max_s"]
