@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import CallRetried, Event
 from moot.domain.state import DebateState
-from moot.engine.budget_checks import warn_cost
 from moot.engine.caller import Caller, Callers
 from moot.engine.checks import ModelResolver
 from moot.engine.control import RunControl
@@ -24,6 +23,7 @@ from moot.engine.log import EventLog
 from moot.engine.people import People
 from moot.engine.prompting import PromptBuilder
 from moot.engine.retry import Guard, Retry
+from moot.engine.rules import Feature
 from moot.engine.telemetry import for_run
 from moot.engine.tools import Toolkit
 from moot.models.providers import redact
@@ -63,6 +63,7 @@ class RunContext:
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
         self.started = time.monotonic() - ran_before
         self.warned = False  # whether the `limits.warn_at_cost` notice was given
+        self.features: Sequence[Feature] = ()  # the run's (moot.engine.features), set as the loop starts
         self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
 
@@ -108,11 +109,11 @@ class RunContext:
         async with self._append_lock:
             event = await self.log.append(event)
             self.state.apply(event)
-        if self.telemetry is not None:
-            self.telemetry.on_event(event)
+        for feature in self.features:
+            feature.seen(self, event)
         self.events.put_nowait(event)
-        if hasattr(event, "usage"):  # only calls change the cost; token deltas are many and do not
-            await warn_cost(self)
+        for feature in self.features:
+            await feature.recorded(self, event)
 
     def emit_live(self, event: Event) -> None:
         """Record a live-only event (a token delta) at once: folded into the state and handed to the consumer,
@@ -121,8 +122,8 @@ class RunContext:
         if event.debate_id != self.debate_id:
             event = event.model_copy(update={"debate_id": self.debate_id})
         self.state.apply(event)
-        if self.telemetry is not None:
-            self.telemetry.on_event(event)
+        for feature in self.features:
+            feature.seen(self, event)
         self.events.put_nowait(event)
 
     async def together(self, calls: list[Coroutine[Any, Any, None]]) -> None:

@@ -1,5 +1,6 @@
-"""The run's loop: the next step from the protocol, its handler, the budget checked against the handler's
-estimate, then the step taken, until the debate ends, pauses, fails or is interrupted.
+"""The run's loop: rules, next step, handler, take. Before each of the format's steps the run's features are
+asked whether something comes first (moot.engine.rules, moot.engine.features); then the step's handler takes it,
+until the debate ends, pauses, fails or is interrupted.
 
 Every durable event is appended to the log before the next step is decided (RunContext.emit), so the state the
 protocol sees is exactly fold(stored events).
@@ -9,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator
 from typing import Literal
 
-from moot.domain.assessment import StopReason
 from moot.domain.events import (
-    DebateCompleted,
     DebateFailed,
     DebateInterrupted,
     DebatePaused,
@@ -25,26 +25,15 @@ from moot.domain.events import (
     Event,
     JudgingRequested,
     Notice,
-    PersonasAssigned,
 )
-from moot.domain.personas import auto_persona_ids
-from moot.engine.audience import poll, poll_due
+from moot.engine import features
 from moot.engine.budget import price_notice
-from moot.engine.budget_checks import (
-    HARD_STOPS,
-    acknowledge_cost,
-    after_hard_stop,
-    pause_at_cost,
-    stop_if_over_budget,
-    stop_now,
-)
+from moot.engine.budget_checks import acknowledge_cost
 from moot.engine.context import RunContext
-from moot.engine.personas import propose_personas
-from moot.engine.steps import handler_for
-from moot.engine.webhooks import notify_end
-from moot.errors import MootError, RunError
+from moot.engine.rules import Flow, NextStep
+from moot.engine.steps import take
+from moot.errors import MootError
 from moot.models.providers import redact
-from moot.protocols import Judge, Step
 
 CREATED = "created; waiting to be started"
 Hold = Literal["created", "queued"]  # what a new debate recorded without running is left as
@@ -61,30 +50,18 @@ async def run_events(
 
     `resumed` is the reason when the run carries a stored debate on; with `hold`, a new debate is recorded and
     left before its first call, `created` (a start runs it) or `queued` (its server starts it when a running slot
-    is free); with `judging` (and `resumed`), the run is that judging of the stored
-    debate."""
+    is free); with `judging` (and `resumed`), the run is that judging of the stored debate."""
+    ctx.features = features.for_run()
     task = asyncio.create_task(_drive(ctx, resumed, hold, judging))
-    deadline = asyncio.create_task(_deadline(ctx)) if ctx.initial.limits.debate_timeout_s else None
     try:
         while (event := await ctx.events.get()) is not None:
             yield event
         await task  # re-raise anything the drive raised
     finally:
-        for running in (task, deadline):
-            if running is not None and not running.done():
-                running.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await running
-
-
-async def _deadline(ctx: RunContext) -> None:
-    """At `limits.debate_timeout_s` of running time, stop the debate: the call under way is cut, the judge
-    rules on what exists (within limits.judge_timeout_s)."""
-    limit = ctx.initial.limits.debate_timeout_s
-    assert limit is not None
-    await asyncio.sleep(max(limit - ctx.ran_before, 0.0))
-    detail = f"the debate ran for its limit of {limit:g} s (limits.debate_timeout_s)"
-    ctx.control.stop(StopReason(kind="deadline", detail=detail))
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 async def _drive(
@@ -106,35 +83,17 @@ async def _drive(
             await acknowledge_cost(ctx, resumed, ends_rounds=judging is not None)
             if judging is not None:
                 await ctx.emit(judging)
-        if ctx.state.judging_again is not None:  # asked for now, or cut off before its end and resumed
-            await _judge_again(ctx)
-            return
-        if auto_persona_ids(ctx.config):  # a new debate's, or one created or cut before they were given
-            await _assign_personas(ctx)
+        for feature in ctx.features:
+            await feature.on_start(ctx)
+        # Rules, next step, handler, take: each feature may act before the format's step (moot.engine.rules).
         while True:
-            if ctx.control.stop_requested and ctx.state.stop_reason is None:
-                why = ctx.control.stop_reason or StopReason(kind="user", detail="stopped by the user")
-                await stop_now(ctx, why)
-            if ctx.state.stop_reason is None and (short := _short_of_participants(ctx)) is not None:
-                if not ctx.state.turns:
-                    # Nothing to judge: a failure, which `retry` runs again once the cause (a key) is fixed.
-                    raise RunError(f"no turn could be taken: {'; '.join(ctx.state.dropped.values())}")
-                await stop_now(ctx, short)
-            if ctx.state.stop_reason is not None and ctx.state.stop_reason.kind in HARD_STOPS:
-                await after_hard_stop(ctx)
+            step = functools.cache(lambda: ctx.protocol.next_step(ctx.scheduled, ctx.state))
+            flow = await _before_step(ctx, step)
+            if flow is Flow.END:
                 break
-            if ctx.control.pause_requested:
-                await ctx.emit(DebatePaused())
-                break
-            step = ctx.protocol.next_step(ctx.scheduled, ctx.state)
-            if (phase := poll_due(ctx, step)) is not None:
-                await poll(ctx, phase)  # the audience votes before the first round and after the last
+            if flow is Flow.AGAIN:
                 continue
-            if await pause_at_cost(ctx, handler_for(step), step):
-                break
-            if await stop_if_over_budget(ctx, handler_for(step), step):
-                continue
-            if await _take(ctx, step):
+            if await take(ctx, step()):
                 break
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
@@ -147,37 +106,19 @@ async def _drive(
         raise
     finally:
         try:
-            await notify_end(ctx)  # before the stream ends, so a CLI run does not exit before its webhooks
+            # Before the stream ends, so a CLI run does not exit before its webhooks; a hold's run has none.
+            for feature in ctx.features:
+                await feature.on_end(ctx)
         finally:
             ctx.events.put_nowait(None)
 
 
-async def _judge_again(ctx: RunContext) -> None:
-    """A judging asked for after the rounds: the Judge step's own handler with the judges asked for (the run's
-    config has them), then the end. A debate whose rounds had not ended (paused, failed) ends them here."""
-    again = ctx.state.judging_again
-    assert again is not None
-    if ctx.state.stop_reason is None:
-        detail = f"a verdict was asked for before its rounds ended ({again.reason})"
-        await stop_now(ctx, StopReason(kind="user", detail=detail))
-    if not ctx.state.judged:
-        await _take(ctx, Judge())
-    await ctx.emit(DebateCompleted())
-
-
-async def _take(ctx: RunContext, step: Step) -> bool:
-    """Take one step as a task a stop can cut (a debating call, while the rounds have not stopped yet).
-    True when the debate is over."""
-    handler = handler_for(step)
-    cuttable = handler.cuttable and ctx.state.stop_reason is None
-    task = asyncio.create_task(handler.take(ctx, step))
-    ctx.control.running(task, cuttable=cuttable)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if not ctx.control.cut():
-            raise
-        return False  # the loop records the stop and goes on to the verdict
+async def _before_step(ctx: RunContext, step: NextStep) -> Flow | None:
+    """The first feature that acts before the format's next step says what follows; None: take the step."""
+    for feature in ctx.features:
+        if (flow := await feature.before_step(ctx, step)) is not None:
+            return flow
+    return None
 
 
 async def _begin(ctx: RunContext) -> None:
@@ -197,43 +138,3 @@ async def _begin(ctx: RunContext) -> None:
         await ctx.emit(Notice(source=config.format, message=message))
     if (unpriced := price_notice(config)) is not None:
         await ctx.emit(Notice(source="budget", message=unpriced))
-
-
-async def _assign_personas(ctx: RunContext) -> None:
-    """Fill the 'auto' personas with a model's proposal; the recorded event carries them for replays."""
-    config = ctx.config
-    caller = ctx.caller(config.voice_options())
-    proposals, result = await propose_personas(config, caller, ids=auto_persona_ids(config), seed=config.seed)
-    await ctx.emit(
-        PersonasAssigned(
-            model=caller.label,
-            personas=proposals,
-            reasoning=result.answer.reasoning if result.answer is not None else "",
-            error=result.error,
-            attempts=result.attempts,
-            usage=result.usage,
-            latency_s=result.latency_s,
-        )
-    )
-
-
-def _short_of_participants(ctx: RunContext) -> StopReason | None:
-    """Why the rounds cannot go on after failures: too few participants left, or a format that needs them all."""
-    dropped = ctx.state.dropped
-    if not dropped:
-        return None
-    config = ctx.config
-    names = ", ".join(config.speaker_name(pid) for pid in dropped)
-    left = len(config.participants) - len(dropped)
-    if left < max(2, ctx.protocol.min_participants):
-        return StopReason(
-            kind="participants",
-            detail=f"{names} failed; {left} participant{'s' if left != 1 else ''} left, fewer than 2",
-        )
-    if not ctx.protocol.continues_without:
-        them = "them" if len(dropped) > 1 else "it"
-        return StopReason(
-            kind="participants",
-            detail=f"{names} failed; the {config.format} format cannot go on without {them}",
-        )
-    return None
