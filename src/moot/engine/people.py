@@ -22,18 +22,17 @@ from moot.domain.assessment import StopReason
 from moot.domain.audience import AudienceVote
 from moot.domain.audience import Phase as AudiencePhase
 from moot.domain.config import DebateConfig
-from moot.domain.events import TurnAwaited, TurnCompleted, TurnStarted, VerdictAwaited, utc_now
+from moot.domain.events import TurnAwaited, VerdictAwaited, utc_now
 from moot.domain.person_verdict import PersonVerdict
 from moot.domain.state import turn_key, verdict_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import ScoredCriterion
-from moot.engine.round_clock import deadline_of, record_cut, seconds_left
+from moot.engine.turns import Outcome, Said, Turn
 from moot.errors import UserError
 from moot.judging.schema import criteria_of
 
 if TYPE_CHECKING:
     from moot.engine.context import RunContext
-    from moot.protocols import TurnSpec
 
 
 @dataclass(frozen=True)
@@ -119,90 +118,77 @@ def _people(ctx: RunContext) -> People:
     return ctx.people
 
 
-async def person_turn(ctx: RunContext, round_number: int, spec: TurnSpec, together: int) -> None:
-    """A person's turn: asked for (once, durably), waited for, recorded; skipped or a stop when time runs out."""
-    config = ctx.config
-    pid = spec.speaker
-    participant = config.participant(pid)
-    key = turn_key(pid, spec.target)
-    label = str(participant.model)
-    if seconds_left(ctx, round_number) == 0.0:  # the round's time ran out before they were asked, or answered
-        await record_cut(ctx, round_number, spec, model=label, together=together, began=None)
-        return
-    awaited = ctx.state.awaiting.get(key)
-    if not isinstance(awaited, TurnAwaited):
-        awaited = TurnAwaited(
+class PersonTurn:
+    """A turn a person answers (a participant whose model is `human`): asked for once, durably (`turn_awaited`, so
+    a restart waits again to the same deadline), waited for, and given as they wrote it; skipped, or a stop, when
+    their own time runs out. The round's time limit is the turn's clock (moot.engine.turns)."""
+
+    live = False
+
+    async def answer(self, turn: Turn) -> Outcome:
+        ctx, round_number, spec = turn.ctx, turn.round, turn.spec
+        config = ctx.config
+        pid = spec.speaker
+        participant = config.participant(pid)
+        key = turn_key(pid, spec.target)
+        awaited = ctx.state.awaiting.get(key)
+        if not isinstance(awaited, TurnAwaited):
+            awaited = TurnAwaited(
+                round=round_number,
+                participant_id=pid,
+                target=spec.target,
+                deadline=deadline(ctx),
+                max_chars=config.limits.human_turn_max_chars,
+            )
+            await ctx.emit(awaited)
+        turn_round = ctx.state.round(round_number)
+        phase = turn_round.phase if turn_round is not None else None
+        stance, task = ctx.protocol.person_brief(config, ctx.state, spec, round_number)
+        ask = TurnAsk(
+            debate_id=ctx.debate_id,
             round=round_number,
             participant_id=pid,
-            target=spec.target,
-            deadline=deadline(ctx),
-            max_chars=config.limits.human_turn_max_chars,
+            name=participant.name,
+            stance=stance,
+            target=config.speaker_name(spec.target) if spec.target is not None else None,
+            phase=phase,
+            task=task,
+            deadline=awaited.deadline,
+            max_chars=awaited.max_chars,
         )
-        await ctx.emit(awaited)
-    turn_round = ctx.state.round(round_number)
-    phase = turn_round.phase if turn_round is not None else None
-    stance, task = ctx.protocol.person_brief(config, ctx.state, spec, round_number)
-    ask = TurnAsk(
-        debate_id=ctx.debate_id,
-        round=round_number,
-        participant_id=pid,
-        name=participant.name,
-        stance=stance,
-        target=config.speaker_name(spec.target) if spec.target is not None else None,
-        phase=phase,
-        task=task,
-        deadline=awaited.deadline,
-        max_chars=awaited.max_chars,
-    )
-    asked, began = utc_now(), time.monotonic()
-    skipped = False
-    # The person's own deadline or the round's, whichever comes first.
-    round_ends = deadline_of(ctx, round_number)
-    cut_first = round_ends is not None and (awaited.deadline is None or round_ends < awaited.deadline)
-    until = round_ends if cut_first else awaited.deadline
-    answer = asyncio.ensure_future(_people(ctx).turn(ask))
-    # A pause does not wait for the person: the turn stays asked for (same deadline) and the resume waits again.
-    paused = asyncio.ensure_future(ctx.control.until_paused())
-    try:
-        await asyncio.wait({answer, paused}, timeout=_seconds_left(until), return_when=FIRST_COMPLETED)
-    finally:
-        paused.cancel()
-        if not answer.done():
-            answer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await answer
-    if answer.done() and not answer.cancelled():
-        text = answer.result()
-    elif ctx.control.pause_requested:
-        return
-    elif cut_first:
-        await record_cut(ctx, round_number, spec, model=label, together=together, began=began)
-        return
-    else:
-        limit = config.limits.human_turn_timeout_s
-        note = f"{participant.name} gave no turn within {limit:g} s (limits.human_turn_timeout_s)"
-        if config.limits.on_human_timeout == "stop":
-            ctx.control.stop(StopReason(kind="person", detail=note))
-            return
-        text, skipped = f"({note}; the turn was skipped.)", True
-    text = text.strip()[: awaited.max_chars]
-    await ctx.emit(
-        TurnStarted(
-            round=round_number, participant_id=pid, target=spec.target, model=label, together=together
-        )
-    )
-    await ctx.emit(
-        TurnCompleted(
-            round=round_number,
-            participant_id=pid,
-            target=spec.target,
-            model=label,
-            text=text,
+        asked = utc_now()
+        turn.began = time.monotonic()
+        answer = asyncio.ensure_future(_people(ctx).turn(ask))
+        # A pause does not wait for the person: the turn stays asked for (same deadline) and the resume waits again.
+        paused = asyncio.ensure_future(ctx.control.until_paused())
+        try:
+            await asyncio.wait(
+                {answer, paused}, timeout=_seconds_left(awaited.deadline), return_when=FIRST_COMPLETED
+            )
+        finally:
+            paused.cancel()
+            if not answer.done():
+                answer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await answer
+        skipped = False
+        if answer.done() and not answer.cancelled():
+            text = answer.result()
+        elif ctx.control.pause_requested:
+            return None
+        else:
+            limit = config.limits.human_turn_timeout_s
+            note = f"{participant.name} gave no turn within {limit:g} s (limits.human_turn_timeout_s)"
+            if config.limits.on_human_timeout == "stop":
+                ctx.control.stop(StopReason(kind="person", detail=note))
+                return None
+            text, skipped = f"({note}; the turn was skipped.)", True
+        return Said(
+            text=text.strip()[: awaited.max_chars],
             usage=Usage(),
             latency_s=round((utc_now() - asked).total_seconds(), 3),
             skipped=skipped,
         )
-    )
 
 
 async def person_verdict_of(

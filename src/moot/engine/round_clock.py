@@ -3,24 +3,20 @@
 The round's deadline is fixed when it starts and stored on its `round_started` (committed at once), so a run
 carried on after a crash or a pause keeps it: the clock is the wall clock from the round's start, time paused
 or down included, and a round whose deadline passed meanwhile has its unfinished turns cut as soon as it goes on.
-When it passes, the turn under way is cancelled and a turn not yet begun is not called; each is recorded as a
-`turn_completed` with `cut` set, the text it had streamed so far, no usage (a cancelled call reports none, as a
+When it passes, the turn under way is cancelled and a turn not yet begun is not called; each is recorded (by
+moot.engine.turns) as a `turn_completed` with `cut` set, the text it had streamed so far, no usage (a cancelled call reports none, as a
 stop's cut call does not) and one note every view shows. The round then ends as the format says.
 """
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from moot.domain.events import TurnCompleted, TurnStarted, utc_now
-from moot.domain.state import turn_key
-from moot.domain.usage import Usage
+from moot.domain.events import utc_now
 
 if TYPE_CHECKING:
     from moot.engine.context import RunContext
-    from moot.protocols import TurnSpec
 
 
 def round_deadline(ctx: RunContext, started: datetime) -> datetime | None:
@@ -46,44 +42,4 @@ def cut_note(ctx: RunContext, begun: bool) -> str:
     when = "ended" if begun else "began"
     return (
         f"cut: the round's time limit of {limit:g} s (limits.round_timeout_s) passed before this turn {when}"
-    )
-
-
-async def record_cut(
-    ctx: RunContext,
-    round_number: int,
-    spec: TurnSpec,
-    *,
-    model: str,
-    together: int,
-    began: float | None,
-) -> None:
-    """Record the turn as cut, with what it streamed so far. `began` is when its call began (time.monotonic()),
-    None when it never did (or was a person's, asked for but not given)."""
-    key = turn_key(spec.speaker, spec.target)
-    if key not in ctx.state.speaking:  # never announced: every turn_completed follows its turn_started
-        await ctx.emit(
-            TurnStarted(
-                round=round_number,
-                participant_id=spec.speaker,
-                target=spec.target,
-                model=model,
-                together=together,
-            )
-        )
-    begun = began is not None or key in ctx.state.awaiting
-    await ctx.emit(
-        TurnCompleted(
-            round=round_number,
-            participant_id=spec.speaker,
-            target=spec.target,
-            model=model,
-            text=ctx.state.speaking.get(key, ""),
-            # A cancelled call reports no usage (its cost stays unknown, as a stop's cut call's does); a turn never
-            # called cost nothing.
-            usage=Usage() if began is not None else Usage(cost_usd=0.0),
-            latency_s=round(time.monotonic() - began, 3) if began is not None else 0.0,
-            cut=True,
-            note=cut_note(ctx, begun),
-        )
     )

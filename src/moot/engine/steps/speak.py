@@ -1,28 +1,28 @@
-"""Speak: text turns, streamed as token deltas, taken at the same time when the format says so."""
+"""Speak: text turns, a model's streamed as token deltas, taken at the same time when the format says so; each
+turn's lifecycle is moot.engine.turns'."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import TYPE_CHECKING
 
 from moot.context import Fitted
 from moot.context.windows import LOCAL_TURN_TOKENS
 from moot.domain.assessment import StopReason
 from moot.domain.config import VOICES
-from moot.domain.events import ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted, TurnStarted
+from moot.domain.events import TokenDelta, ToolCalled
 from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate
 from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
 from moot.engine.coalesce import DeltaBuffer
 from moot.engine.overflow import on_overflow, overflow_stop, summarised
-from moot.engine.people import is_person, person_turn
+from moot.engine.people import PersonTurn, is_person
 from moot.engine.retry import CallSite
-from moot.engine.round_clock import record_cut, seconds_left
+from moot.engine.round_clock import seconds_left
 from moot.engine.stops import stop_now
 from moot.engine.summaries import summarise_if_due
 from moot.engine.tools import kit_for
+from moot.engine.turns import Dropped, Outcome, Said, Turn, record_cut, take_turn
 from moot.errors import ModelCallError
 from moot.models.providers import redact
 from moot.protocols import Speak, TurnPrompt, TurnSpec
@@ -50,8 +50,7 @@ class SpeakHandler:
             # The round's time is up (a sequential round's later speakers, a round resumed past its deadline):
             # no summary, no prompt, no call; each turn is recorded as cut.
             for spec in step.turns:
-                model = str(ctx.config.speaker_options(spec.speaker).model)
-                await record_cut(ctx, round_number, spec, model=model, together=len(step.turns), began=None)
+                await record_cut(_turn_of(ctx, round_number, spec, len(step.turns)))
             return False
         # A person reads the transcript, not a prompt: nothing is built or fitted for them.
         people = [spec for spec in step.turns if is_person(ctx.config, spec.speaker)]
@@ -75,100 +74,71 @@ class SpeakHandler:
         together = len(fitted) + len(people)
         await ctx.together(
             [
-                *(_turn(ctx, round_number, spec, fit, together) for spec, fit, _ in fitted),
-                *(person_turn(ctx, round_number, spec, together) for spec in people),
+                *(
+                    take_turn(_turn_of(ctx, round_number, spec, together), ModelTurn(fit))
+                    for spec, fit, _ in fitted
+                ),
+                *(take_turn(_turn_of(ctx, round_number, spec, together), PersonTurn()) for spec in people),
             ]
         )
         return False
 
 
-async def _turn(
-    ctx: RunContext, round_number: int, spec: TurnSpec, fit: Fitted[TurnPrompt], together: int
-) -> None:
-    """One turn, retried as the policy says; a participant whose turn fails for good is dropped."""
-    pid = spec.speaker
-    options = ctx.config.speaker_options(pid)
-    label = str(options.model)
-    left = seconds_left(ctx, round_number)
-    if left == 0.0:  # the round's time ran out while the step summarised and fitted its prompts
-        await record_cut(ctx, round_number, spec, model=label, together=together, began=None)
-        return
-    began = time.monotonic()
-    await ctx.emit(
-        TurnStarted(
-            round=round_number,
-            participant_id=pid,
-            target=spec.target,
-            model=label,
-            together=together,
-        )
-    )
-    prompt = fit.prompt
-    caller = ctx.caller(options)
-    call = caller.guarded(CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens)
+def _turn_of(ctx: RunContext, round_number: int, spec: TurnSpec, together: int) -> Turn:
+    model = str(ctx.config.speaker_options(spec.speaker).model)
+    return Turn(ctx, round_number, spec, model, together)
 
-    action = ctx.config.history.on_overflow
 
-    async def compact() -> int:
-        """The provider said the prompt does not fit: shorter, as history.on_overflow says."""
-        nonlocal prompt
-        made = await summarised(ctx, round_number, spec) if action == "summarize" else None
-        if made is not None and made[0].tokens < fit.tokens:
-            smaller, sel = made
-        else:
-            smaller, sel = ctx.prompts.compact_turn(round_number, spec, fit), None
-        await ctx.prompts.record_fit(smaller, options, pid, round_number, "turn", sel)
-        prompt = smaller.prompt
-        return smaller.tokens + smaller.reply_tokens
+class ModelTurn:
+    """A turn a model answers: streamed as token deltas, retried as the policy says, its prompt made shorter when
+    the provider says it does not fit; a participant whose call fails for good is dropped."""
 
-    # Only the call is under the round's clock, not the recording of its turn: cancelled mid-append, a turn
-    # could be stored and then recorded again as cut.
-    clock = asyncio.timeout(left)
-    try:
-        async with clock:
+    live = True
+
+    def __init__(self, fit: Fitted[TurnPrompt]) -> None:
+        self.fit = fit
+
+    async def answer(self, turn: Turn) -> Outcome:
+        ctx, round_number, spec, fit = turn.ctx, turn.round, turn.spec, self.fit
+        pid = spec.speaker
+        options = ctx.config.speaker_options(pid)
+        prompt = fit.prompt
+        caller = ctx.caller(options)
+        call = caller.guarded(CallSite(pid, "turn", round_number, spec.target), fit.tokens + fit.reply_tokens)
+        action = ctx.config.history.on_overflow
+
+        async def compact() -> int:
+            """The provider said the prompt does not fit: shorter, as history.on_overflow says."""
+            nonlocal prompt
+            made = await summarised(ctx, round_number, spec) if action == "summarize" else None
+            if made is not None and made[0].tokens < fit.tokens:
+                smaller, sel = made
+            else:
+                smaller, sel = ctx.prompts.compact_turn(round_number, spec, fit), None
+            await ctx.prompts.record_fit(smaller, options, pid, round_number, "turn", sel)
+            prompt = smaller.prompt
+            return smaller.tokens + smaller.reply_tokens
+
+        try:
             reply = await call.run(
                 lambda: _reply(ctx, caller, round_number, spec, prompt),
                 compact=None if action == "end" else compact,
             )
-    except TimeoutError:
-        if not clock.expired():
-            raise
-        await record_cut(ctx, round_number, spec, model=label, together=together, began=began)
-        return
-    except ModelCallError as exc:
-        # A client that made the cancellation its own error: the round's time ran out all the same.
-        if clock.expired():
-            await record_cut(ctx, round_number, spec, model=label, together=together, began=began)
-            return
-        if action == "end" and exc.fault is not None and exc.fault.kind == "context_overflow":
-            # Cuts the step under way (the others speaking at once too); the loop records the stop.
-            ctx.control.stop(overflow_stop(ctx, round_number, spec, fit, provider=True))
-            return
-        if pid in VOICES or exc.fault is None:
-            raise  # the format's own voice cannot be left out: the debate fails, resumable
-        await ctx.emit(
-            ParticipantDropped(
-                participant_id=pid,
-                round=round_number,
-                model=label,
-                fault=exc.fault.kind,
-                error=redact(str(exc)),
-            )
-        )
-        return
-    await ctx.emit(
-        TurnCompleted(
-            round=round_number,
-            participant_id=pid,
-            target=spec.target,
-            model=label,
+        except ModelCallError as exc:
+            if action == "end" and exc.fault is not None and exc.fault.kind == "context_overflow":
+                # Cuts the step under way (the others speaking at once too); the loop records the stop.
+                ctx.control.stop(overflow_stop(ctx, round_number, spec, fit, provider=True))
+                return None
+            if pid in VOICES or exc.fault is None:
+                raise  # the format's own voice cannot be left out: the debate fails, resumable
+            return Dropped(fault=exc.fault.kind, error=redact(str(exc)))
+        return Said(
             text=reply.text,
             usage=reply.usage,
             latency_s=reply.latency_s,
             first_token_s=reply.first_token_s,
             model_version=reply.model_version,
         )
-    )
 
 
 async def _reply(
