@@ -9,17 +9,18 @@ import pytest
 
 from moot.domain.config import DebateConfig, Limits, ModelOptions, Participant
 from moot.domain.events import CallRetried, ParticipantDropped, TurnCompleted
+from moot.domain.state import fold
 from moot.engine import run_debate
 from moot.engine.reply_limits import HOSTED_TURN_MAX_S, turn_max_s
 from tests.conftest import FAST_RETRY
 
 
-def config(first: str, **limits: Any) -> DebateConfig:
+def config(first: str, judge: str = "fake:judge", **limits: Any) -> DebateConfig:
     return DebateConfig(
         topic="Should cities ban cars?",
         participants=[Participant(name="Ada", model=first), Participant(name="Bo", model="fake:bo")],
         rounds=1,
-        judge={"model": "fake:judge"},
+        judge={"model": judge},
         stopping={"assess_rounds": False},
         limits={"retry": {**FAST_RETRY, "retries": {"timeout": 0}}, **limits},
     )
@@ -61,3 +62,10 @@ def test_the_whole_reply_limit_left_out_is_none_but_for_hosted_providers(
 ) -> None:
     assert turn_max_s(Limits(), ModelOptions.model_validate(options)) == limit
     assert turn_max_s(Limits(turn_max_s=42), ModelOptions.model_validate(options)) == 42
+
+
+async def test_a_structured_answer_has_one_limit_on_the_whole_call_naming_it() -> None:
+    events = [e async for e in run_debate(config("fake:ada", "fake:slow-2000", judge_timeout_s=0.2))]
+    state = fold(events)
+    assert state.verdict is None and state.verdict_error is not None
+    assert "no answer within 0.2 s (limits.judge_timeout_s)" in state.verdict_error

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -38,10 +37,9 @@ from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
 
-from moot.domain.faults import Fault
 from moot.domain.models import ModelRef
 from moot.domain.usage import Usage
-from moot.engine.reply_limits import reply_limits
+from moot.engine.reply_limits import answer_limit, reply_limits
 from moot.errors import ModelCallError, MootError, one_line
 from moot.models.faults import classify
 from moot.models.pricing import messages_usage, response_usage
@@ -100,7 +98,7 @@ async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitab
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
-    with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
+    with call_errors(ref):
         async with reply_limits(str(ref), timeout_s, request.max_s) as heard:
             async with model_request_stream(
                 model, messages, model_settings=request.settings, instrument=request.instrument
@@ -171,7 +169,7 @@ async def stream_tool_reply(
     calls: dict[str, tuple[str, str]] = {}  # function tool calls awaiting their result: id -> (name, args)
     native: dict[str, NativeToolCallPart] = {}  # the provider's own tool calls awaiting their result
     reported: set[str] = set()
-    with call_errors(ref, timeout_s, "limits.turn_timeout_s"):
+    with call_errors(ref):
         async with reply_limits(str(ref), timeout_s, request.max_s) as heard:
             async with agent.run_stream_events(request.user, model_settings=request.settings) as run:
                 async for event in run:
@@ -359,28 +357,24 @@ async def _judge_attempt(
     timeout_s: float,
 ) -> AgentRunResult[AnswerT]:
     """One structured-answer call; an invalid answer (UnexpectedModelBehavior) is left for the caller's retries."""
-    with call_errors(ref, timeout_s, "limits.judge_timeout_s", keep=UnexpectedModelBehavior):
-        async with asyncio.timeout(timeout_s):
+    with call_errors(ref, keep=UnexpectedModelBehavior):
+        async with answer_limit(str(ref), timeout_s):
             return await agent.run(prompt, model=request.model, deps=request.system, model_settings=settings)
 
 
 @contextmanager
 def call_errors(
     ref: ModelRef,
-    timeout_s: float,
-    timeout_field: str,
     keep: type[BaseException] | tuple[type[BaseException], ...] = (),
 ) -> Iterator[None]:
     """Whatever goes wrong in a call (but `keep`), as a ModelCallError naming the model, with its fault,
-    classified by the model's typed provider."""
+    classified by the model's typed provider. The call's time limits say themselves which passed
+    (moot.engine.reply_limits)."""
     label = str(ref)
     try:
         yield
     except keep:
         raise
-    except TimeoutError:
-        fault = Fault("timeout", f"no reply within {timeout_s:g} s ({timeout_field})")
-        raise ModelCallError(fault.message, model=label, fault=fault) from None
     except ModelCallError as exc:
         if exc.fault is None:
             raise ModelCallError(

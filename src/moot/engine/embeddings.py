@@ -11,7 +11,6 @@ Cohere, Voyage AI, Bedrock); `fake:NAME` is moot's own (moot.models.fake_embeddi
 
 from __future__ import annotations
 
-import asyncio
 import time
 from functools import cache
 from typing import TYPE_CHECKING
@@ -20,10 +19,10 @@ from pydantic_ai.embeddings import Embedder, EmbeddingResult, infer_embedding_mo
 
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import TurnsEmbedded
-from moot.domain.faults import Fault
 from moot.domain.models import ModelRef
 from moot.domain.state import turn_key
 from moot.domain.usage import Usage
+from moot.engine.reply_limits import answer_limit
 from moot.engine.retry import CallSite
 from moot.errors import ConfigError, ModelCallError, MootError, UserError
 from moot.models.fake_embeddings import FakeEmbeddingModel
@@ -82,10 +81,10 @@ async def _embed(ctx: RunContext, ref: ModelRef, texts: list[str], round_number:
 
     async def attempt() -> EmbeddingResult:
         try:
-            return await asyncio.wait_for(embedder_for(label).embed_documents(texts), timeout_s)
-        except TimeoutError:
-            fault = Fault("timeout", f"no reply within {timeout_s:g} s (limits.judge_timeout_s)")
-            raise ModelCallError(fault.message, model=label, fault=fault) from None
+            async with answer_limit(label, timeout_s):
+                return await embedder_for(label).embed_documents(texts)
+        except ModelCallError:
+            raise
         except Exception as exc:  # whatever the provider's SDK raises is that model's failure
             fault = classify(exc, provider=ref.provider, model=label)
             raise ModelCallError(fault.message, model=label, fault=fault) from exc

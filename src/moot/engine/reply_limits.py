@@ -10,7 +10,7 @@ user runs (the embedded model, Ollama, any `base_url`), whose speed is the user'
 HOSTED_TURN_MAX_S for a hosted provider, whose streams do not take that long unless something is wrong.
 
 Structured answers (a verdict, an assessment) are not streamed: their one limit, `limits.judge_timeout_s`,
-covers the call.
+covers the call (`answer_limit`).
 """
 
 from __future__ import annotations
@@ -71,4 +71,18 @@ async def reply_limits(
         raise ModelCallError(fault.message, model=label, fault=fault) from None
 
 
-__all__ = ["HOSTED_TURN_MAX_S", "hosted", "reply_limits", "turn_max_s"]
+@contextlib.asynccontextmanager
+async def answer_limit(label: str, limit_s: float) -> AsyncIterator[None]:
+    """Run a structured answer's call under `limits.judge_timeout_s`; when it passes, a `timeout` ModelCallError."""
+    clock = asyncio.timeout(limit_s)
+    try:
+        async with clock:
+            yield
+    except TimeoutError:
+        if not clock.expired():
+            raise
+        fault = Fault("timeout", f"no answer within {limit_s:g} s (limits.judge_timeout_s)")
+        raise ModelCallError(fault.message, model=label, fault=fault) from None
+
+
+__all__ = ["HOSTED_TURN_MAX_S", "answer_limit", "hosted", "reply_limits", "turn_max_s"]
