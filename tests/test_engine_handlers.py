@@ -89,11 +89,11 @@ def test_a_fault_is_classified_from_the_typed_provider(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(calls, "classify", recording)
     ref = ModelRef(provider="openai-compatible", name="house/llama:8b")
-    with pytest.raises(ModelCallError) as caught, calls.call_errors(ref, 5, "limits.turn_timeout_s"):
+    with pytest.raises(ModelCallError) as caught, calls.call_errors(ref):
         raise ConnectionError("connection reset")
     assert seen == [("openai-compatible", "openai-compatible:house/llama:8b")]
     assert caught.value.model == "openai-compatible:house/llama:8b" and caught.value.fault is not None
 
-    with pytest.raises(ModelCallError) as timed_out, calls.call_errors(ref, 5, "limits.turn_timeout_s"):
+    with pytest.raises(ModelCallError) as timed_out, calls.call_errors(ref):
         raise TimeoutError
     assert timed_out.value.fault is not None and timed_out.value.fault.kind == "timeout"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import CallRetried, Event
@@ -23,11 +23,18 @@ from moot.engine.log import EventLog
 from moot.engine.people import People
 from moot.engine.prompting import PromptBuilder
 from moot.engine.retry import Guard, Retry
-from moot.engine.rules import Feature
 from moot.engine.telemetry import for_run
 from moot.engine.tools import Toolkit
 from moot.models.providers import redact
 from moot.protocols import DebateProtocol, get_protocol
+
+
+class Observer(Protocol):
+    """What `emit` tells each of the run's features (moot.engine.rules.Feature, which the loop asks more of)."""
+
+    def seen(self, ctx: RunContext, event: Event) -> None: ...
+
+    async def recorded(self, ctx: RunContext, event: Event) -> None: ...
 
 
 class RunContext:
@@ -63,7 +70,7 @@ class RunContext:
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
         self.started = time.monotonic() - ran_before
         self.warned = False  # whether the `limits.warn_at_cost` notice was given
-        self.features: Sequence[Feature] = ()  # the run's (moot.engine.features), set as the loop starts
+        self.features: Sequence[Observer] = ()  # the run's (moot.engine.features), set as the loop starts
         self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
 

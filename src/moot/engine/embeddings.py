@@ -11,27 +11,15 @@ Cohere, Voyage AI, Bedrock); `fake:NAME` is moot's own (moot.models.fake_embeddi
 
 from __future__ import annotations
 
-import time
 from functools import cache
-from typing import TYPE_CHECKING
 
-from pydantic_ai.embeddings import Embedder, EmbeddingResult, infer_embedding_model
+from pydantic_ai.embeddings import Embedder, infer_embedding_model
 
 from moot.domain.config import DebateConfig, ModelOptions
-from moot.domain.events import TurnsEmbedded
 from moot.domain.models import ModelRef
-from moot.domain.state import turn_key
-from moot.domain.usage import Usage
-from moot.engine.reply_limits import answer_limit
-from moot.engine.retry import CallSite
-from moot.errors import ConfigError, ModelCallError, MootError, UserError
+from moot.errors import ConfigError, MootError, UserError
 from moot.models.fake_embeddings import FakeEmbeddingModel
-from moot.models.faults import classify
-from moot.models.pricing import embedding_usage
 from moot.models.providers import check_available, redact
-
-if TYPE_CHECKING:
-    from moot.engine.context import RunContext
 
 FIELD = "stopping.embeddings"
 # Vectors are stored in the log: six decimals keep every cosine to within about 1e-5 at a third of the size.
@@ -71,65 +59,3 @@ def check_embeddings(config: DebateConfig) -> None:
             "cohere, voyageai, bedrock)",
             field=FIELD,
         ) from None
-
-
-async def _embed(ctx: RunContext, ref: ModelRef, texts: list[str], round_number: int) -> EmbeddingResult:
-    """One embedding call under the debate's retry policy and its provider's limits, like every model call
-    (a retry is a `call_retried` event); its time limit is `limits.judge_timeout_s`."""
-    timeout_s = ctx.config.limits.judge_timeout_s
-    label = str(ref)
-
-    async def attempt() -> EmbeddingResult:
-        try:
-            async with answer_limit(label, timeout_s):
-                return await embedder_for(label).embed_documents(texts)
-        except ModelCallError:
-            raise
-        except Exception as exc:  # whatever the provider's SDK raises is that model's failure
-            fault = classify(exc, provider=ref.provider, model=label)
-            raise ModelCallError(fault.message, model=label, fault=fault) from exc
-
-    call = ctx.guard.bind(ModelOptions(model=ref), CallSite("embedder", "embeddings", round_number))
-    return await call.run(attempt)
-
-
-async def embed_round(ctx: RunContext, round_number: int) -> None:
-    """Embed this round's turns and record them, when `stopping.embeddings` names a model."""
-    ref = ctx.config.stopping.embeddings
-    held = ctx.state.round(round_number)
-    if ref is None or held is None:
-        return
-    # A blank turn has no meaning to compare (and providers refuse empty input): the rules measure its words.
-    turns = [t for t in held.turns if t.text.strip()]
-    if not turns:
-        return
-    started = time.monotonic()
-    try:
-        result = await _embed(ctx, ref, [t.text for t in turns], round_number)
-    except (
-        ModelCallError
-    ) as exc:  # given up under the retry policy: recorded, and the rules fall back to words
-        await ctx.emit(
-            TurnsEmbedded(
-                round=round_number,
-                model=str(ref),
-                vectors={},
-                error=" ".join(redact(exc.fault.message if exc.fault else str(exc)).split()),
-                usage=Usage(requests=1),
-                latency_s=time.monotonic() - started,
-            )
-        )
-        return
-    vectors = {
-        turn_key(t.participant_id, t.target): [round(x, DECIMALS) for x in vector]
-        for t, vector in zip(turns, result.embeddings, strict=True)
-    }
-    await ctx.emit(
-        TurnsEmbedded(
-            round=round_number,
-            model=str(ref),
-            vectors=vectors,
-            usage=embedding_usage(result),
-            latency_s=time.monotonic() - started,
-        )
-    )

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Literal
 
 from moot.domain.events import (
@@ -26,11 +26,11 @@ from moot.domain.events import (
     JudgingRequested,
     Notice,
 )
-from moot.engine import features
 from moot.engine.budget import price_notice
 from moot.engine.budget_checks import acknowledge_cost
 from moot.engine.context import RunContext
-from moot.engine.rules import Flow, NextStep
+from moot.engine.features import for_run
+from moot.engine.rules import Feature, Flow, NextStep
 from moot.engine.steps import take
 from moot.errors import MootError
 from moot.models.providers import redact
@@ -51,8 +51,9 @@ async def run_events(
     `resumed` is the reason when the run carries a stored debate on; with `hold`, a new debate is recorded and
     left before its first call, `created` (a start runs it) or `queued` (its server starts it when a running slot
     is free); with `judging` (and `resumed`), the run is that judging of the stored debate."""
-    ctx.features = features.for_run()
-    task = asyncio.create_task(_drive(ctx, resumed, hold, judging))
+    features = for_run()
+    ctx.features = features
+    task = asyncio.create_task(_drive(ctx, features, resumed, hold, judging))
     try:
         while (event := await ctx.events.get()) is not None:
             yield event
@@ -65,7 +66,11 @@ async def run_events(
 
 
 async def _drive(
-    ctx: RunContext, resumed: str | None, hold: Hold | None, judging: JudgingRequested | None
+    ctx: RunContext,
+    features: Sequence[Feature],
+    resumed: str | None,
+    hold: Hold | None,
+    judging: JudgingRequested | None,
 ) -> None:
     ctx.started = time.monotonic() - ctx.ran_before
     try:
@@ -83,12 +88,12 @@ async def _drive(
             await acknowledge_cost(ctx, resumed, ends_rounds=judging is not None)
             if judging is not None:
                 await ctx.emit(judging)
-        for feature in ctx.features:
+        for feature in features:
             await feature.on_start(ctx)
         # Rules, next step, handler, take: each feature may act before the format's step (moot.engine.rules).
         while True:
             step = functools.cache(lambda: ctx.protocol.next_step(ctx.scheduled, ctx.state))
-            flow = await _before_step(ctx, step)
+            flow = await _before_step(ctx, features, step)
             if flow is Flow.END:
                 break
             if flow is Flow.AGAIN:
@@ -107,15 +112,15 @@ async def _drive(
     finally:
         try:
             # Before the stream ends, so a CLI run does not exit before its webhooks; a hold's run has none.
-            for feature in ctx.features:
+            for feature in features:
                 await feature.on_end(ctx)
         finally:
             ctx.events.put_nowait(None)
 
 
-async def _before_step(ctx: RunContext, step: NextStep) -> Flow | None:
+async def _before_step(ctx: RunContext, features: Sequence[Feature], step: NextStep) -> Flow | None:
     """The first feature that acts before the format's next step says what follows; None: take the step."""
-    for feature in ctx.features:
+    for feature in features:
         if (flow := await feature.before_step(ctx, step)) is not None:
             return flow
     return None

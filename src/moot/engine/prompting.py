@@ -6,35 +6,48 @@ Kept apart from the step handlers so they name what they ask, not how much histo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from moot.context import Fitted, PromptLike, context_window, counter_for, fit_prompt, reply_budget
 from moot.context.fit import MIN_HISTORY_CHARS, prompt_tokens
 from moot.context.strategies import WARN_AT, Selection, SummaryRef, select
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
-from moot.domain.config import JudgeConfig, ModelOptions, StrategyName
-from moot.domain.events import ContextTrimmed, ContextWarning
+from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions, StrategyName
+from moot.domain.events import ContextTrimmed, ContextWarning, Event
 from moot.domain.faults import Fault
-from moot.domain.state import Turn
+from moot.domain.state import DebateState, Turn
 from moot.errors import ModelCallError
 from moot.judging import JudgePrompt, judge_prompt
 from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_prompt
 from moot.prompts.history import HistoryView, turn_id
 from moot.prompts.prompt_context import PromptContext
-from moot.protocols import AskRequest, AskSpec, TurnPrompt, TurnSpec
-
-if TYPE_CHECKING:
-    from moot.engine.context import RunContext
+from moot.protocols import AskRequest, AskSpec, DebateProtocol, TurnPrompt, TurnSpec
 
 _P = TypeVar("_P", bound=PromptLike)
+
+
+class PromptRun(Protocol):
+    """What prompts read of the run (a RunContext): its config, state and format, and where it records what a
+    prompt lost to fit. A protocol, so the run's context can hold its prompt builder without a circle of imports."""
+
+    @property
+    def config(self) -> DebateConfig: ...
+
+    @property
+    def state(self) -> DebateState: ...
+
+    @property
+    def protocol(self) -> DebateProtocol[Any]: ...
+
+    async def emit(self, event: Event) -> None: ...
 
 
 class PromptBuilder:
     """Each call's prompt, fitted to its model's window, its history chosen by the speaker's strategy; and the
     record of what a prompt lost to fit (context_trimmed)."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: PromptRun) -> None:
         self.ctx = ctx
 
     def fit(

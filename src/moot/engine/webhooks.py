@@ -21,18 +21,18 @@ import json
 import os
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx2
 
-from moot.domain.events import WebhookAttempted
+from moot.domain.events import Event, WebhookAttempted
 from moot.domain.notify import Notify, NotifyEvent, ending
 from moot.domain.state import DebateState
 from moot.errors import ConfigError, one_line
 from moot.models.providers import redact
 
-if TYPE_CHECKING:
-    from moot.engine.context import RunContext
+Record = Callable[[Event], Awaitable[None]]
 
 SECRET_ENV = "MOOT_WEBHOOK_SECRET"
 PUBLIC_URL_ENV = "MOOT_PUBLIC_URL"
@@ -102,9 +102,9 @@ def _summary(state: DebateState) -> str | None:
     return state.verdict_error
 
 
-async def notify_end(ctx: RunContext) -> None:
-    """After a run: POST its ending to every webhook that asked for it, recording each attempt."""
-    state = ctx.state
+async def notify_end(state: DebateState, record: Record) -> None:
+    """After a run: POST its ending to every webhook that asked for it, recording each attempt (`record`: the
+    run's way of recording an event)."""
     hooks = state.config.notify if state.config is not None else []
     stop = state.stop_reason
     event = ending(state.status, stop.kind if stop is not None else None)
@@ -118,11 +118,11 @@ async def notify_end(ctx: RunContext) -> None:
     async with httpx2.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as client:
         for hook in hooks:
             if event in hook.events:
-                await _deliver(ctx, client, hook.url, event, body, key, delivery, attempts)
+                await _deliver(record, client, hook.url, event, body, key, delivery, attempts)
 
 
 async def _deliver(
-    ctx: RunContext,
+    record: Record,
     client: httpx2.AsyncClient,
     url: str,
     event: NotifyEvent,
@@ -151,7 +151,7 @@ async def _deliver(
         except httpx2.HTTPError as exc:
             error = redact(one_line(exc))
         delivered = error is None
-        await ctx.emit(
+        await record(
             WebhookAttempted(
                 url=url, event=event, attempt=attempt, status=status, error=error, delivered=delivered
             )

@@ -13,4 +13,4 @@ if TYPE_CHECKING:
 
 class Webhooks(Feature):
     async def on_end(self, ctx: RunContext) -> None:
-        await notify_end(ctx)
+        await notify_end(ctx.state, ctx.emit)

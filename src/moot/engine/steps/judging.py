@@ -22,7 +22,7 @@ from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
 from moot.engine.budget import call_estimate, over_budget
 from moot.engine.calls import AnswerT, JudgeResult
-from moot.engine.people import person_verdict_of
+from moot.engine.person_answers import person_verdict_of
 from moot.engine.retry import CallSite
 from moot.judging import JudgePrompt, answer_model, to_verdict
 from moot.judging.anonymise import Roster

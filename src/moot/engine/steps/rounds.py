@@ -14,9 +14,9 @@ from moot.domain.events import (
     RoundStarted,
     utc_now,
 )
-from moot.engine.embeddings import embed_round
 from moot.engine.round_clock import round_deadline
 from moot.engine.steps.base import Bookkeeping
+from moot.engine.steps.embedding import embed_round
 from moot.errors import RunError
 from moot.protocols import Conclude, EndRound, Finish, StartRound, Stop
 

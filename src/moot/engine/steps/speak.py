@@ -16,7 +16,8 @@ from moot.engine.caller import Caller
 from moot.engine.calls import Reply, ToolUse
 from moot.engine.coalesce import DeltaBuffer
 from moot.engine.overflow import on_overflow, overflow_stop, summarised
-from moot.engine.people import PersonTurn, is_person
+from moot.engine.people import is_person
+from moot.engine.person_answers import PersonTurn
 from moot.engine.retry import CallSite
 from moot.engine.round_clock import seconds_left
 from moot.engine.stops import stop_now
