@@ -159,7 +159,7 @@ def test_the_reply_budget_is_max_tokens_else_a_share_of_the_window() -> None:
         (0, "0 is not a context window"),
         (-5, "-5 is not a context window"),
         ("lots", "valid integer"),
-        (2.5, "valid integer"),
+        (2.5, r"a whole number is needed here \(like 2\), not 2.5"),
     ],
 )
 def test_a_bad_context_window_is_a_one_line_config_error(value: Any, message: str) -> None:

@@ -8,11 +8,12 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from openai import APIError, AuthenticationError, NotFoundError, OpenAI
+from openai import APIError, AuthenticationError, BadRequestError, NotFoundError, OpenAI
 from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -429,3 +430,37 @@ def test_under_enqueue_the_debate_runs_on_a_worker_and_is_followed(
         state = DebateState.model_validate(http.get(f"/api/debates/{debate_id}").json())
     chair = [t for t in state.turns if t.participant_id == "chair"]
     assert chair and r.json()["choices"][0]["message"]["content"] == chair[-1].text.strip()
+
+
+def test_every_refusal_on_v1_is_an_openai_error_the_sdk_reads(
+    served: tuple[OpenAI, httpx.Client, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, http, url = served
+    question = [{"role": "user", "content": "Q?"}]
+    # A missing or wrong token: the SDK's AuthenticationError, with OpenAI's body (it was FastAPI's {"detail"}).
+    anonymous = OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0)
+    with pytest.raises(AuthenticationError) as denied:
+        anonymous.chat.completions.create(model="moot/council", messages=question)  # type: ignore[arg-type]
+    body = denied.value.body
+    assert (
+        isinstance(body, dict) and body["code"] == "invalid_api_key" and "MOOT_API_TOKEN" in body["message"]
+    )
+    assert denied.value.response.headers["www-authenticate"].startswith("Bearer")
+    # A body nested past any request: 400 (it was a 500 and a traceback a request), read as BadRequestError.
+    nested: list[Any] = []
+    for _ in range(100):
+        nested = [nested]
+    with caplog.at_level("ERROR"), pytest.raises(BadRequestError) as deep:
+        client.chat.completions.create(
+            model="moot/council",
+            messages=question,  # type: ignore[arg-type]
+            extra_body={"metadata": {"nested": nested}},
+        )
+    assert "nests more than 64 levels" in str(deep.value.body)
+    auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    r = http.post("/v1/chat/completions", content="[" * 3000 + "]" * 3000, headers=auth)
+    assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
+    assert not [rec for rec in caplog.records if rec.levelname == "ERROR"]
+    # Not JSON at all: 415, in OpenAI's shape too.
+    r = http.post("/v1/chat/completions", content=b"Q?", headers={**auth, "Content-Type": "text/plain"})
+    assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_media_type"

@@ -279,4 +279,11 @@ def test_a_patch_nested_past_any_config_is_a_422_not_a_crash(client: TestClient)
     for _ in range(200):
         deep = {"format_options": deep}
     r = client.patch(f"/api/debates/{debate_id}", json=deep)
+    # Refused as a body before anything parses it (every way in has that limit), 400 ...
+    assert r.status_code == 400 and "nests more than 64 levels" in r.json()["detail"]
+    # ... and a body within it, past any config, as a config: 422 naming the limit.
+    deep = {}
+    for _ in range(40):
+        deep = {"format_options": deep}
+    r = client.patch(f"/api/debates/{debate_id}", json=deep)
     assert r.status_code == 422 and "nested more than" in r.json()["detail"]

@@ -22,6 +22,7 @@ from moot.domain.config import DebateConfig, ModelOptions
 from moot.errors import ConfigError, UserError
 from moot.models.fake import fake_model
 from moot.server import create_app
+from moot.server.bodies import too_deep
 from moot.server.security import PRINCIPAL, BearerAuth, check_config, claim, principal, url_allowed
 from moot.server.settings import ServerSettings, is_loopback
 from tests.test_server import body
@@ -546,3 +547,36 @@ def test_serve_reports_a_bad_setting_in_one_line(uvicorn_calls: list[dict[str, A
     assert result.exit_code == 2
     assert "MOOT_MAX_RUNNING_PER_TOKEN" in result.output
     assert uvicorn_calls == []
+
+
+@pytest.mark.parametrize("path", ["/api/debates", "/api/config", "/mcp/", "/v1/chat/completions"])
+def test_a_body_nested_past_any_request_is_400_on_every_way_in(open_client: TestClient, path: str) -> None:
+    deep = "[" * 3000 + "]" * 3000
+    r = open_client.post(
+        path, content=deep, headers={"Content-Type": "application/json", "Accept": "application/json"}
+    )
+    assert r.status_code == 400, r.text
+    assert "nests more than 64 levels" in r.text
+
+
+def test_brackets_inside_strings_are_text_not_nesting() -> None:
+    assert not too_deep(b'{"topic": "' + b"[" * 500 + b'\\"[[[["}')
+    assert too_deep(b"[" * 65 + b"]" * 65) and not too_deep(b"[" * 64 + b"]" * 64)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"), [(True, "not true"), (False, "not false"), (2.5, "not 2.5"), (3.0, "(like 3), not 3")]
+)
+def test_a_count_is_a_whole_number_not_a_bool_or_a_float(
+    open_client: TestClient, value: Any, said: str
+) -> None:
+    r = open_client.post("/api/debates", json={**body(), "rounds": value})
+    assert r.status_code == 422
+    [error] = r.json()["detail"]
+    assert error["field"] == "rounds" and said in error["message"]
+    created = open_client.post("/api/debates", params={"start": "false"}, json=body()).json()["id"]
+    r = open_client.patch(f"/api/debates/{created}", json={"rounds": value})
+    assert r.status_code == 422 and said in r.text
+    r = open_client.post("/api/debates", json={**body(), "limits": {"token_limit": value}})
+    assert r.status_code == 422 and "limits.token_limit" in r.text
+    assert open_client.post("/api/debates", json={**body(), "rounds": "2"}).status_code == 202

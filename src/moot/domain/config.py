@@ -19,6 +19,7 @@ from pydantic import (
 
 from moot.domain.models import DEFAULT_MODEL, ModelRef, ModelRefField
 from moot.domain.notify import MAX_HOOKS, Notify
+from moot.domain.numbers import Count
 from moot.domain.providers import COMPAT_KEY_VAR as COMPAT_KEY_VAR  # its home was here
 from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
@@ -106,8 +107,8 @@ class ModelOptions(_Strict):
         description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1",
     )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
-    context_window: int | None = Field(
+    max_tokens: Count | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
+    context_window: Count | None = Field(
         default=None,
         description="Tokens the model takes in one call, prompt and reply together; left out: the known "
         "window of its family (`moot.context.windows`)",
@@ -259,7 +260,7 @@ class JudgeConfig(ModelOptions):
     instructions: PlainText | None = Field(
         default=None, max_length=20_000, description="Extra guidance for the judge"
     )
-    retries: int = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
+    retries: Count = Field(default=2, ge=0, le=10, description="Extra tries when the verdict is not valid")
     rubric: Rubric = Field(
         default_factory=default_entries,
         description="Weight per criterion (logic, evidence, engagement, novelty, persuasiveness, relevance), or "
@@ -327,7 +328,7 @@ class Limits(_Strict):
     cost_limit: float | None = Field(
         default=None, gt=0, description="USD: stop before a call that would take the cost past this"
     )
-    token_limit: int | None = Field(
+    token_limit: Count | None = Field(
         default=None, gt=0, description="Tokens (in + out): stop before a call that would pass this"
     )
     judge_reserve: float = Field(
@@ -348,7 +349,7 @@ class Limits(_Strict):
         description="When human_turn_timeout_s passes: skip (the turn is recorded as skipped, with a note, and "
         "the debate goes on) or stop (the rounds end there and the judge rules on what exists)",
     )
-    human_turn_max_chars: int = Field(
+    human_turn_max_chars: Count = Field(
         default=6000, ge=100, le=100_000, description="The longest turn a person may give, in characters"
     )
     round_timeout_s: float | None = Field(
@@ -371,7 +372,7 @@ class Stopping(_Strict):
     judge_can_stop: bool = Field(
         default=True, description="Stop when an assessment says not to continue (needs assess_rounds)"
     )
-    min_rounds: int = Field(default=1, ge=1, le=MAX_ROUNDS, description="No early stop before this round")
+    min_rounds: Count = Field(default=1, ge=1, le=MAX_ROUNDS, description="No early stop before this round")
     repetition: float | None = Field(
         default=None,
         gt=0,
@@ -424,10 +425,10 @@ class HistoryConfig(_Strict):
         "summary of older turns and the newest; hybrid: full below 80 % of the window, a warning and a "
         "sliding window (or the summary) up to 90 %, a summary above",
     )
-    keep_opening: int = Field(
+    keep_opening: Count = Field(
         default=2, ge=0, le=100, description="Turns kept from the start (sliding-window)"
     )
-    keep_recent: int = Field(
+    keep_recent: Count = Field(
         default=4,
         ge=1,
         le=100,
@@ -468,7 +469,7 @@ class Temperatures(_Strict):
 class AudienceConfig(_Strict):
     """Who votes on the motion before the first round and after the last (Intelligence Squared's swing)."""
 
-    size: int = Field(
+    size: Count = Field(
         default=0,
         ge=0,
         le=MAX_AUDIENCE,
@@ -542,8 +543,8 @@ class DebateConfig(_Strict):
         description="Model for the format's own voices (moderator, chair, orchestrator); left out: the judge's",
     )
     turn_order: TurnOrder = "sequential"
-    rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
-    seed: int | None = None
+    rounds: Count = Field(default=3, ge=1, le=MAX_ROUNDS)
+    seed: Count | None = None
     limits: Limits = Field(default_factory=Limits)
     stopping: Stopping = Field(default_factory=Stopping)
     history: HistoryConfig = Field(default_factory=HistoryConfig)

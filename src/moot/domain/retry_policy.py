@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from moot.domain.faults import FAIL_FAST, FAULT_KINDS, Fault, FaultKind
+from moot.domain.numbers import Count
 
 # Seed 000's table, with the kinds it lacks: overloaded providers recover in seconds to minutes (3 tries,
 # like a network fault); a reply cut short is a network fault that happened to close cleanly (3 tries too);
@@ -37,7 +38,7 @@ class RetryPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    retries: dict[FaultKind, int] = Field(
+    retries: dict[FaultKind, Count] = Field(
         default_factory=lambda: dict(DEFAULT_RETRIES),
         description="Retries per kind of fault (kinds left out keep their default); 0: fail at once. "
         "quota, authentication and model_not_found are never retried",

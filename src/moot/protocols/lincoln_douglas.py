@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from moot.domain.config import DebateConfig
+from moot.domain.numbers import Count
 from moot.domain.state import DebateState
 from moot.errors import ConfigError
 from moot.prompts.prompt_context import PromptContext
@@ -92,7 +93,7 @@ class LincolnDouglasOptions(FormatOptions):
         default=None,
         description="The participant id that affirms the resolution; left out, the first participant",
     )
-    questions: int = Field(default=1, ge=1, le=5, description="Questions asked in each cross-examination")
+    questions: Count = Field(default=1, ge=1, le=5, description="Questions asked in each cross-examination")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
+from moot.domain.numbers import Count
 from moot.domain.outcome import Outcome, OutcomeSection, count_text
 from moot.domain.state import DebateState, Decision, Round, Turn
 from moot.errors import ConfigError
@@ -55,7 +56,7 @@ MATCH = "match"
 
 
 class TournamentOptions(FormatOptions):
-    match_rounds: int = Field(
+    match_rounds: Count = Field(
         default=1, ge=1, le=3, description="Exchanges per match; each side speaks once per exchange"
     )
     both_orders: bool = Field(

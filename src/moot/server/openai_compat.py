@@ -93,8 +93,8 @@ async def chat_completions(request: Request) -> JSONResponse | StreamingResponse
 async def _request(request: Request) -> ChatRequest:
     try:
         body = await request.json()
-    except ValueError:
-        raise WireError(400, "the body is not JSON; send a chat completion request") from None
+    except (ValueError, RecursionError):  # RecursionError: nesting past what JsonDepth lets through
+        raise WireError(400, "the body is not JSON moot can read; send a chat completion request") from None
     try:
         return ChatRequest.model_validate(body)
     except ValidationError as exc:

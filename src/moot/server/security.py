@@ -25,6 +25,7 @@ from moot.domain.config import DebateConfig, ModelOptions
 from moot.errors import ConfigError
 from moot.server.access_log import AccessLog
 from moot.server.asgi import header, send_json
+from moot.server.bodies import JsonDepth, WireErrors
 from moot.server.guards import HostGuard, JsonBodies, OriginGuard
 from moot.server.seats import SEAT, SEAT_HEADER, SeatAuth
 from moot.server.settings import ServerSettings, env_name
@@ -318,10 +319,11 @@ def secure(app: FastAPI, settings: ServerSettings) -> None:
     """Put the settings, the middleware and the OpenAPI security scheme on `app`. A request passes, from
     the outside in: the access log, the Host check (400), CORS (when origins are set), the Origin check
     (403), the JSON body check (415), a seat's join-link token (403 when wrong: moot.server.seats), the body
-    size limit (413), the token (401)."""
+    size limit (413), the token (401), the body's depth (400). On /v1 each refusal is in OpenAI's error shape."""
     app.state.settings = settings
     app.state.debates_by_token = {}
     # add_middleware wraps what was added before: the last one added sees a request first.
+    app.add_middleware(JsonDepth)  # inside the size limit: it reads a body the limit has bounded
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(BearerAuth, settings=settings)
     app.add_middleware(SeatAuth)  # before the bearer token: a join link needs none
@@ -338,6 +340,7 @@ def secure(app: FastAPI, settings: ServerSettings) -> None:
         )
     # Before anything answers, CORS included: a rebinding page must learn nothing, not even a preflight.
     app.add_middleware(HostGuard, settings=settings)
+    app.add_middleware(WireErrors)  # outside every guard: /v1's refusals in OpenAI's shape, whichever refused
     app.add_middleware(AccessLog)  # outermost, so refusals are logged too
     if settings.api_token is not None:
         _declare_scheme(app)
