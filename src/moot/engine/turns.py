@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from moot.domain.events import ParticipantDropped, TurnCompleted, TurnStarted
 from moot.domain.faults import FaultKind
@@ -61,19 +61,21 @@ class Turn:
     together: int
     began: float | None = None  # when its call (or its wait) began, time.monotonic(); None: not yet
 
+    @property
+    def names(self) -> dict[str, Any]:
+        """What every event of this turn says of it: its round, speaker, whom it answers, and the model."""
+        return {
+            "round": self.round,
+            "participant_id": self.spec.speaker,
+            "target": self.spec.target,
+            "model": self.model,
+        }
+
     async def announce(self) -> None:
         """Record that the turn has begun (once); a model's answerer does so as its call begins."""
         if turn_key(self.spec.speaker, self.spec.target) in self.ctx.state.speaking:
             return
-        await self.ctx.emit(
-            TurnStarted(
-                round=self.round,
-                participant_id=self.spec.speaker,
-                target=self.spec.target,
-                model=self.model,
-                together=self.together,
-            )
-        )
+        await self.ctx.emit(TurnStarted(**self.names, together=self.together))
 
 
 class Answerer(Protocol):
@@ -117,10 +119,7 @@ async def take_turn(turn: Turn, answerer: Answerer) -> None:
         await turn.announce()
         await ctx.emit(
             TurnCompleted(
-                round=turn.round,
-                participant_id=turn.spec.speaker,
-                target=turn.spec.target,
-                model=turn.model,
+                **turn.names,
                 text=outcome.text,
                 usage=outcome.usage,
                 latency_s=outcome.latency_s,
@@ -149,10 +148,7 @@ async def record_cut(turn: Turn) -> None:
     await turn.announce()  # every turn_completed follows its turn_started
     await ctx.emit(
         TurnCompleted(
-            round=turn.round,
-            participant_id=turn.spec.speaker,
-            target=turn.spec.target,
-            model=turn.model,
+            **turn.names,
             text=ctx.state.speaking.get(key, ""),
             # A cancelled call reports no usage (its cost stays unknown, as a stop's cut call's does); a turn never
             # called cost nothing.
