@@ -1,5 +1,5 @@
 """An arena on workers: `moot arena --enqueue` of 6 models x 10 motions (300 debates) run by 1, 2 and 4
-`moot worker` processes (issue 21).
+`moot worker` processes.
 
     python bench/bench_arena.py [--models 6] [--motions 10] [--rounds 2] [--latency-ms 200]
                                 [--concurrency 4] [--workers 1,2,4] [--postgres URL | --sqlite]

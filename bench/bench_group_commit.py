@@ -1,4 +1,4 @@
-"""Commits and fsyncs per turn when many debates share one SQLite store (issue 19, group commit).
+"""Commits and fsyncs per turn when many debates share one SQLite store (group commit).
 
     python bench/bench_group_commit.py [--sizes 1,10,100] [--model slow|instant] [--strace] [--postgres]
 

@@ -1,5 +1,5 @@
 """Live delivery when workers run the debates: `moot serve --enqueue` plus `moot worker` processes on one
-PostgreSQL database, each debate with its own SSE reader on the server (issue 19, workers that stream).
+PostgreSQL database, each debate with its own SSE reader on the server (workers that stream).
 
     python bench/bench_server_workers.py [--debates 10,50] [--workers 2] [--participants 2] [--rounds 3]
                                          [--latency-ms 100] [--model fake:drip-20] [--postgres URL]

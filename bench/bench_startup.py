@@ -1,4 +1,4 @@
-"""How long a `moot` process takes to start (issue 19: `moot --version` and `--help` under 0.3 s of wall time,
+"""How long a `moot` process takes to start (the goal: `moot --version` and `--help` under 0.3 s of wall time,
 `moot list` under 0.6 s).
 
     python bench/bench_startup.py [--runs N] [--top K]

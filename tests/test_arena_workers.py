@@ -1,5 +1,5 @@
-"""`moot arena --enqueue` on real `moot worker` processes sharing one PostgreSQL queue and store (issue 21,
-item 6): every debate recorded and queued by the command, run by the workers, collected into the folder and
+"""`moot arena --enqueue` on real `moot worker` processes sharing one PostgreSQL queue and store:
+every debate recorded and queued by the command, run by the workers, collected into the folder and
 rated; a second run of the command collects nothing anew."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Round assessments that drive stopping (issue 16, item 4): relevance, novelty and engagement per participant,
+"""Round assessments that drive stopping: relevance, novelty and engagement per participant,
 drift warnings and the drift stop, diminishing returns from quality, novelty, engagement and reply-length
 trends, on by default in free-form with a judge."""
 

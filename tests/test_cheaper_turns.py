@@ -1,4 +1,4 @@
-"""Issue 19's cheaper turns: token deltas coalesced without loss, clients shared per provider, server and key,
+"""Cheaper turns: token deltas coalesced without loss, clients shared per provider, server and key,
 answer schemas and agents built once per shape, live events serialised once for all subscribers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 003's flow at the CLI: `--agents`, the configured team, `--interactive` and `moot run` with no topic."""
+"""The design-team flow at the CLI: `--agents`, the configured team, `--interactive` and `moot run` with no topic."""
 
 from __future__ import annotations
 

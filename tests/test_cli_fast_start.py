@@ -1,4 +1,4 @@
-"""`moot --help`, `moot --version` and `moot list` start without the heavy libraries (issue 19: a fast start).
+"""`moot --help`, `moot --version` and `moot list` start without the heavy libraries (a fast start).
 
 Structural, not timed: which modules a command imported, read from sys.modules in a fresh interpreter.
 """

@@ -1,4 +1,4 @@
-"""Every screen fits the terminal: at 80 and 120 columns nothing a user needs is cut (issue 17, item 2)."""
+"""Every screen fits the terminal: at 80 and 120 columns nothing a user needs is cut."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`moot list --csv`: one row per debate, read back by the csv module as it was stored (issue 22, point 4)."""
+"""`moot list --csv`: one row per debate, read back by the csv module as it was stored."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_csv_with_json_is_one_line_naming_the_flag() -> None:
     assert err.strip().splitlines() == [err.strip()] and "--csv" in err and "--json" in err
 
 
-def test_output_writes_the_csv_or_json_to_a_file_as_seed_003s_history_export(tmp_path: Any) -> None:
+def test_output_writes_the_csv_or_json_to_a_file_as_a_history_export(tmp_path: Any) -> None:
     store(debate_events(cfg=config(topic="Cars or trams?")), "d-csv-0002")
     target = tmp_path / "debates.csv"
     code, out, err = moot("list", "--csv", "--output", str(target))

@@ -1,4 +1,4 @@
-"""`moot run` as the specifications spell it: `--context FILE` (seed 003) and `--output FILE`."""
+"""`moot run` as other tools spell it: `--context FILE` (design-team CLIs) and `--output FILE`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Long waits show a spinner with what is awaited and the seconds so far (issue 17, item 2)."""
+"""Long waits show a spinner with what is awaited and the seconds so far."""
 
 from __future__ import annotations
 

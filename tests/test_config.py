@@ -230,5 +230,5 @@ def test_shipped_examples_are_valid() -> None:
     )
     assert len(examples) >= 3
     for path in examples:
-        # seed 003's file, kept as the seed wrote it, has no topic: the command line gives it
+        # a design-team config file, kept as such tools write it, has no topic: the command line gives it
         load_config(path, **({} if "topic" in read_config_file(path) else {"topic": "Design a cache"}))

@@ -1,4 +1,4 @@
-"""Token counts offline, context windows, and prompts fitted to them before every call (issue 4, 1-2)."""
+"""Token counts offline, context windows, and prompts fitted to them before every call."""
 
 from __future__ import annotations
 

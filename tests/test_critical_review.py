@@ -1,10 +1,10 @@
-"""Critical review (seed 002): the legacy rules, the golden regression cases, and complete runs.
+"""Critical review: the legacy engine's rules, the golden regression cases, and complete runs.
 
-The golden cases (tests/golden/critical_review.json) keep the seed's GoldenCase shape. The orchestrator's
+The golden cases (tests/golden/critical_review.json) keep the legacy engine's GoldenCase shape. The orchestrator's
 scripted consensus is `participantResponses["orchestrator"]`; `input.options` (format options) and
-`input.skills` (files written to a skills folder) and the `expected` keys after the seed's four
+`input.skills` (files written to a skills folder) and the `expected` keys after its four
 (`promptContains` / `promptExcludes` per phase, `consensusHistory`, `skillWarnings`) extend it for the
-prompt, history and skill cases the seed's test recommendations list.
+prompt, history and skill cases the legacy engine's test recommendations list.
 """
 
 from __future__ import annotations
@@ -73,31 +73,31 @@ _REGISTERED = get_protocol("critical-review")
 assert isinstance(_REGISTERED, CriticalReview)
 PROTOCOL: CriticalReview = _REGISTERED
 
-# The seed's prompt texts (seed 002 section 2), copied verbatim.
-SEED_INITIAL = """Topic: ${topic}
+# The legacy engine's prompt texts, copied verbatim.
+LEGACY_INITIAL = """Topic: ${topic}
 
 You must present a clear position as an expert on this topic.
 - Provide a specific recommendation
 - Clearly explain the reasoning behind your choice
 - Also mention potential risks"""
-SEED_REBUTTAL = """Your role: Critical Reviewer
+LEGACY_REBUTTAL = """Your role: Critical Reviewer
 Point out problems, gaps, and underestimated risks in the above opinions.
 - Find weaknesses even if you agree
 - Avoid phrases like "Good point, but..."
 - Provide specific counterexamples or failure scenarios
 - Specify conditions under which the approach could fail"""
-SEED_WEB_SEARCH = """IMPORTANT: Before making factual claims, use the webSearch tool to verify:
+LEGACY_WEB_SEARCH = """IMPORTANT: Before making factual claims, use the webSearch tool to verify:
 - Service certifications (SOC2, HIPAA, etc.)
 - Current pricing or feature availability
 - Recent announcements or changes
 - Technical specifications
 
 Example: If you claim "Service X lacks SOC2", search to confirm this is current."""
-SEED_REVISED = """Considering other experts' rebuttals:
+LEGACY_REVISED = """Considering other experts' rebuttals:
 1. Revise your initial position if needed
 2. Defend with stronger evidence if you maintain your position
 3. Present your final recommendation"""
-SEED_CONSENSUS = """Please summarize:
+LEGACY_CONSENSUS = """Please summarize:
 1. Points of agreement (what all experts agreed on)
 2. Unresolved disagreements (where opinions still differ and each position)
 3. Final recommendation (practical approach considering disagreements)
@@ -110,27 +110,27 @@ SEED_CONSENSUS = """Please summarize:
 def test_phase_prompts_are_the_seed_texts_exactly() -> None:
     topic = "Should we adopt Rust?"
     assert phase_instruction("initial", topic=topic, mode="strong", web_search=False) == (
-        SEED_INITIAL.replace("${topic}", topic)
+        LEGACY_INITIAL.replace("${topic}", topic)
     )
-    assert phase_instruction("rebuttal", topic=topic, mode="strong", web_search=False) == SEED_REBUTTAL
-    assert phase_instruction("revised", topic=topic, mode="strong", web_search=False) == SEED_REVISED
-    assert phase_instruction("consensus", topic=topic, mode="strong", web_search=False) == SEED_CONSENSUS
+    assert phase_instruction("rebuttal", topic=topic, mode="strong", web_search=False) == LEGACY_REBUTTAL
+    assert phase_instruction("revised", topic=topic, mode="strong", web_search=False) == LEGACY_REVISED
+    assert phase_instruction("consensus", topic=topic, mode="strong", web_search=False) == LEGACY_CONSENSUS
 
 
 def test_the_texts_live_in_the_templates() -> None:
-    assert render("critical_review_rebuttal.j2", mode="strong") == SEED_REBUTTAL + "\n"
-    assert render("critical_review_web_search.j2") == SEED_WEB_SEARCH + "\n"
-    assert render("critical_review_consensus.j2") == SEED_CONSENSUS + "\n"
+    assert render("critical_review_rebuttal.j2", mode="strong") == LEGACY_REBUTTAL + "\n"
+    assert render("critical_review_web_search.j2") == LEGACY_WEB_SEARCH + "\n"
+    assert render("critical_review_consensus.j2") == LEGACY_CONSENSUS + "\n"
 
 
 def test_web_search_adds_the_seed_instruction_after_a_blank_line() -> None:
     text = phase_instruction("rebuttal", topic="t", mode="strong", web_search=True)
-    assert text == SEED_REBUTTAL + "\n\n" + SEED_WEB_SEARCH
+    assert text == LEGACY_REBUTTAL + "\n\n" + LEGACY_WEB_SEARCH
 
 
 def test_weak_mode_drops_only_the_find_weaknesses_line() -> None:
     weak = phase_instruction("rebuttal", topic="t", mode="weak", web_search=False)
-    assert weak == SEED_REBUTTAL.replace("- Find weaknesses even if you agree\n", "")
+    assert weak == LEGACY_REBUTTAL.replace("- Find weaknesses even if you agree\n", "")
     assert '- Avoid phrases like "Good point, but..."' in weak
     for phase in ("initial", "revised", "consensus"):
         assert phase_instruction(phase, topic="t", mode="weak", web_search=False) == phase_instruction(
@@ -163,7 +163,7 @@ def test_each_indicator_shows_a_change_in_any_case(indicator: str) -> None:
 def test_no_indicator_no_change_and_matching_is_plain_substrings() -> None:
     assert not shows_position_change("I keep my recommendation and defend it with new data.")
     assert not shows_position_change("I have not revised anything.")  # "i have revised" is not in it
-    # Not semantics (seed 002 §3): a negated indicator still counts.
+    # Not semantics: a negated indicator still counts.
     assert shows_position_change("I am not reconsidering.")
 
 

@@ -1,4 +1,4 @@
-"""design-review's termination by quality and its synthesis methods (seed 003): judge, voting, merge.
+"""design-review's termination by quality and its synthesis methods: judge, voting, merge.
 
 Each test runs the real engine: the participants are the Recorder's scripted models (their votes given by
 `Recorder.answer`), the judge a FunctionModel that answers by what it is asked."""
@@ -474,7 +474,7 @@ async def test_the_judges_synthesis_carries_an_implementation_sketch_in_its_deta
     assert request.answer_type.model_json_schema()["properties"]["implementation"]["maxLength"] == 800
 
 
-# --- the implementation complexity (seed 003's "Implementation Complexity: Medium") -------------------
+# --- the implementation complexity ("Implementation Complexity: Medium") -------------------------------
 
 
 async def test_the_synthesis_names_its_implementation_complexity_in_the_headline() -> None:

@@ -54,8 +54,8 @@ def test_two_local_debaters_and_a_local_judge_hold_a_one_round_debate(tmp_path: 
         assert {s.participant_id for s in state.verdict.scores} == {"proponent", "opponent"}
 
 
-def test_seed_003s_design_review_runs_on_the_embedded_model_to_a_valid_synthesis(tmp_path: Path) -> None:
-    """Seed 003's first command on a fresh machine: role agents propose, the local judge synthesises. The
+def test_a_design_teams_review_runs_on_the_embedded_model_to_a_valid_synthesis(tmp_path: Path) -> None:
+    """A design team's first command on a fresh machine: role agents propose, the local judge synthesises. The
     synthesis is a grammar-constrained JSON answer with free text (a code sketch may hold newlines): it must
     validate, not end as "no valid answer"."""
     run = moot(

@@ -1,4 +1,4 @@
-"""Meaning, not just words (issue 16, item 5): repetition and convergence compare embeddings when
+"""Meaning, not just words: repetition and convergence compare embeddings when
 `stopping.embeddings` names a model. The engine embeds each round's turns (a call in the ledger, an event the
 fold keeps); the pure rules read the vectors. A fake embedder that maps paraphrases together stands in for a
 provider's model."""

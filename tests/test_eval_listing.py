@@ -1,4 +1,4 @@
-"""An evaluation's debates are kept apart (issue 17, item 5): `moot eval` tags each debate with its run
+"""An evaluation's debates are kept apart: `moot eval` tags each debate with its run
 (DebateStarted.eval_run, projected into the store's `eval_run` column), and listings (the store, the API,
 `moot list`) leave them out unless asked. The CLI's own test, on a real `moot eval`, is in test_eval_runner."""
 

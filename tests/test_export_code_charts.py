@@ -1,4 +1,4 @@
-"""Seed 003's export options (issue 22, points 4 and 6): `--include-code` (a design review's implementation
+"""The design-team export options: `--include-code` (a design review's implementation
 sketch), the page's charts in the HTML export (inline SVG, no script), and a participant's own colour in the
 exports and the terminal."""
 
@@ -260,7 +260,7 @@ def test_the_cli_flag_writes_the_sketch_and_refuses_other_formats(
     (other,) = [r["id"] for r in json.loads(moot("list", "--json")[1]) if r["format"] != "design-review"]
     code, _, err = moot("export", other, "--include-code")
     assert code == 2 and err.strip() == f"error: --include-code: {NOT_A_DESIGN_REVIEW}"
-    # seed 003's `export ID --format html --include-charts` runs: the HTML export always has the charts
+    # a design-team CLI's `export ID --format html --include-charts` runs: the HTML export always has the charts
     code, page, err = moot("export", other, "-f", "html", "--include-charts")
     assert code == 0 and "<svg" in page, err
     code, _, err = moot("export", other, "-f", "markdown", "--include-charts")

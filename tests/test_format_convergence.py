@@ -19,7 +19,7 @@ from moot.engine.runner import InMemoryLog
 from moot.errors import ConfigError
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.protocols.convergence_seeking import (
-    SEED_INSTRUCTIONS,
+    FORMAT_INSTRUCTIONS,
     ConvergenceSeeking,
     declared_status,
     proposed_ground,
@@ -190,7 +190,7 @@ def test_the_prompt_carries_the_seed_instructions_and_asks_to_declare_from_round
     cfg = config()
     first = PROTOCOL.turn_prompt(PromptContext(cfg, DebateState(), 1), TurnSpec("bo"))
     second = PROTOCOL.turn_prompt(PromptContext(cfg, DebateState(), 2), TurnSpec("bo"))
-    assert SEED_INSTRUCTIONS in first.system and "round 1 of at most 3" in first.user
+    assert FORMAT_INSTRUCTIONS in first.system and "round 1 of at most 3" in first.user
     assert first.system == second.system  # the same on every turn, for providers' prompt caches
     assert "You are Bo" in first.system and "- Ada: view 0" in first.system and "- Cy: view 2" in first.system
     assert "STATUS:" not in first.user and "COMMON GROUND:" not in first.user

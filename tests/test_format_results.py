@@ -1,4 +1,4 @@
-"""One truth per result (issue 17, item 3): every format's own result is worded once, by the format, when it is
+"""One truth per result: every format's own result is worded once, by the format, when it is
 recorded (`Outcome.headline`, `Outcome.sections`), and the CLI (at 80 and 120 columns), the Markdown, text, HTML
 and JSON exports print those words: a 'Winner' line only where the format names one, no raw keys. The page's
 side is tests/browser/test_format_results.py."""

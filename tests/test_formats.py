@@ -47,7 +47,7 @@ SCHEDULES: dict[str, dict[int, list[str]]] = {
     },
 }
 
-# What a speaker in each structured-rounds phase is asked to do (seed 000, section 2.1).
+# What a speaker in each structured-rounds phase is asked to do.
 STRUCTURED_ASKS = {
     "opening": "→ Present your core thesis and primary supporting arguments",
     "rebuttal": "→ Address opponents' arguments and reinforce your position",

@@ -366,7 +366,7 @@ async def test_the_single_judge_still_sees_names_and_scores_by_the_rubric() -> N
     assert "- Ada (id: ada): view 0" in prompt.user
 
 
-def test_the_default_rubric_is_seed_000s() -> None:
+def test_the_default_rubric_is_the_six_weighted_criteria() -> None:
     assert {k: c.weight for k, c in CRITERIA.items()} == {
         "logic": 20,
         "evidence": 20,

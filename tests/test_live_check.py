@@ -1,4 +1,4 @@
-"""Checking keys and model names with the provider before anything is spent (issue 16 item 8): one cheap call per
+"""Checking keys and model names with the provider before anything is spent: one cheap call per
 distinct model against the fake OpenAI-compatible server, its answers reported as one line naming the field."""
 
 from __future__ import annotations

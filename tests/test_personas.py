@@ -1,4 +1,4 @@
-"""Automatic personas (seed 000 section 2.3): proposed by a model, recorded, used by every debater prompt."""
+"""Automatic personas: proposed by a model, recorded, used by every debater prompt."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ async def test_auto_personas_are_proposed_recorded_and_used() -> None:
     assert types[:2] == ["debate_started", "personas_assigned"]
     assigned = next(e for e in log.events if isinstance(e, PersonasAssigned))
     assert assigned.personas["ada"].persona == "Urban planner" and assigned.error is None
-    # The seed's prompt, with the chosen diversity strategy.
+    # The persona prompt, with the chosen diversity strategy.
     _, request = seen[0]
     assert "NUMBER OF PARTICIPANTS: 2" in request
     assert "DIVERSITY STRATEGY: two opposing positions (pro/con, for/against)" in request

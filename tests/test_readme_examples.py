@@ -739,7 +739,7 @@ EXAMPLE_FILES = sorted(
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[p.name for p in EXAMPLE_FILES])
 def test_example_files_load(path: Path) -> None:
-    # seed 003's configuration file, kept as that seed wrote it, has no topic: the command line gives it
+    # a design-team config file, kept as such tools write it, has no topic: the command line gives it
     given = {} if "topic" in read_config_file(path) else {"topic": TOPIC}
     config = load_config(path, **given)
     assert isinstance(config, DebateConfig) and len(config.participants) >= 2

@@ -1,4 +1,4 @@
-"""End to end against the real providers (seed 000, section 5.6): on each provider whose key is in the
+"""End to end against the real providers: on each provider whose key is in the
 environment, a two-participant, one-round debate with a judge, through the engine as `moot run` drives it.
 
 Marked `real`: plain `pytest` (the fast tier) leaves these out, and `pytest -m ""` (the README's test

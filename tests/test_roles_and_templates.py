@@ -18,8 +18,8 @@ from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.roles import ROLES, instructions, role_prompt
 from tests.cli_helpers import moot
 
-# The first and last lines of each preset, as seed 003 words them.
-SEED_PRESETS = {
+# The first and last lines of each preset, as design-team CLIs word them.
+TEAM_PRESETS = {
     "architect": (
         "You are an expert software architect specializing in distributed systems",
         "- Consider operational complexity",
@@ -62,7 +62,7 @@ def system_of(config: Any, speaker: str = "ada") -> str:
 # --- role presets -----------------------------------------------------------------------------------
 
 
-# Seed 003 names a generalist role but gives it no prompt; moot's is written in the same shape.
+# Design-team CLIs name a generalist role but give it no prompt; moot's is written in the same shape.
 OWN_PRESETS = {
     "generalist": (
         "You are a senior engineer who weighs the whole problem rather than one",
@@ -72,8 +72,8 @@ OWN_PRESETS = {
 
 
 def test_every_role_name_has_a_preset_in_the_seeds_words() -> None:
-    assert set(ROLES) == set(get_args(RoleName)) == set(SEED_PRESETS) | set(OWN_PRESETS)
-    for name, (first, last) in {**SEED_PRESETS, **OWN_PRESETS}.items():
+    assert set(ROLES) == set(get_args(RoleName)) == set(TEAM_PRESETS) | set(OWN_PRESETS)
+    for name, (first, last) in {**TEAM_PRESETS, **OWN_PRESETS}.items():
         text = role_prompt(name)  # type: ignore[arg-type]
         lines = text.strip().splitlines()
         assert lines[0] == first and lines[-1] == last
@@ -91,21 +91,21 @@ def test_every_role_name_has_a_preset_in_the_seeds_words() -> None:
 def test_a_role_preset_opens_the_system_prompt_in_every_format(fmt: str) -> None:
     n = max(2, PROTOCOLS[fmt].min_participants)
     system = system_of(config_with(fmt, n, role="performance"))
-    assert SEED_PRESETS["performance"][0] in system
-    assert SEED_PRESETS["performance"][0] not in system_of(config_with(fmt, n, role="performance"), "bo")
+    assert TEAM_PRESETS["performance"][0] in system
+    assert TEAM_PRESETS["performance"][0] not in system_of(config_with(fmt, n, role="performance"), "bo")
 
 
 def test_system_prompt_replaces_the_preset_and_persona_goes_with_either() -> None:
     own = config_with(role="security", system_prompt="Review like an auditor.")
     assert system_of(own).startswith("Review like an auditor.")
-    assert SEED_PRESETS["security"][0] not in system_of(own)
+    assert TEAM_PRESETS["security"][0] not in system_of(own)
     assert instructions(own.participants[0]) == "Review like an auditor."
 
     with_persona = config_with(role="security", persona="A retired penetration tester")
     system = system_of(with_persona)
-    assert system.startswith(SEED_PRESETS["security"][0])
+    assert system.startswith(TEAM_PRESETS["security"][0])
     assert "Persona: A retired penetration tester" in system
-    assert instructions(with_persona.participants[0]).startswith(SEED_PRESETS["security"][0])
+    assert instructions(with_persona.participants[0]).startswith(TEAM_PRESETS["security"][0])
 
     plain = config_with()
     assert instructions(plain.participants[0]) == ""

@@ -1,4 +1,4 @@
-"""A judge's own criteria (`judge.rubric: {feasibility: {weight: 20, description: ...}}`) beside seed 000's six:
+"""A judge's own criteria (`judge.rubric: {feasibility: {weight: 20, description: ...}}`) beside the default six:
 the config, the schema the judge fills, its prompt, the verdict, panels, and every surface that shows them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`PATCH /api/debates/{id}` (and `PUT .../config`): the config of a debate created and not started yet, edited
-(seed 000's EDIT_CONFIG, issue 22). The same checks as a start; 409 once started; the edit appended to the log
+"""`PATCH /api/debates/{id}` (and `PUT .../config`): the config of a debate created and not started yet, edited.
+The same checks as a start; 409 once started; the edit appended to the log
 as `config_edited`, which the start then runs. Fake models only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`GET/PUT/DELETE /api/config`: the defaults `moot configure` saves, read and changed over the API (issue 22).
+"""`GET/PUT/DELETE /api/config`: the defaults `moot configure` saves, read and changed over the API.
 
 The same file as the CLI's ($MOOT_HOME/config.yaml, a temporary home per test), a write guarded as every write
 is (the token, other sites' pages), no key ever accepted, and the page's new form starting from what was saved.
@@ -51,7 +51,7 @@ def one_line_422(r: Any, field: str, *words: str) -> None:
         assert word in body["detail"]
 
 
-def test_nothing_saved_reads_as_the_embedded_model_and_seed_003s_team(client: TestClient) -> None:
+def test_nothing_saved_reads_as_the_embedded_model_and_the_default_team(client: TestClient) -> None:
     r = client.get("/api/config")
     assert r.status_code == 200
     assert r.json() == {
@@ -274,7 +274,7 @@ def test_a_debate_requested_here_takes_the_saved_defaults_where_it_names_none(cl
     )
     config = client.get(f"/api/debates/{r.json()['id']}").json()["config"]
     assert [p["model"] for p in config["participants"]] == ["fake:ada", "fake:own"] and config["rounds"] == 2
-    # seed 003's own API body: {problem, context, config}
+    # a design-team API's own body: {problem, context, config}
     r = client.post(
         "/api/debates?start=false",
         json={

@@ -420,7 +420,7 @@ def test_stopping_rules_are_off_by_default_and_assessment_is_the_formats_call() 
     assert rules.assess_rounds is None and rules.repetition is None and rules.convergence is None
     assert not rules.diminishing_returns and rules.timeout_s is None and rules.min_rounds == 1
     judged = make_config(stopping={})
-    # Free-form's judge decides when to stop (seed 000); the structured formats run their rounds.
+    # Free-form's judge decides when to stop; the structured formats run their rounds.
     assert get_protocol("free-form").assesses_rounds(judged)
     assert not get_protocol("structured-rounds").assesses_rounds(judged)
     assert not get_protocol("free-form").assesses_rounds(make_config(stopping={}, judge=None))

@@ -1,4 +1,4 @@
-"""A store whose schema is current opens without Alembic; one that is not is migrated by it (issue 19)."""
+"""A store whose schema is current opens without Alembic; one that is not is migrated by it."""
 
 from __future__ import annotations
 

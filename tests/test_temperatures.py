@@ -1,4 +1,4 @@
-"""Temperatures by role (issue 16 item 2): debaters, the judge, persona proposals and summaries each get the
+"""Temperatures by role: debaters, the judge, persona proposals and summaries each get the
 debate's `temperatures` unless their model's own `temperature` is set, and only models that take one get one."""
 
 from __future__ import annotations

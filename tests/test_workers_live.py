@@ -1,4 +1,4 @@
-"""Workers that stream (issue 19): on PostgreSQL a `moot worker` sends every event of its debates, token deltas
+"""Workers that stream: on PostgreSQL a `moot worker` sends every event of its debates, token deltas
 included, to the server with NOTIFY, and the server sends pause and stop back. The first tests check the
 wire format and the bookkeeping without a database; the others run a real worker and a server on one."""
 

@@ -1,4 +1,4 @@
-"""`MOOT_LOG_LEVEL`: how much moot's logs say (seed 003's `LOG_LEVEL`), with secrets kept out of every line.
+"""`MOOT_LOG_LEVEL`: how much moot's logs say (other CLIs' `LOG_LEVEL`), with secrets kept out of every line.
 
 Unset, each entry point keeps its own default (the CLI and workers: warnings; `moot serve`: a line per request).
 Set to debug, info, warning, error or critical, it applies to moot's loggers and to what moot runs on: the

@@ -1,4 +1,4 @@
-"""Role presets (seed 003): an expert's title, focus and system prompt, usable by a participant in any format.
+"""Role presets: an expert's title, focus and system prompt, usable by a participant in any format.
 
 A participant's own instructions open its system prompt (template participant_instructions.j2):
 
@@ -44,7 +44,7 @@ ROLES: dict[RoleName, Role] = {
 
 
 def parse_roles(text: str, *, field: str = "--agents") -> list[RoleName]:
-    """Seed 003's `--agents architect,security,performance`: role names, in order, at least two."""
+    """`--agents architect,security,performance`: role names, in order, at least two."""
     names = [part.strip().lower() for part in text.split(",") if part.strip()]
     roles: list[RoleName] = []
     for name in names:
@@ -61,7 +61,7 @@ def parse_roles(text: str, *, field: str = "--agents") -> list[RoleName]:
 
 
 def role_prompt(role: RoleName) -> str:
-    """The preset's system prompt (seed 003's wording, unless the user overrode its template)."""
+    """The preset's system prompt (the shipped wording, unless the user overrode its template)."""
     return render(ROLES[role].template)
 
 

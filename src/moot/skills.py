@@ -1,4 +1,4 @@
-"""Skills: instruction files a format puts in a speaker's prompt (seed 002 section 7).
+"""Skills: instruction files a format puts in a speaker's prompt, as the legacy engine did.
 
 A skill named `x` is the file `x.md` or `x/SKILL.md` in a skills folder, optionally opened by front
 matter (`description: ...` between `---` lines). The prompt lists every skill with its description
@@ -109,12 +109,12 @@ def _split_front_matter(text: str, path: Path) -> tuple[str, str]:
 
 
 def xml_escape(text: str) -> str:
-    """Escape &, < and > as the legacy engine did (seed 002 section 6): quotes are left as they are."""
+    """Escape &, < and > as the legacy engine did: quotes are left as they are."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def skills_block(phase: str, purpose: str, skills: Sequence[Skill]) -> str:
-    """The seed 002 section 7 prompt block for these skills in this phase; '' when there are none.
+    """The legacy engine's prompt block for these skills in this phase; '' when there are none.
 
     `purpose` completes "Apply these skills while ...". Every text from a skill file is escaped, so a
     skill cannot close the block's tags and pass for the prompt's own structure.

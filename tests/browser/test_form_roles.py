@@ -1,4 +1,4 @@
-"""The new-debate form's seed 003 pieces (issue 22, point 5): it starts from the defaults `moot configure` (or
+"""The new-debate form's design-team pieces: it starts from the defaults `moot configure` (or
 PUT /api/config) saved, design review takes the saved team of role agents, a problem template writes the topic
 from its variables, and each participant takes a role preset and a colour that the transcript and the history
 then show. The final screenshots are docs/screenshots/form-roles-1280.png and -375.png."""

@@ -1,4 +1,4 @@
-"""The form's stopping controls (issue 16, item 4): diminishing returns on, off or the format's default, and what
+"""The form's stopping controls: diminishing returns on, off or the format's default, and what
 a drifting participant does, with drift's choices from /api/meta and a refusal shown at the field the server
 names."""
 

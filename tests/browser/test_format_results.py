@@ -1,4 +1,4 @@
-"""One truth per result, on the page (issue 17, item 3): each format's own result shows the words the format recorded
+"""One truth per result, on the page: each format's own result shows the words the format recorded
 (its headline, each section's title and items, as the state hands them to the page), the same words the Markdown
 export prints for that debate; a 'Winner' only where the format names one, no raw keys."""
 

@@ -1,5 +1,5 @@
-"""The history leaves out the debates `moot eval` held until "Show evaluation debates" is ticked (issue 17,
-item 5): an evaluation holds dozens at once, which would bury the debates a person started."""
+"""The history leaves out the debates `moot eval` held until "Show evaluation debates" is ticked:
+an evaluation holds dozens at once, which would bury the debates a person started."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""People in a debate, in the browser (issue 20): the creator gets the join links once and a seats panel; Ada opens
+"""People in a debate, in the browser: the creator gets the join links once and a seats panel; Ada opens
 her link on a phone and takes her turns live as a fake model speaks, the creator watching them come; a person
 judging gives the verdict through the form (a refused winner shown at its field); the audience votes through its
 link, sees the counts move, and the result draws the swing. Fake models only."""

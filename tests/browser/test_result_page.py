@@ -1,4 +1,4 @@
-"""The result page people would share (issue 17, item 4): a finished debate opens on its summary card, round
+"""The result page people would share: a finished debate opens on its summary card, round
 assessments show their flags, strengths and weaknesses, controls that cannot act are hidden, "Run again",
 "Edit and run" and "Copy link" work, the page follows the system's dark mode, it follows a streaming turn until
 the reader scrolls up, and nothing scrolls sideways on a phone. Each at 1280 and 375 px."""

@@ -26,7 +26,7 @@ from moot.errors import ConfigError, UserError
 from moot.export import FORMATS
 
 # What a command needs to run is imported in its body: `moot --help`, `moot --version` and `moot list` start
-# without loading the engine, the provider SDKs or the store's migrations (issue 19: a fast start).
+# without loading the engine, the provider SDKs or the store's migrations (a fast start).
 if TYPE_CHECKING:
     from moot.cli.interactive import Setup
     from moot.cli.run_output import OutputTarget
@@ -501,7 +501,7 @@ def run(
 
 
 def _asks_for_setup(topic: str | None, config: Path | None, template: str | None, preset: str | None) -> bool:
-    """`moot run` with nothing to debate, at a terminal: ask for it (seed 003's `debate` with no problem)."""
+    """`moot run` with nothing to debate, at a terminal: ask for it."""
     return topic is None and config is None and template is None and preset is None and _is_terminal()
 
 
@@ -721,7 +721,7 @@ def show(
 
 
 def _write_listing(document: str, output: Path | None) -> None:
-    """`moot list`'s CSV or JSON to stdout, or to `output` (seed 003's `history export --output`)."""
+    """`moot list`'s CSV or JSON to stdout, or to `output`."""
     from moot.cli.live import err
 
     if output is None:
@@ -753,8 +753,8 @@ def export_(
         bool,
         typer.Option(
             "--include-charts",
-            # Seed 003's spelling: accepted so its commands run, though the HTML export always has them.
-            help="Accepted for seed 003's commands: the HTML export always carries the page's charts.",
+            # Design-team CLIs' flag: accepted so their commands run; the HTML export always has the charts.
+            help="Accepted for design-team CLIs' commands: the HTML export always carries the page's charts.",
             hidden=True,
         ),
     ] = False,

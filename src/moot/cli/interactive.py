@@ -1,4 +1,4 @@
-"""`moot run --interactive` (and `moot run` with no topic at a terminal): seed 003's questions before a run.
+"""`moot run --interactive` (and `moot run` with no topic at a terminal): questions before a run.
 
 The problem, the agents (role presets), the rounds and the judge are asked one by one, each showing its default
 (the configured team and models of `moot configure`, the format's rounds), Enter keeping it. A wrong answer is

@@ -2,7 +2,7 @@
 
 Typer builds every command from its function's signature when `moot` starts, so each command module, and
 everything it imports, used to be loaded for `moot --help` too. Here a command is listed under its short help
-only; the group imports its module when the command line names it (issue 19: a fast start).
+only; the group imports its module when the command line names it (a fast start).
 """
 
 from __future__ import annotations

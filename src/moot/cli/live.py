@@ -16,7 +16,7 @@ from moot.cli.safe_text import SafeConsole, terminal_safe_json
 from moot.errors import MootError, UserError
 
 # The renderer and the events are imported where debates are followed: every command runs through
-# run_command, and `moot list` must not load the renderer's exports and protocols (issue 19).
+# run_command, and `moot list` must not load the renderer's exports and protocols (a fast start).
 if TYPE_CHECKING:
     from moot.cli.people import CliPeople
     from moot.cli.render import DebateRenderer

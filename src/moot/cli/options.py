@@ -1,5 +1,5 @@
 """Options several commands declare. A module of its own, light to import: `moot --help` reads every command's
-options, and must not load what the commands use to run (issue 19: a fast start)."""
+options, and must not load what the commands use to run (a fast start)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def start_from_preset(data: dict[str, Any], name: str | None) -> dict[str, Any]:
 def with_team(
     data: dict[str, Any], agents: list[str] | None, *, participants_given: bool, fmt: str | None
 ) -> dict[str, Any]:
-    """Seed 003's team of role agents: `--agents ROLE,...` (a design review unless a format is named), or the
+    """A design team of role agents: `--agents ROLE,...` (a design review unless a format is named), or the
     configured team (`moot configure --team`) for a design review that names no participants. Each agent's model
     is then the configured participant model at its place (`with_configured`)."""
     from moot.roles import parse_roles

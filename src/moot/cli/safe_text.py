@@ -87,7 +87,7 @@ def terminal_safe_data(value: T) -> T:
 
 def _is_model(value: object) -> bool:
     """Whether `value` is a pydantic model, without importing pydantic for the commands that show none (a
-    model can only exist once pydantic is loaded): `moot --help` starts faster (issue 19)."""
+    model can only exist once pydantic is loaded): `moot --help` starts faster."""
     pydantic = sys.modules.get("pydantic")
     return pydantic is not None and isinstance(value, pydantic.BaseModel)
 

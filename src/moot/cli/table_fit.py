@@ -1,5 +1,5 @@
 """Whether a table fits the terminal: a module of its own so that `moot list` and `moot models` lay out their
-tables without importing the debate renderer and all it draws on (issue 19: a fast start)."""
+tables without importing the debate renderer and all it draws on (a fast start)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from moot.config_files.defaults import DEFAULT_STANCES as DEFAULT_STANCES
 from moot.config_files.defaults import fill_config as fill_config
 from moot.config_files.defaults import fill_defaults as fill_defaults
 from moot.config_files.defaults import with_defaults
-from moot.config_files.seed_003_config import from_seed_003
+from moot.config_files.design_team_config import from_design_team_config
 from moot.config_syntax import SyntaxErrors, syntax_error
 from moot.domain.config import DebateConfig
 from moot.domain.models import DEFAULT_MODEL
@@ -71,7 +71,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if "context_file" in data:
         data["context"] = read_context(path.parent / str(data.pop("context_file")), field="context_file")
     # Renamed here too, so that flags given beside the file (-p, -j, -r) meet moot's names.
-    return with_moot_names(from_seed_003(data))
+    return with_moot_names(from_design_team_config(data))
 
 
 def read_context(path: Path, *, field: str = "--context-file") -> str:

@@ -1,4 +1,5 @@
-"""Seed 004's spelling of a debate (its FastAPI plan's request body) read as moot's own fields.
+"""Another spelling of a debate, the request body of debate APIs that call participants agents, read as moot's
+own fields.
 
     {"num_rounds": 2, "agents": [{"agent_id": "optimist", "model_config": {"provider": "anthropic",
      "model_name": "claude-3-5-sonnet-20241022"}, "role": "debater", ...}], "judge_config": {...}}
@@ -16,18 +17,18 @@ from typing import Any
 from moot.domain.providers import find_provider
 from moot.errors import ConfigError
 
-# seed 004's name -> moot's, at the top of a config
+# the other spelling's name -> moot's, at the top of a config
 TOP_LEVEL = {"agents": "participants", "num_rounds": "rounds", "judge_config": "judge"}
-# seed 004's name -> moot's, in a participant
+# the other spelling's name -> moot's, in a participant
 PARTICIPANT = {"agent_id": "id"}
-# `role` values of seed 004 that only say what every participant (or the judge) is: no preset
+# `role` values of that spelling that only say what every participant (or the judge) is: no preset
 PLAIN_ROLES = {"debater", "judge"}
 # model_config keys that are moot's model settings under the same name
 MODEL_SETTINGS = ("base_url", "temperature", "max_tokens", "context_window")
 
 
 def with_moot_names(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with seed 004's field names replaced by moot's; unchanged when it uses none of them. A mistake
+    """`data` with the other spelling's field names as moot's; unchanged when it uses none of them. A mistake
     inside is reported under the name the user wrote (`agents.0.model_config`)."""
     listed = "agents" if "agents" in data else "participants"
     judged = "judge_config" if "judge_config" in data else "judge"
@@ -49,7 +50,7 @@ def _renamed(data: dict[str, Any], names: dict[str, str], *, within: str) -> dic
             continue
         if ours in out:
             raise ConfigError(
-                f"is seed 004's name for {ours}, which is given too; keep one of them", field=within + theirs
+                f"is another name for {ours}, which is given too; keep one of them", field=within + theirs
             )
         out[ours] = out.pop(theirs)
     return out
@@ -64,14 +65,14 @@ def _participant(p: dict[str, Any], where: str) -> dict[str, Any]:
 
 def _judge(judge: dict[str, Any], where: str) -> dict[str, Any]:
     judge = dict(judge)
-    # A judge is named by its name in moot; seed 004's judge id names nothing.
+    # A judge is named by its name in moot; the other spelling's judge id names nothing.
     judge.pop("agent_id", None)
     if judge.get("role") in PLAIN_ROLES:
         judge.pop("role")
     if "system_prompt" in judge:
         if "instructions" in judge:
             raise ConfigError(
-                "is seed 004's name for instructions, which is given too; keep one of them",
+                "is another name for instructions, which is given too; keep one of them",
                 field=f"{where}.system_prompt",
             )
         judge["instructions"] = judge.pop("system_prompt")
@@ -110,7 +111,7 @@ def _model_settings(owner: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _check_key_variable(variable: object, provider: str, field: str) -> None:
-    """Seed 004 lets a request name the variable a key is read from, which would let any client read the
+    """That spelling lets a request name the variable a key is read from, which would let any client read the
     server's secrets. moot reads each provider's own variable; naming that one is harmless, any other is refused."""
     if variable is None:
         return

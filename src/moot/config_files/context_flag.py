@@ -1,6 +1,6 @@
 """`--context TEXT` checked for a file name given in place of the text.
 
-Other tools (seed 003's `--context <path>`) take a path here; moot takes the background itself and reads files
+Other tools (`--context <path>`) take a path here; moot takes the background itself and reads files
 with `--context-file`. Using a file's name as the background would be a silent, costly mistake, so a value that
 names a file, or reads like a file name, is refused with the flag to use instead.
 """

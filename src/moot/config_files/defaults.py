@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from moot.config_files.aliases import with_moot_names
+from moot.config_files.design_team_config import from_design_team_config
 from moot.config_files.presets import with_preset
-from moot.config_files.seed_003_config import from_seed_003
 from moot.config_files.user_defaults import UserDefaults, with_saved_defaults
 from moot.domain.config import DebateConfig, panel_judge_name, slugify, validate_config
 from moot.domain.personas import AUTO
@@ -35,10 +35,10 @@ def with_defaults(data: dict[str, Any]) -> DebateConfig:
 def fill_config(data: dict[str, Any], *, saved: UserDefaults | None = None) -> dict[str, Any]:
     """A raw mapping with what a user may leave out filled in, as every way in fills it (files, flags, the
     API): a template's topic, participants' names and two-sided stances, a format's own rounds. The half of
-    `with_defaults` that request bodies share before pydantic checks them (`RequestedConfig`, with `saved`). Seed 004's field
-    names (`agents`, `num_rounds`, ...) and seed 003's file (`debate`, `agents`, `judge`, `providers`) are read
-    as moot's first, then `preset:` is expanded."""
-    data = apply_template(with_preset(with_moot_names(from_seed_003(data))))
+    `with_defaults` that request bodies share before pydantic checks them (`RequestedConfig`, with `saved`). Other
+    tools' field names (`agents`, `num_rounds`, ...) and a design team's file (`debate`, `agents`, `judge`,
+    `providers`) are read as moot's first, then `preset:` is expanded."""
+    data = apply_template(with_preset(with_moot_names(from_design_team_config(data))))
     if saved is not None:  # a request to this machine's server takes its `moot configure` defaults
         data = with_saved_defaults(data, saved)
     participants = data.get("participants")

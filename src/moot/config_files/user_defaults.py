@@ -8,7 +8,7 @@ Stored in `$MOOT_HOME/config.yaml` (or the file `$MOOT_CONFIG_PATH` names) as
     team: [architect, security, performance]
 
 A run without `-p` gets these participants, and a preset participant that names no model gets the one at its
-place (cycling). A config that names no judge gets this judge. `team` is seed 003's set of enabled agents: the
+place (cycling). A config that names no judge gets this judge. `team` is the design team: the
 roles a design review (`-f design-review`, `--agents`) gets when no participant is named, each speaking through
 the participant model at its place. With nothing configured, everything is the embedded model, so a shipped
 preset runs with no key.
@@ -33,7 +33,7 @@ CONFIG_PATH_VAR = "MOOT_CONFIG_PATH"
 DESIGN_REVIEW = "design-review"
 # What the saved defaults file is called where this machine's paths are not shown (an API answer).
 SAVED_DEFAULTS = "the server's saved defaults file"
-# Seed 003's default configuration enables these three; its testing agent is off until chosen.
+# The default design team: the testing agent is off until chosen.
 DEFAULT_TEAM: tuple[RoleName, ...] = ("architect", "security", "performance")
 
 
@@ -49,13 +49,13 @@ class UserDefaults(BaseModel):
         default=None,
         ge=1,
         le=MAX_ROUNDS,
-        description="Rounds of a run that names none (seed 003's `configure set rounds`); left out: the format's",
+        description="Rounds of a run that names none (`moot configure --rounds`); left out: the format's",
     )
     team: list[RoleName] = Field(
         default_factory=lambda: list(DEFAULT_TEAM),
         min_length=2,
         max_length=MAX_PARTICIPANTS,  # a design review's participants: the same bound
-        description="The role agents of a design review that names no participants (seed 003's enabled agents)",
+        description="The role agents of a design review that names no participants",
     )
 
     def participant(self, index: int) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def with_saved_defaults(
 
 
 def config_path() -> Path:
-    """Where the defaults live: $MOOT_CONFIG_PATH (seed 003's DEBATE_CONFIG_PATH), else $MOOT_HOME/config.yaml."""
+    """Where the defaults live: $MOOT_CONFIG_PATH (design-team CLIs' DEBATE_CONFIG_PATH), else $MOOT_HOME/config.yaml."""
     chosen = os.environ.get(CONFIG_PATH_VAR, "").strip()
     return Path(chosen).expanduser().absolute() if chosen else moot_home() / CONFIG_FILENAME
 

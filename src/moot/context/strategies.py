@@ -1,6 +1,6 @@
 """Which turns a prompt quotes verbatim, which it drops, and whether a summary stands in for older ones.
 
-Pure arithmetic on token counts (seed 000 section 3.2-3.3): the engine measures the turns a speaker may
+Pure arithmetic on token counts: the engine measures the turns a speaker may
 see and the room the prompt leaves for them, asks `select`, and builds the prompt through a
 `HistoryView` (moot.prompts.history) that applies the answer. The window fit (moot.context.fit) still
 runs afterwards as a last resort, so no strategy can make a prompt overflow.

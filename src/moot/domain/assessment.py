@@ -24,7 +24,7 @@ StopKind = Literal[
     "quality",  # stopping.quality_at_least: the judge's assessment rated the latest round at least that well
 ]
 
-# Seed 000 §4.1: a relevance below 5 (of 10) is drifting off the topic.
+# A relevance below 5 (of 10) is drifting off the topic.
 DRIFT_BELOW = 5.0
 
 
@@ -65,7 +65,7 @@ class AssessmentFlags(BaseModel):
 
 
 class RoundAssessment(BaseModel):
-    """The judge's assessment of one round (seed 000 §2.2): its quality, each participant, and whether to go on."""
+    """The judge's assessment of one round: its quality, each participant, and whether to go on."""
 
     should_continue: bool
     quality: float = Field(ge=0, le=10, description="The round's overall quality, 0-10")

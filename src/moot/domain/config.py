@@ -31,7 +31,7 @@ from moot.errors import ConfigError
 # list: a name it does not know is refused there, with the names it does (the domain cannot import formats).
 FormatName = str
 TurnOrder = Literal["sequential", "simultaneous"]
-# Role presets (seed 003): each brings a system prompt, prompts/templates/role_<name>.j2 (see moot/roles.py).
+# Role presets: each brings a system prompt, prompts/templates/role_<name>.j2 (see moot/roles.py).
 RoleName = Literal["architect", "security", "performance", "testing", "generalist"]
 Diversity = Literal["binary", "spectrum", "multi-perspective"]
 # How much of the debate so far a turn prompt quotes (moot.context.strategies).
@@ -356,7 +356,7 @@ class Limits(_Strict):
         default=None,
         gt=0,
         le=86_400,
-        description="Wall-clock limit for each round (seed 003's timeoutPerRound), from the round's start, time "
+        description="Wall-clock limit for each round, from the round's start, time "
         "paused or stopped included: when it passes, the round's unfinished turns are cut (the one under way "
         "keeps what it had said, the rest are not asked), recorded as cut, and the debate goes on",
     )
@@ -410,13 +410,13 @@ class Stopping(_Strict):
         default=None,
         ge=0,
         le=10,
-        description="Stop once the judge's assessment gives a round at least this quality, 0-10 (seed 003's "
-        "quality termination; needs assess_rounds)",
+        description="Stop once the judge's assessment gives a round at least this quality, 0-10 "
+        "(needs assess_rounds)",
     )
 
 
 class HistoryConfig(_Strict):
-    """How much of the debate so far each turn prompt quotes (seed 000 section 3)."""
+    """How much of the debate so far each turn prompt quotes."""
 
     strategy: StrategyName = Field(
         default="full",
@@ -446,7 +446,7 @@ class HistoryConfig(_Strict):
     )
 
 
-# Sampling temperatures by role when a speaker's options set none (seed 000 sections 2.4 and 3.2): debaters
+# Sampling temperatures by role when a speaker's options set none: debaters
 # explore, the judge's scores and stop decisions should be steady, persona proposals spread out, summaries keep
 # to what was said. See DECISIONS.md.
 class Temperatures(_Strict):

@@ -554,8 +554,8 @@ class DebateResumed(BaseEvent):
 
 
 class ConfigEdited(BaseEvent):
-    """The config of a debate created and not started yet, replaced (`PATCH /api/debates/{id}`, seed 000's
-    EDIT_CONFIG). Appended, never rewritten over `debate_started`: the log keeps what was first asked for, and
+    """The config of a debate created and not started yet, replaced (`PATCH /api/debates/{id}`,
+    or PUT). Appended, never rewritten over `debate_started`: the log keeps what was first asked for, and
     the fold takes the last config. Carries what the format says about the new config, as `debate_started`
     does, so readers need not ask the format."""
 

@@ -1,4 +1,4 @@
-"""What can go wrong in a model call, by kind (seed 000 section 6.1), and what a kind allows.
+"""What can go wrong in a model call, by kind, and what a kind allows.
 
 A `Fault` is the adapter's verdict on one failed call: the models layer classifies a vendor's error into
 one (moot.models.faults); the engine's retry policy decides from its kind whether and when to try again.

@@ -1,4 +1,4 @@
-"""Personas a model proposes for a debate's participants (seed 000 section 2.3)."""
+"""Personas a model proposes for a debate's participants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How many times a failed model call is tried again, and how long moot waits first (seed 000 section 6.2).
+"""How many times a failed model call is tried again, and how long moot waits first.
 
 Pure: the engine asks `decide` after each failure and sleeps for the answer's delay.
 """
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from moot.domain.faults import FAIL_FAST, FAULT_KINDS, Fault, FaultKind
 from moot.domain.numbers import Count
 
-# Seed 000's table, with the kinds it lacks: overloaded providers recover in seconds to minutes (3 tries,
+# Retries by kind of fault: overloaded providers recover in seconds to minutes (3 tries,
 # like a network fault); a reply cut short is a network fault that happened to close cleanly (3 tries too);
 # a context overflow is compacted and tried once; quota, authentication and a model
 # that does not exist never improve by waiting.

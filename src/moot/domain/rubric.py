@@ -2,7 +2,7 @@
 
     rubric: {logic: 20, evidence: 20, feasibility: {weight: 30, description: "could it be built this year"}}
 
-A bare number weighs one of the six criteria (seed 000's rubric, `moot.domain.verdict.CRITERIA`), as rubrics
+A bare number weighs one of the six criteria (the default rubric, `moot.domain.verdict.CRITERIA`), as rubrics
 were written before there were others. A criterion of the judge's own is an object with a one-line
 `description` (the judge is told it, and the CLI, page and exports show it) and an optional `title`; one of
 the six may take that form too, to say what it means for this debate.
@@ -74,7 +74,7 @@ Rubric = dict[str, RubricEntryField]
 
 
 def default_entries() -> Rubric:
-    """Seed 000's six criteria at their weights, as bare numbers."""
+    """The default rubric's six criteria at their weights, as bare numbers."""
     return {name: weight for name, weight in default_rubric().items()}
 
 

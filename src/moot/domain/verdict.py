@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 @dataclass(frozen=True)
 class Criterion:
-    """One dimension of the rubric (seed 000, section 4.1); `weight` is its default share in percent."""
+    """One dimension of the default rubric; `weight` is its default share in percent."""
 
     title: str
     description: str

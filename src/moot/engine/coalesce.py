@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-# Seed 001's ~100 ms: 10 updates a second reads as live text (the terminal redraws at 12), and at a hosted model's
+# ~100 ms: 10 updates a second reads as live text (the terminal redraws at 12), and at a hosted model's
 # pace (a token every 10-30 ms) it makes 3-10x fewer events than tokens. 30 ms merged only ~2 tokens at 20 ms a
 # token; bench_concurrency's 1,000 realistic debates spent 16 % less CPU per turn at 100 ms than at 30.
 DELTA_WINDOW_S = 0.1

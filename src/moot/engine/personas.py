@@ -1,4 +1,4 @@
-"""Ask a model for personas (seed 000 section 2.3): positions, personas and key arguments, as structured output."""
+"""Ask a model for personas: positions, personas and key arguments, as structured output."""
 
 from __future__ import annotations
 

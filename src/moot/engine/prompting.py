@@ -200,8 +200,8 @@ class PromptBuilder:
         self, round_number: int, speaker: str, fit: Fitted[Any], sel: Selection | None
     ) -> None:
         """The warning, once per speaker and debate, when its turn (the prompt with all the history its strategy
-        would quote, and the room kept for the reply) first passes 80 % of its window, whatever the strategy
-        (seed 000 section 3.3): before the prompt stops fitting, not after."""
+        would quote, and the room kept for the reply) first passes 80 % of its window, whatever the strategy:
+        before the prompt stops fitting, not after."""
         if speaker in self.ctx.state.context_warned:
             return
         tokens = max(sel.full_tokens, fit.tokens_before) if sel is not None else fit.tokens_before

@@ -1,4 +1,4 @@
-"""`limits.round_timeout_s`: each round's wall-clock limit (seed 003's timeoutPerRound).
+"""`limits.round_timeout_s`: each round's wall-clock limit (a design-team config's timeoutPerRound).
 
 The round's deadline is fixed when it starts and stored on its `round_started` (committed at once), so a run
 carried on after a crash or a pause keeps it: the clock is the wall clock from the round's start, time paused

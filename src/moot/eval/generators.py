@@ -26,7 +26,7 @@ Generator = Callable[[random.Random], Problem]
 
 def arithmetic(rng: random.Random) -> Problem:
     """a+b*c+d-e*f, six integers drawn uniformly from 0..30 (Du et al.'s `gen_math.py` drew with numpy's
-    randint(0, 30), whose upper bound is exclusive; the issue asks for 0 to 30)."""
+    randint(0, 30), whose upper bound is exclusive; 30 is drawn here too)."""
     a, b, c, d, e, f = (rng.randint(0, ARITHMETIC_MAX) for _ in range(6))
     return Problem(
         question=f"What is the result of {a}+{b}*{c}+{d}-{e}*{f}? {INSTRUCTION}",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from moot.errors import UserError
 
 # The renderers and the record are imported on first use: `import moot` (and so `moot --help`) imports this
-# package, and must not pay for the HTML renderer's markdown parser or the record's protocols (issue 19).
+# package, and must not pay for the HTML renderer's markdown parser or the record's protocols (a fast start).
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

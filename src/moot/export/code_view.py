@@ -1,5 +1,5 @@
-"""A design review's implementation sketch as the exports show it with `--include-code` (seed 003's "export with
-code samples").
+"""A design review's implementation sketch as the exports show it with `--include-code` (an export with
+code samples).
 
 The judge writes the sketch as part of its synthesis (`Outcome.details["implementation"]`): it is read from the
 record, never asked for after the fact, so an export shows what the debate produced and nothing else.

@@ -1,5 +1,5 @@
-"""The page's charts of a debate's result, drawn as inline SVG for the standalone HTML export (seed 003's
-`--include-charts`; the export shows them always).
+"""The page's charts of a debate's result, drawn as inline SVG for the standalone HTML export (what
+`--include-charts` asks for elsewhere; the export shows them always).
 
 The page draws the same three charts in the browser (web/static/js/charts.js): the final scores as bars, the
 judge's score of each participant round by round as lines, and the audience's vote before and after with its

@@ -27,6 +27,6 @@ def _env() -> Environment:
 
 def render(record: DebateRecord, *, sketch: SketchView | None = None) -> str:
     """The debate as a single self-contained HTML page; `sketch` (`--include-code`) follows the result."""
-    # The page's charts, drawn here as SVG: always in the page (seed 003's --include-charts is what it does).
+    # The page's charts, drawn here as SVG: always in the page (what --include-charts asks for).
     drawn = charts(record.state)
     return _env().get_template("debate.html.j2").render(v=build_view(record), sketch=sketch, charts=drawn)

@@ -141,7 +141,7 @@ def to_round_assessment(answer: AssessmentAnswer, config: DebateConfig) -> Round
 
 def drift_warnings(config: DebateConfig, round_number: int, assessment: RoundAssessment) -> list[str]:
     """One line per participant the judge found drifting off the topic in this round (relevance below 5 of
-    10, seed 000 §4.1); one for the round when the judge flagged drift without scoring anyone below 5."""
+    10); one for the round when the judge flagged drift without scoring anyone below 5."""
     lines = [
         f"{config.speaker_name(p.participant_id)} drifted off the topic in round {round_number} "
         f"(relevance {p.relevance:g}/10, below {DRIFT_BELOW:g})"

@@ -1,4 +1,4 @@
-"""Problem templates (seed 003): common design problems whose topic has `{variables}` to fill.
+"""Problem templates: common design problems whose topic has `{variables}` to fill.
 
 The templates are the YAML files of this package. A config names one with `template:` and fills it with
 `vars:` (the CLI: `--template NAME --var NAME=VALUE`); `apply_template` turns that into a topic before the

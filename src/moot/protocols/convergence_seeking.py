@@ -1,4 +1,4 @@
-"""Convergence-seeking (seed 000): the participants look for common ground, round by round, until they
+"""Convergence-seeking: the participants look for common ground, round by round, until they
 converge, reach an impasse, or the rounds run out.
 
 Everyone speaks once per round, in the configured turn order. From round 2 on (round 1 only sets out the
@@ -59,8 +59,8 @@ _SEEKING = (
 )
 _FINAL = ("final", "Last round: state the common ground you accept and what still divides you")
 
-# Seed 000, section 2.1: the convergence-seeking format instructions, word for word.
-SEED_INSTRUCTIONS = """CONVERGENCE-SEEKING FORMAT:
+# The convergence-seeking format instructions, word for word as first written.
+FORMAT_INSTRUCTIONS = """CONVERGENCE-SEEKING FORMAT:
   • Seek areas of agreement while maintaining your position
   • Identify common ground when possible
   • Clarify disagreements constructively
@@ -121,14 +121,14 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
     options_type = ConvergenceOptions
     continues_without = True
     names_winner = False
-    # Seed 000: the judge's round assessment (its convergence flag) decides when this format ends.
+    # The judge's round assessment (its convergence flag) decides when this format ends.
     assesses_by_default = True
 
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _POSITIONS, _SEEKING, _FINAL, single=_POSITIONS)
 
     def format_overview(self, config: DebateConfig) -> str:
-        return SEED_INSTRUCTIONS
+        return FORMAT_INSTRUCTIONS
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
         return self.phase(config.rounds, round_number).description + "."

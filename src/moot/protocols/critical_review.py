@@ -1,4 +1,4 @@
-"""Critical review, the legacy DebateEngine's protocol kept rule for rule (seed 002).
+"""Critical review, the legacy DebateEngine's protocol kept rule for rule.
 
 Four phases of one round each: every expert states an initial position, critiques the others as a
 "Critical Reviewer", revises its position, and then the orchestrator (a voice, not a participant)
@@ -219,7 +219,7 @@ class CriticalReview(DebateProtocol[CriticalReviewOptions]):
             participant = config.participant(spec.speaker)
             speaker = {
                 "orchestrator": False,
-                # The participant's system_prompt, else its role preset's prompt (seed 003).
+                # The participant's system_prompt, else its role preset's prompt.
                 "system_prompt": role_instructions(participant),
                 "speaker_name": participant.name,
                 "stance": participant.stance,

@@ -1,4 +1,4 @@
-"""The legacy DebateEngine's text rules for critical review (seed 002), as pure functions.
+"""The legacy DebateEngine's text rules for critical review, as pure functions.
 
 Position-change detection, disagreement extraction, the history format with its role suffixes and the
 skills' phase purposes. Kept apart from the protocol so each rule can be tested on strings alone.
@@ -11,10 +11,10 @@ from typing import Literal
 
 CriticalPhase = Literal["initial", "rebuttal", "revised", "consensus"]
 
-# One round each, in this order (seed 002: phase_start .. phase_end per phase).
+# One round each, in this order (the legacy engine's phase_start .. phase_end per phase).
 PHASES: tuple[CriticalPhase, ...] = ("initial", "rebuttal", "revised", "consensus")
 
-# Seed 002 section 3, verbatim: a revised turn containing any of these (any case) changed position.
+# The legacy engine's list, verbatim: a revised turn containing any of these (any case) changed position.
 CHANGE_INDICATORS: tuple[str, ...] = (
     "i have revised",
     "i now agree",
@@ -25,10 +25,10 @@ CHANGE_INDICATORS: tuple[str, ...] = (
     "my position has evolved",
 )
 
-# Seed 002 section 5: the separator between history blocks.
+# The legacy engine's separator between history blocks.
 HISTORY_SEPARATOR = "\n\n---\n\n"
 
-# Seed 002 section 7: what a skill is for in each phase ("Apply these skills while ...").
+# What a skill is for in each phase ("Apply these skills while ...").
 PHASE_CONTEXTS: dict[CriticalPhase, str] = {
     "initial": "presenting your initial position",
     "rebuttal": "critiquing other positions",
@@ -36,7 +36,7 @@ PHASE_CONTEXTS: dict[CriticalPhase, str] = {
     "consensus": "summarizing the debate",
 }
 
-# The consensus speaker's role in the history (seed 002 section 5).
+# The consensus speaker's role in the history.
 ORCHESTRATOR_ROLE = "orchestrator"
 
 
@@ -46,13 +46,13 @@ def phase_of_round(round_number: int) -> CriticalPhase:
 
 
 def shows_position_change(text: str) -> bool:
-    """Whether a revised turn says it changed position: a plain substring test, not semantics (seed 002 §3)."""
+    """Whether a revised turn says it changed position: a plain substring test, not semantics."""
     lower = text.lower()
     return any(indicator in lower for indicator in CHANGE_INDICATORS)
 
 
 def extract_disagreements(consensus: str) -> list[str]:
-    """The bullets of the consensus's unresolved-disagreements section (seed 002 §4).
+    """The bullets of the consensus's unresolved-disagreements section.
 
     As the legacy code: a line mentioning "unresolved" or "disagreement" opens the section, even a
     bullet (which is then itself kept), and every later line starting with "-" is a disagreement, its
@@ -94,5 +94,5 @@ def history_role(name: str, phase: CriticalPhase) -> str:
 
 
 def format_history(blocks: Iterable[tuple[str, str]]) -> str:
-    """`[role] content` blocks separated by a `---` line (seed 002 §5); the content exactly as given."""
+    """`[role] content` blocks separated by a `---` line; the content exactly as given."""
     return HISTORY_SEPARATOR.join(f"[{role}] {content}" for role, content in blocks)

@@ -1,5 +1,5 @@
 """Free-form: everyone speaks once per round; the judge assesses each round and may end the debate early
-(seed 000: the judge decides when to stop, capped by max rounds); then the verdict."""
+(the judge decides when to stop, capped by max rounds); then the verdict."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class FreeForm(RoundRobin):
     name = "free-form"
     description = "Open exchange; the judge decides when to stop (rounds is the cap), then a verdict."
     assesses_by_default = True
-    # Seed 000 §4.3: the judge-led rounds also end when they stop paying off.
+    # The judge-led rounds also end when they stop paying off.
     diminishing_by_default = True
 
     def phases(self, rounds: int) -> list[Phase]:

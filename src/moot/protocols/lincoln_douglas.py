@@ -1,4 +1,4 @@
-"""Lincoln-Douglas (seed 001): a one-on-one debate of values between an affirmative and a negative.
+"""Lincoln-Douglas: a one-on-one debate of values between an affirmative and a negative.
 
 The classic seven speeches, simplified: the cross-examinations are question-and-answer turns (the asker's
 turn addressed to the answerer, then the answer addressed back), and no speech is timed.

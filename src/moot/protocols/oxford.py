@@ -1,4 +1,4 @@
-"""Oxford-style debate (seed 001): two teams argue a motion (the topic), for and against; the judge votes on
+"""Oxford-style debate: two teams argue a motion (the topic), for and against; the judge votes on
 the motion before and after, and the side that gains most wins.
 
 Every round, each speaker speaks once, for and against in turn (the first for-speaker, the first against-

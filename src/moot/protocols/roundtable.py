@@ -1,4 +1,4 @@
-"""Roundtable (seed 001): a moderated panel. Each round the moderator (a voice, not a participant) speaks
+"""Roundtable: a moderated panel. Each round the moderator (a voice, not a participant) speaks
 first: in round 1 it opens with the first question; in every later round it sums up the round before and
 asks the next question. Then every participant answers the moderator's latest question, in the configured
 turn order (simultaneous answers all see the question, not each other).

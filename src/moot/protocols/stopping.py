@@ -8,7 +8,7 @@ Similarity is measured on words by default: lowercase runs of letters, digits an
 - Convergence of two turns: the cosine of their word-count vectors, a·b / (|a| |b|); 0 when either has no
   words. It is symmetric, and 1 exactly when the texts use the same words in the same proportions.
 
-With `stopping.embeddings` both compare meanings instead (seed 000 §4.2, approach 1), from the vectors the
+With `stopping.embeddings` both compare meanings instead (embedding cosines), from the vectors the
 engine recorded for each round's turns (`turns_embedded`; no model is called here): a participant's repetition
 is the highest cosine between its latest turn's vector and one of its earlier turns' (0 with none), and
 convergence the least cosine between two of the latest turns' vectors (a negative cosine counts as 0). Where a
@@ -20,12 +20,12 @@ vector is missing (the call failed), that rule measures words for the round and 
 2. nothing else before `stopping.min_rounds` rounds are held;
 3. judge: the latest round's assessment says not to continue (assess_rounds and judge_can_stop);
 4. drift (`stopping.drift: stop`): the latest assessment scores a participant's relevance below 5 of 10
-   (seed 000 §4.1);
-5. quality (`stopping.quality_at_least`, seed 003's quality termination): the latest round's assessment rates
+   (drifting off the topic);
+5. quality (`stopping.quality_at_least`): the latest round's assessment rates
    its quality at least that, out of 10 (a round the format did not assess, a critique, never stops it);
 6. repetition: every participant's repetition score is at least `stopping.repetition`;
 7. convergence: every pair of the latest round's turns is at least `stopping.convergence` similar;
-8. diminishing_returns (seed 000 §4.3), over the last three assessed rounds: round quality fell each time;
+8. diminishing_returns, over the last three assessed rounds: round quality fell each time;
    or it did not rise while at least two of the other signs fell each time: the participants' mean
    novelty, their mean engagement (both the judge's scores) and the mean length of their replies (words);
    or the judge flagged the last two assessed rounds as repetitive or of diminishing returns. Left unset,
@@ -326,7 +326,7 @@ def reply_lengths(state: DebateState, round_numbers: Iterable[int]) -> list[floa
 
 
 def diminishing_returns(state: DebateState) -> StopReason | None:
-    """Seed 000 §4.3 over the last three assessed rounds: see the module's rule 8."""
+    """Diminishing returns over the last three assessed rounds: see the module's rule 8."""
     assessed: list[tuple[int, RoundAssessment]] = [
         (a.round, a.assessment) for a in state.assessments if a.assessment is not None
     ]

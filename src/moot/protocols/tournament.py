@@ -1,4 +1,4 @@
-"""Tournament (seed 003, flow 3): everyone proposes; then pairwise matches, each decided by the judge;
+"""Tournament: everyone proposes; then pairwise matches, each decided by the judge;
 winners advance until one champion remains.
 
 Round 1 holds the proposals, given independently (no one sees another's). Every later round is one round

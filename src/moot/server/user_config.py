@@ -1,5 +1,5 @@
 """`GET/PUT/DELETE /api/config`: the defaults `moot configure` saves ($MOOT_HOME/config.yaml), read and changed
-over the API (seed 003's `configure`, issue 22).
+over the API.
 
 They are the same file the CLI reads, in the same shape: the participants' models, the judge's and the team of
 role agents a design review gets when it names no participants. Changing them is a write like any other: the
@@ -38,9 +38,7 @@ class UserConfig(BaseModel):
         "the embedded model"
     )
     judge: dict[str, Any] | None = Field(description="The judge's model; null: the first participant's")
-    team: list[RoleName] = Field(
-        description="The role agents of a design review that names no participants (seed 003's enabled agents)"
-    )
+    team: list[RoleName] = Field(description="The role agents of a design review that names no participants")
     rounds: int | None = Field(description="The rounds of a debate that names none; null: the format's own")
 
 
@@ -55,7 +53,7 @@ def shown(defaults: UserDefaults) -> UserConfig:
 
 @router.get("")
 def get_config() -> UserConfig:
-    """The saved defaults (none saved: the embedded model's, and seed 003's team)."""
+    """The saved defaults (none saved: the embedded model's, and the default design team)."""
     return shown(load_user_defaults())
 
 

@@ -47,7 +47,7 @@ def translate(action: str, url: URL | None = None) -> Iterator[None]:
 
 def _is_migration_error(exc: Exception) -> bool:
     """Whether Alembic refused to migrate. Alembic is imported only when a schema is migrated (a store that is
-    current opens without it, issue 19), so an error of its own can only come once it is loaded."""
+    current opens without it, for a fast start), so an error of its own can only come once it is loaded."""
     errors = sys.modules.get("alembic.util.exc")
     return errors is not None and isinstance(exc, errors.CommandError)
 

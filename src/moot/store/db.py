@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect
 
-# Alembic is imported only to migrate: a store whose schema is current opens without it (issue 19: `moot
+# Alembic is imported only to migrate: a store whose schema is current opens without it (`moot
 # list` starts in a fraction of the time; Alembic took a third of a second to import and read its scripts).
 if TYPE_CHECKING:
     from alembic.config import Config

@@ -1,4 +1,4 @@
-"""Design review (seed 003): proposals, critiques of each other's proposals, refinements; a judge synthesises.
+"""Design review: proposals, critiques of each other's proposals, refinements; a judge synthesises.
 
 Rounds, all of whose turns are taken at the same time (nobody sees a turn of their own round):
 
@@ -8,14 +8,14 @@ Rounds, all of whose turns are taken at the same time (nobody sees a turn of the
 - odd rounds from 3, refinement: everyone improves its own latest proposal, seeing the critiques of the
   round before addressed to it (`critiques_shown: all`: every critique of that round).
 
-`rounds` counts these rounds, as the seed's CLI does ("Round 2/3: Critique Phase"): 3, the default, is one
+`rounds` counts these rounds, as design-team CLIs do ("Round 2/3: Critique Phase"): 3, the default, is one
 critique and refinement cycle, 5 two; 1 is proposals only and an even number ends on critiques the judge
 weighs unanswered. The stopping rules (convergence, repetition, the judge's assessment, its quality score
 with `stopping.quality_at_least`, which has every round of full proposals assessed) apply only after rounds
 that hold everyone's full proposal, so no critique goes unread because of them. `turn_order` has no effect: no
 turn of a round depends on another of the same round.
 
-Then the result, by `format_options.synthesis` (seed 003's synthesisMethod):
+Then the result, by `format_options.synthesis` (a design-team config's synthesisMethod):
 
 - judge (the default): the judge answers a structured synthesis (description, components, trade-offs,
   recommendations, an implementation sketch, the ideas kept from each participant, the implementation
@@ -32,7 +32,7 @@ Then the result, by `format_options.synthesis` (seed 003's synthesisMethod):
 
 The implementation sketch is kept in the outcome's details only (`implementation`, "" under voting): the
 exports show it when asked to include code. The complexity is named in the headline with the confidence, as
-the seed's result shows them ("Implementation Complexity: Medium", "Confidence Score: 87/100"); a vote has
+design-team CLIs show them ("Implementation Complexity: Medium", "Confidence Score: 87/100"); a vote has
 none: its result is a participant's own proposal.
 
 The package, one concept a module: `protocol.py` (the format: phases, checks, steps, prompts, the result's

@@ -53,12 +53,12 @@ def _implementation() -> Any:
 
 
 def _complexity() -> Any:
-    # Seed 003's "Implementation Complexity: Medium": a word the reader weighs next to the confidence.
+    # "Implementation Complexity: Medium": a word the reader weighs next to the confidence.
     return Field(description="How hard the solution is to build and run: low, medium or high")
 
 
 def _solution_lists() -> dict[str, Any]:
-    """The fields the judge's synthesis and its merge share after their own: seed 003's trade-offs,
+    """The fields the judge's synthesis and its merge share after their own: a design's trade-offs,
     recommendations and implementation sketch."""
     return {
         "trade_offs": (list[str], Field(json_schema_extra=bounded_items(3, 100, min_items=1))),
@@ -82,7 +82,7 @@ def _judgement() -> dict[str, Any]:
 
 
 def synthesis_model(config: DebateConfig) -> type[BaseModel]:
-    """The judge's synthesis: the seed's solution fields, and per participant id the ideas it keeps.
+    """The judge's synthesis: a design's solution fields, and per participant id the ideas it keeps.
 
     The length bounds shape what a grammar-constrained model may write, so the whole answer fits the
     embedded model's reply budget; validation does not enforce them on larger models.
@@ -159,7 +159,7 @@ def _merge_part(known: tuple[tuple[str, str], ...]) -> type[MergePart]:
 
 
 def merge_model(config: DebateConfig) -> type[BaseModel]:
-    """The judge's merge: the seed's solution fields, its parts each credited to the participants by name.
+    """The judge's merge: a design's solution fields, its parts each credited to the participants by name.
 
     Bounded as `synthesis_model` is, for the embedded model's reply budget."""
     part = _merge_part(tuple((p.id, p.name) for p in config.participants))

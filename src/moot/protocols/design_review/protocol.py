@@ -63,7 +63,7 @@ _JUDGE_ASKS: dict[str, str] = {
 class DesignReviewOptions(FormatOptions):
     synthesis: SynthesisMethod = Field(
         default="judge",
-        description="How the result is made (seed 003's synthesisMethod): judge: the judge synthesises one "
+        description="How the result is made: judge: the judge synthesises one "
         "solution; voting: each participant votes for another's refined proposal and the most voted is the "
         "result (a tie is explained and the judge breaks it; with no judge, the earlier in the config wins); merge: the judge merges the refined proposals "
         "into one, each part attributed to the proposals it comes from",

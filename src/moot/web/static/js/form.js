@@ -46,7 +46,7 @@ const DRIFT = { warn: "Warn", stop: "Stop the rounds" };
 // with the config as a whole ("" from the server) is shown above the form's buttons.
 const STANDS_FOR = { format_options: "format", "": "config" };
 // The format whose participants are role agents: choosing it with the participants as they started gives the
-// saved team (seed 003's `-f design-review` without participants).
+// saved team (as `-f design-review` without participants does).
 const TEAM_FORMAT = "design-review";
 // What a saved default model holds (moot.domain.config.ModelOptions): how to call a model, not who speaks.
 const MODEL_KEYS = ["model", "base_url", "temperature", "max_tokens", "context_window"];

@@ -1,4 +1,4 @@
-// People in a debate (issue 20): a participant or judge whose model is `human` is a person, who answers through
+// People in a debate: a participant or judge whose model is `human` is a person, who answers through
 // a join link; an audience votes before and after. This module holds what every view shares: who is a person,
 // what the debate is waiting for (a fold over its events, as moot.domain.state folds `awaiting`), the countdown
 // to a deadline, and the one line that says who is awaited.

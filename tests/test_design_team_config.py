@@ -1,4 +1,4 @@
-"""Seed 003's configuration file, read as written: every field mapped to moot's or refused naming moot's."""
+"""A design team's configuration file, read as written: every field mapped to moot's or refused naming moot's."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 
 from moot.config_files import read_config_file
 from moot.config_files.defaults import with_defaults
-from moot.config_files.seed_003_config import MAPPING, from_seed_003, is_seed_003
+from moot.config_files.design_team_config import MAPPING, from_design_team_config, is_design_team_config
 from moot.errors import ConfigError
 from moot.protocols import get_protocol
 
-# The seed's "Default Configuration File", as printed there.
-SEED_FILE: dict[str, Any] = {
+# A design team's default configuration file, as such tools print it.
+TEAM_FILE: dict[str, Any] = {
     "debate": {
         "rounds": 3,
         "terminationCondition": {"type": "fixed"},
@@ -73,8 +73,8 @@ SEED_FILE: dict[str, Any] = {
 }
 
 
-def seed(**changes: Any) -> dict[str, Any]:
-    data = copy.deepcopy(SEED_FILE)
+def team_file(**changes: Any) -> dict[str, Any]:
+    data = copy.deepcopy(TEAM_FILE)
     for path, value in changes.items():
         node: Any = data
         *parents, last = path.split("__")
@@ -84,8 +84,8 @@ def seed(**changes: Any) -> dict[str, Any]:
     return {"topic": "Design a rate limiting system", **data}
 
 
-def test_the_seeds_own_file_is_a_design_review_of_its_enabled_agents() -> None:
-    config = with_defaults(seed())
+def test_the_teams_own_file_is_a_design_review_of_its_enabled_agents() -> None:
+    config = with_defaults(team_file())
     assert config.format == "design-review" and config.rounds == 3
     assert [(p.id, p.name, p.role, str(p.model), p.temperature) for p in config.participants] == [
         ("agent-architect", "System Architect", "architect", "openai:gpt-4", 0.7),
@@ -106,7 +106,7 @@ def test_the_seeds_own_file_is_a_design_review_of_its_enabled_agents() -> None:
 
 def test_termination_and_synthesis_and_history_map_to_moots_fields() -> None:
     quality = with_defaults(
-        seed(
+        team_file(
             debate__terminationCondition={"type": "quality", "threshold": 8},
             debate__synthesisMethod="merge",
             debate__includeFullHistory=False,
@@ -114,28 +114,30 @@ def test_termination_and_synthesis_and_history_map_to_moots_fields() -> None:
     )
     assert quality.stopping.quality_at_least == 8 and quality.stopping.assess_rounds is True
     assert quality.format_options == {"synthesis": "merge"} and quality.history.strategy == "summarize"
-    converging = with_defaults(seed(debate__terminationCondition={"type": "convergence", "threshold": 0.85}))
+    converging = with_defaults(
+        team_file(debate__terminationCondition={"type": "convergence", "threshold": 0.85})
+    )
     assert converging.stopping.convergence == 0.85
 
 
 def test_the_file_is_recognised_by_its_own_words_and_a_moot_file_is_left_alone() -> None:
-    assert is_seed_003({"debate": {}}) and is_seed_003({"providers": {}})
-    assert is_seed_003({"agents": [{"model": "gpt-4", "provider": "openai"}]})
-    assert is_seed_003({"judge": {"model": "gpt-4", "provider": "openai"}})
+    assert is_design_team_config({"debate": {}}) and is_design_team_config({"providers": {}})
+    assert is_design_team_config({"agents": [{"model": "gpt-4", "provider": "openai"}]})
+    assert is_design_team_config({"judge": {"model": "gpt-4", "provider": "openai"}})
     moot_config = {"topic": "t", "participants": [{"model": "fake:a"}], "judge": {"model": "fake:j"}}
-    assert from_seed_003(moot_config) is moot_config
-    # seed 004's agents are its own spelling, read elsewhere
-    assert not is_seed_003({"agents": [{"agent_id": "a", "model_config": {"provider": "openai"}}]})
+    assert from_design_team_config(moot_config) is moot_config
+    # agents with agent_id and model_config are another spelling, read elsewhere
+    assert not is_design_team_config({"agents": [{"agent_id": "a", "model_config": {"provider": "openai"}}]})
 
 
 def test_a_file_naming_its_own_format_keeps_it() -> None:
-    config = with_defaults({**seed(), "format": "critical-review"})
+    config = with_defaults({**team_file(), "format": "critical-review"})
     assert config.format == "critical-review"
 
 
 def test_a_file_from_disk_meets_the_clis_flags_in_moots_words(tmp_path: Path) -> None:
     path = tmp_path / "custom-config.json"
-    path.write_text(json.dumps({k: v for k, v in seed().items() if k != "topic"}), encoding="utf-8")
+    path.write_text(json.dumps({k: v for k, v in team_file().items() if k != "topic"}), encoding="utf-8")
     data = read_config_file(path)
     assert "participants" in data and "debate" not in data and data["rounds"] == 3
     data["rounds"] = 5  # what `-r 5` does beside the file
@@ -178,11 +180,11 @@ def test_a_file_from_disk_meets_the_clis_flags_in_moots_words(tmp_path: Path) ->
         ({"debate__synthesisMethod": "consensus"}, "format_options.synthesis", "judge"),
     ],
 )
-def test_each_mistake_is_one_line_naming_the_seeds_field_and_moots_equivalent(
+def test_each_mistake_is_one_line_naming_the_files_field_and_moots_equivalent(
     changes: dict[str, Any], field: str, words: str
 ) -> None:
     with pytest.raises(ConfigError) as caught:
-        config = with_defaults(seed(**changes))
+        config = with_defaults(team_file(**changes))
         get_protocol(config.format).check(config)  # the format's own settings are checked before a start
     assert caught.value.field == field
     assert words in str(caught.value) and "\n" not in str(caught.value)
@@ -190,15 +192,15 @@ def test_each_mistake_is_one_line_naming_the_seeds_field_and_moots_equivalent(
 
 def test_a_field_given_in_both_words_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
-        with_defaults({**seed(), "rounds": 4})
+        with_defaults({**team_file(), "rounds": 4})
     assert caught.value.field == "debate.rounds" and "keep one" in str(caught.value)
     with pytest.raises(ConfigError) as caught:
-        with_defaults({**seed(), "participants": [{"model": "fake:a"}]})
+        with_defaults({**team_file(), "participants": [{"model": "fake:a"}]})
     assert caught.value.field == "agents"
 
 
 def test_every_agent_disabled_is_refused() -> None:
-    data = seed()
+    data = team_file()
     for agent in data["agents"]:
         agent["enabled"] = False
     with pytest.raises(ConfigError) as caught:
@@ -206,14 +208,14 @@ def test_every_agent_disabled_is_refused() -> None:
     assert caught.value.field == "agents" and "enable" in str(caught.value)
 
 
-def test_the_documented_mapping_lists_every_field_the_seed_has() -> None:
-    doc = (Path(__file__).parents[1] / "docs" / "SEED-003-CONFIG.md").read_text(encoding="utf-8")
-    for seed_field, moot_field in MAPPING.items():
-        assert f"| `{seed_field}` |" in doc, seed_field
+def test_the_documented_mapping_lists_every_field_the_file_has() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "DESIGN-TEAM-CONFIG.md").read_text(encoding="utf-8")
+    for their_field, moot_field in MAPPING.items():
+        assert f"| `{their_field}` |" in doc, their_field
         assert moot_field in doc, moot_field
 
 
-def test_the_seeds_api_body_is_read_too() -> None:
+def test_the_teams_api_body_is_read_too() -> None:
     body = {
         "problem": "Design a rate limiting system",
         "context": "A public API, 50,000 requests per second at peak.",

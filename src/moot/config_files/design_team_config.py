@@ -1,4 +1,5 @@
-"""Seed 003's configuration file (its "Default Configuration File") read as a moot config.
+"""A design team's configuration file, the one JSON file with `debate`, `agents`, `judge` and `providers` that
+CLIs for software-design debates keep their defaults in, read as a moot config.
 
     {"debate": {"rounds": 3, "terminationCondition": {"type": "fixed"}, "synthesisMethod": "judge",
                 "includeFullHistory": true, "timeoutPerRound": 300000},
@@ -8,10 +9,11 @@
      "providers": {"openai": {"apiKeyEnv": "OPENAI_API_KEY"}}}
 
 becomes a design review (`format: design-review` unless the file names a format) of its enabled agents. Every
-field of the seed is mapped to moot's or refused naming moot's equivalent (`MAPPING`, documented in
-docs/SEED-003-CONFIG.md); moot's checks then apply to the result as to any config. A file is read this way when
-it has seed 003's `debate` or `providers`, or an agent or judge written in its words (`provider`, `enabled`,
-`systemPrompt`); seed 004's `agents` (with `agent_id`, `model_config`) are read by moot.config_files.aliases.
+field of that file is mapped to moot's or refused naming moot's equivalent (`MAPPING`, documented in
+docs/DESIGN-TEAM-CONFIG.md); moot's checks then apply to the result as to any config. A file is read this way
+when it has `debate` or `providers`, or an agent or judge written in its words (`provider`, `enabled`,
+`systemPrompt`); `agents` with `agent_id` and `model_config` are another spelling, read by
+moot.config_files.aliases.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from moot.domain.providers import find_provider
 from moot.errors import ConfigError
 
 FORMAT = "design-review"
-# seed 003's field -> moot's, for people: the table docs/SEED-003-CONFIG.md shows and the tests walk.
+# the file's field -> moot's, for people: the table docs/DESIGN-TEAM-CONFIG.md shows and the tests walk.
 MAPPING: dict[str, str] = {
     "problem (its API's body)": "topic",
     "config (its API's body)": "(read as debate: the same settings)",
@@ -47,36 +49,37 @@ MAPPING: dict[str, str] = {
 }
 
 _DEBATE_KEYS = ("rounds", "terminationCondition", "synthesisMethod", "includeFullHistory", "timeoutPerRound")
-# An agent's or judge's keys moot takes under another name (or drops), and the ones the seed has that moot
+# An agent's or judge's keys moot takes under another name (or drops), and the ones the file has that moot
 # has under its own name.
 _AGENT_KEYS = ("id", "name", "role", "model", "provider", "temperature", "systemPrompt", "enabled")
 _JUDGE_KEYS = ("id", "name", "model", "provider", "temperature", "systemPrompt")
-_SEED_WORDS = ("provider", "enabled", "systemPrompt")
-_SEED_KEYS = ("debate", "agents", "judge", "providers", "problem", "config")
+_FILE_WORDS = ("provider", "enabled", "systemPrompt")
+_FILE_KEYS = ("debate", "agents", "judge", "providers", "problem", "config")
 
 
-def is_seed_003(data: dict[str, Any]) -> bool:
-    """Whether a config is written in seed 003's words: its file, or its API's body `{problem, context, config}`."""
+def is_design_team_config(data: dict[str, Any]) -> bool:
+    """Whether a config is in a design team's words: its file, or its API body {problem, context, config}."""
     if "debate" in data or "providers" in data or "problem" in data:
         return True
     agents = data.get("agents")
     owners = [*(agents if isinstance(agents, list) else []), data.get("judge")]
-    return any(isinstance(o, dict) and any(k in o for k in _SEED_WORDS) for o in owners)
+    return any(isinstance(o, dict) and any(k in o for k in _FILE_WORDS) for o in owners)
 
 
-def from_seed_003(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` in moot's words when it is written in seed 003's; unchanged otherwise."""
-    if not is_seed_003(data):
+def from_design_team_config(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` in moot's words when it is written in a design team's; unchanged otherwise."""
+    if not is_design_team_config(data):
         return data
-    out = {k: v for k, v in data.items() if k not in _SEED_KEYS}
+    out = {k: v for k, v in data.items() if k not in _FILE_KEYS}
     if "problem" in data:
         _set(out, "topic", data["problem"], "problem")
     if "config" in data:
         if "debate" in data:
             raise ConfigError(
-                "is seed 003's debate settings, which debate gives too; keep one of them", field="config"
+                "is the design-team config's debate settings, which debate gives too; keep one of them",
+                field="config",
             )
-        # The seed's API body carries its DebateConfig under `config`, the settings its file keeps in `debate`.
+        # The API body carries its DebateConfig under `config`, the settings the file keeps in `debate`.
         _debate(_mapping(data["config"], "config"), out, where="config")
     if "debate" in data:
         _debate(_mapping(data["debate"], "debate"), out)
@@ -85,7 +88,8 @@ def from_seed_003(data: dict[str, Any]) -> dict[str, Any]:
     if "agents" in data:
         if "participants" in out:
             raise ConfigError(
-                "is seed 003's name for participants, which is given too; keep one of them", field="agents"
+                "is the design-team config's name for participants, which is given too; keep one of them",
+                field="agents",
             )
         out["participants"] = _agents(data["agents"])
     if "judge" in data:
@@ -97,7 +101,7 @@ def from_seed_003(data: dict[str, Any]) -> dict[str, Any]:
 
 def _mapping(value: object, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError("must be a mapping, as in seed 003's configuration file", field=field)
+        raise ConfigError("must be a mapping, as in a design-team config file", field=field)
     return value
 
 
@@ -105,23 +109,24 @@ def _unknown(given: dict[str, Any], known: tuple[str, ...], field: str, noun: st
     extra = sorted(set(given) - set(known))
     if extra:
         raise ConfigError(
-            f"is not a field of seed 003's {noun}; it takes {', '.join(known)} "
+            f"is not a field of a design-team config's {noun}; it takes {', '.join(known)} "
             f"(moot's own fields: {moot}; `moot schema` lists them)",
             field=f"{field}.{extra[0]}",
         )
 
 
-def _set(out: dict[str, Any], path: str, value: Any, seed_field: str) -> None:
+def _set(out: dict[str, Any], path: str, value: Any, their_field: str) -> None:
     """Put `value` at moot's dotted `path`, refusing a value given there in moot's words too."""
     *parents, last = path.split(".")
     node = out
     for part in parents:
         node = node.setdefault(part, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"is given as {part} in moot's words too; keep one of them", field=seed_field)
+            raise ConfigError(f"is given as {part} in moot's words too; keep one of them", field=their_field)
     if last in node:
         raise ConfigError(
-            f"is seed 003's name for {path}, which is given too; keep one of them", field=seed_field
+            f"is the design-team config's name for {path}, which is given too; keep one of them",
+            field=their_field,
         )
     node[last] = value
 
@@ -143,7 +148,7 @@ def _debate(debate: dict[str, Any], out: dict[str, Any], *, where: str = "debate
             raise ConfigError(
                 "must be true or false (history.strategy in moot)", field=f"{where}.includeFullHistory"
             )
-        # Not the full history: the seed summarises it; moot's summarize strategy keeps the newest turns verbatim.
+        # Not the full history: design tools summarise it; moot's summarize keeps the newest turns verbatim.
         _set(out, "history.strategy", "full" if full else "summarize", f"{where}.includeFullHistory")
     if "timeoutPerRound" in debate:
         ms = debate["timeoutPerRound"]
@@ -219,7 +224,7 @@ def _providers(providers: dict[str, Any]) -> None:
 
 def _agents(agents: object) -> list[Any]:
     if not isinstance(agents, list):
-        raise ConfigError("must be a list of agents, as in seed 003's configuration file", field="agents")
+        raise ConfigError("must be a list of agents, as in a design-team config file", field="agents")
     participants: list[Any] = []
     for i, agent in enumerate(agents):
         where = f"agents.{i}"
@@ -229,7 +234,7 @@ def _agents(agents: object) -> list[Any]:
         if not isinstance(enabled, bool):
             raise ConfigError("must be true or false", field=f"{where}.enabled")
         if not enabled:
-            continue  # the seed's disabled agents stay in the file, out of the debate
+            continue  # disabled agents stay in the file, out of the debate
         p = {k: v for k, v in agent.items() if k in ("id", "name", "role", "temperature")}
         if "systemPrompt" in agent:
             p["system_prompt"] = agent["systemPrompt"]
@@ -250,7 +255,7 @@ def _judge(judge: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model(owner: dict[str, Any], where: str) -> dict[str, Any]:
-    """The seed's `provider` and `model` as moot's `model: provider:name`."""
+    """The file's `provider` and `model` as moot's `model: provider:name`."""
     model, provider = owner.get("model"), owner.get("provider")
     if provider is None:
         return {} if model is None else {"model": model}

@@ -1,4 +1,4 @@
-"""Seed 004's request body (`agents`, `num_rounds`, `judge_config`, `agent_id`, `model_config`) read as moot's."""
+"""The agents spelling of a request body (`agents`, `num_rounds`, `judge_config`, `agent_id`, `model_config`) read as moot's."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from moot.server import create_app
 
 
 def agent(agent_id: str, provider: str, model: str, name: str, stance: str) -> dict[str, Any]:
-    """An agent as seed 004's curl example writes it."""
+    """An agent as that spelling's curl example writes it."""
     return {
         "agent_id": agent_id,
         "model_config": {
@@ -37,8 +37,8 @@ def agent(agent_id: str, provider: str, model: str, name: str, stance: str) -> d
     }
 
 
-# Seed 004's example request (its "Manual Testing Flow"), two agents of its three.
-SEED_BODY: dict[str, Any] = {
+# An example request in that spelling, two agents of its three.
+AGENTS_BODY: dict[str, Any] = {
     "topic": "AI will benefit humanity more than harm it",
     "num_rounds": 2,
     "agents": [
@@ -58,7 +58,7 @@ SEED_BODY: dict[str, Any] = {
 
 
 def fake_body() -> dict[str, Any]:
-    body = copy.deepcopy(SEED_BODY)
+    body = copy.deepcopy(AGENTS_BODY)
     for spec in [*body["agents"], body["judge_config"]]:
         spec["model_config"] = {"provider": "fake", "model_name": spec.get("agent_id", "judge")}
     return body
@@ -66,15 +66,15 @@ def fake_body() -> dict[str, Any]:
 
 @pytest.fixture
 def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
-    # Keys only so the seed's own providers pass the start checks; nothing is called (start=false).
+    # Keys only so the example's own providers pass the start checks; nothing is called (start=false).
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with TestClient(create_app(str(tmp_path / "moot.db"))) as c:
         yield c
 
 
-def test_the_seed_body_reads_as_moot_fields() -> None:
-    cfg = build_config(copy.deepcopy(SEED_BODY))
+def test_the_agents_body_reads_as_moot_fields() -> None:
+    cfg = build_config(copy.deepcopy(AGENTS_BODY))
     assert cfg.rounds == 2
     assert [(p.id, str(p.model), p.name, p.stance, p.role) for p in cfg.participants] == [
         ("optimist", "anthropic:claude-3-5-sonnet-20241022", "Tech Optimist", "Pro", None),
@@ -96,8 +96,8 @@ def test_moot_names_pass_unchanged() -> None:
     assert with_moot_names(copy.deepcopy(data)) == data
 
 
-def test_the_seed_request_is_accepted_by_the_api(client: TestClient) -> None:
-    r = client.post("/api/debates?start=false", json=SEED_BODY)
+def test_the_agents_request_is_accepted_by_the_api(client: TestClient) -> None:
+    r = client.post("/api/debates?start=false", json=AGENTS_BODY)
     assert r.status_code == 202, r.text
     config = client.get(f"/api/debates/{r.json()['id']}").json()["config"]
     assert config["rounds"] == 2
@@ -108,7 +108,7 @@ def test_the_seed_request_is_accepted_by_the_api(client: TestClient) -> None:
     assert config["judge"]["instructions"].startswith("You are a fair debate judge")
 
 
-def test_a_seed_shaped_debate_runs_to_its_verdict(client: TestClient) -> None:
+def test_an_agents_shaped_debate_runs_to_its_verdict(client: TestClient) -> None:
     r = client.post("/api/debates", json=fake_body())
     assert r.status_code == 202, r.text
     with client.websocket_connect(f"/api/ws/{r.json()['id']}") as ws:
@@ -127,29 +127,29 @@ def test_a_seed_shaped_debate_runs_to_its_verdict(client: TestClient) -> None:
             "agents.0.model_config.api_key_env_var",
             "moot reads ANTHROPIC_API_KEY for anthropic",
         ),
-        (lambda b: b.update(participants=[]), "agents", "seed 004's name for participants"),
-        (lambda b: b.update(rounds=3), "num_rounds", "seed 004's name for rounds"),
-        (lambda b: b["agents"][1].update(id="x"), "agents.1.agent_id", "seed 004's name for id"),
+        (lambda b: b.update(participants=[]), "agents", "another name for participants"),
+        (lambda b: b.update(rounds=3), "num_rounds", "another name for rounds"),
+        (lambda b: b["agents"][1].update(id="x"), "agents.1.agent_id", "another name for id"),
         (lambda b: b["agents"][1]["model_config"].pop("model_name"), "agents.1.model_config", "model_name"),
         (lambda b: b["agents"][0].update(model="fake:a"), "agents.0.model_config", "gives model"),
         (
             lambda b: b["judge_config"].update(instructions="Be fair."),
             "judge_config.system_prompt",
-            "seed 004's name for instructions",
+            "another name for instructions",
         ),
     ],
 )
-def test_a_seed_body_mistake_is_a_422_naming_the_field(
+def test_an_agents_body_mistake_is_a_422_naming_the_field(
     client: TestClient, change: Any, field: str, words: str
 ) -> None:
-    body = copy.deepcopy(SEED_BODY)
+    body = copy.deepcopy(AGENTS_BODY)
     change(body)
     r = client.post("/api/debates?start=false", json=body)
     assert r.status_code == 422
     assert r.json()["field"] == field and words in r.json()["detail"]
 
 
-def test_a_config_file_may_use_the_seed_names_beside_flags(tmp_path: Path) -> None:
+def test_a_config_file_may_use_the_agents_names_beside_flags(tmp_path: Path) -> None:
     cfg = tmp_path / "debate.json"
     cfg.write_text(json.dumps({**fake_body(), "topic": "Tabs or spaces?"}))
     result = CliRunner().invoke(
