@@ -92,7 +92,7 @@ async def measure(count: int, url: tuple[str, str], args: argparse.Namespace, wh
             cfg = config(args.rounds, args.latency_ms)
             recorded = []
             for _ in range(args.debates):
-                async for event in run_debate(cfg, log=store, hold=True):
+                async for event in run_debate(cfg, log=store, hold="created"):
                     last = event
                 recorded.append((last.debate_id, last.seq or 0))
             began = time.perf_counter()
