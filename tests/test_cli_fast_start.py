@@ -112,9 +112,9 @@ NOT_FOR_LIST = (*HEAVY, "moot.store.events", "moot.domain.events", "moot.domain.
 
 @pytest.mark.subprocess
 def test_list_loads_the_index_but_no_event_model_sdk_server_or_migration(tmp_path: Path) -> None:
-    # The first open creates the store's tables, at once: Alembic runs only to bring an older store up to date.
+    # A listing only reads: on a home with no store it makes none (and needs no migration to read nothing).
     first = _imported_by(["list"], tmp_path)
-    assert "sqlalchemy" in first and "alembic" not in first and (tmp_path / DB_FILENAME).is_file()
+    assert "sqlalchemy" in first and "alembic" not in first and not (tmp_path / DB_FILENAME).exists()
     asyncio.run(_hold_a_debate(tmp_path))
     modules, output = _probe(["list"], tmp_path)
     assert "Should cities ban cars?" in output  # it did read the stored debate
