@@ -141,6 +141,8 @@ def test_what_a_seat_reads_of_events_and_errors_quoting_a_url() -> None:
         {"error": f"connection refused by {MODEL_SERVER}/chat/completions", "config": {}}, config
     )
     assert state["error"] == f"connection refused by {HIDDEN}/chat/completions"
-    assert seat_event(WebhookAttempted(debate_id="d", url=HOOK, event="completed", attempt=1), config) is None
-    started = seat_event(DebateStarted(debate_id="d", config=config), config)
+    assert (
+        seat_event(WebhookAttempted(debate_id="d", url=HOOK, event="completed", attempt=1), secrets) is None
+    )
+    started = seat_event(DebateStarted(debate_id="d", config=config), secrets)
     assert started is not None and leaks(json.dumps(started)) == []

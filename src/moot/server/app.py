@@ -48,7 +48,7 @@ from moot.server.openai_compat import router as openai_router
 from moot.server.people_api import DebateView, debate_view
 from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
-from moot.server.seat_view import seat_event, seat_state
+from moot.server.seat_view import seat_event, seat_state, secrets_of
 from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_plan, until_set
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
@@ -434,7 +434,7 @@ def create_app(
         feed = _feed(manager, debate_id, last_event_id or 0)
         seat = seat_of(request.scope)
         # A join link reads each event as its people may (moot.server.seat_view), against the debate's config.
-        config = (await manager.store.state(debate_id)).config if seat is not None else None
+        secrets = secrets_of((await manager.store.state(debate_id)).config) if seat is not None else []
         streams = request.app.state.seat_streams
         with (
             streams.watch(seat.debate_id, seat.seat)
@@ -450,8 +450,8 @@ def create_app(
                     yield ServerSentEvent(raw_data=wire_json(item), event=item.type, id=seq)
                     continue
                 if isinstance(item, DebateStarted | ConfigEdited):
-                    config = item.config
-                if (seen := seat_event(item, config)) is not None:
+                    secrets = secrets_of(item.config)
+                if (seen := seat_event(item, secrets)) is not None:
                     yield ServerSentEvent(raw_data=json.dumps(seen), event=item.type, id=seq)
             if revoked is not None and revoked.is_set():
                 reason = "this join link was revoked; ask the debate's creator for a new link"

@@ -20,7 +20,8 @@ from typing import Any
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from moot.server.asgi import header, send_json
+from moot.server.asgi import send_json
+from moot.server.guards import has_body
 
 # Deeper than any request moot takes: a config nests at most 32 levels (moot.server.configs.MAX_DEPTH), and the
 # MCP and OpenAI envelopes add a few around it.
@@ -64,9 +65,7 @@ class JsonDepth:
         if scope["type"] != "http" or not str(scope["path"]).startswith(_WAYS_IN):
             await self.app(scope, receive, send)
             return
-        if not _has_body(
-            scope
-        ):  # a GET, a stream's request: nothing to read, and its receive stays the app's
+        if not has_body(scope):  # a GET, a stream's request: nothing to read, and its receive stays the app's
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -103,13 +102,6 @@ def _replay(first: Message, receive: Receive) -> Receive:
         return await receive()
 
     return replayed
-
-
-def _has_body(scope: Scope) -> bool:
-    length = header(scope, b"content-length")
-    if length is not None:
-        return not length.isdigit() or int(length) > 0
-    return header(scope, b"transfer-encoding") is not None
 
 
 # OpenAI's error `type` and `code` for moot's refusals on /v1, by status.

@@ -165,7 +165,7 @@ class JsonBodies:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and _has_body(scope):
+        if scope["type"] == "http" and has_body(scope):
             given = header(scope, b"content-type")
             if given is None or not is_json(given):
                 what = "no Content-Type" if given is None else f"Content-Type {_shown(given)}"
@@ -180,11 +180,12 @@ class JsonBodies:
         await self.app(scope, receive, send)
 
 
-def _has_body(scope: Scope) -> bool:
+def has_body(scope: Scope) -> bool:
+    """Whether the request carries a body (a length above 0, or a chunked one)."""
     length = header(scope, b"content-length")
     if length is not None:
         return not length.isdigit() or int(length) > 0
     return header(scope, b"transfer-encoding") is not None
 
 
-__all__ = ["STATE_CHANGING", "HostGuard", "JsonBodies", "OriginGuard", "is_json", "own_origin"]
+__all__ = ["STATE_CHANGING", "HostGuard", "JsonBodies", "OriginGuard", "has_body", "is_json", "own_origin"]

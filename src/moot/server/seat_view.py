@@ -65,14 +65,15 @@ def seat_state(view: dict[str, Any], config: DebateConfig | None) -> dict[str, A
     return cleared
 
 
-def seat_event(event: Event, config: DebateConfig | None) -> dict[str, Any] | None:
-    """An event as a seat reads it on /events (None: not for a seat). `config` is the debate's, for its secrets."""
+def seat_event(event: Event, secrets: list[str]) -> dict[str, Any] | None:
+    """An event as a seat reads it on /events (None: not for a seat); `secrets`: `secrets_of` the debate's config,
+    worked out once a stream (and again when an event carries a new config), not once a token."""
     if isinstance(event, UNSEEN_EVENTS):
         return None
     data = event.model_dump(mode="json")
     if isinstance(event, DebateStarted | ConfigEdited):
         data["config"] = seat_config(event.config)
-    cleared: dict[str, Any] = scrubbed(data, secrets_of(config))
+    cleared: dict[str, Any] = scrubbed(data, secrets)
     return cleared
 
 
