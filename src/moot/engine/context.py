@@ -70,7 +70,7 @@ class RunContext:
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
         self.started = time.monotonic() - ran_before
         self.warned = False  # whether the `limits.warn_at_cost` notice was given
-        self.features: Sequence[Observer] = ()  # the run's (moot.engine.features), set as the loop starts
+        self.features: Sequence[Observer] = ()  # the run's features that watch events, set as the loop starts
         self.events: asyncio.Queue[Event | None] = asyncio.Queue()
         self._append_lock = asyncio.Lock()
 

@@ -30,7 +30,7 @@ from moot.engine.budget import price_notice
 from moot.engine.budget_checks import acknowledge_cost
 from moot.engine.context import RunContext
 from moot.engine.features import for_run
-from moot.engine.rules import Feature, Flow, NextStep
+from moot.engine.rules import Feature, Flow, NextStep, observing
 from moot.engine.steps import take
 from moot.errors import MootError
 from moot.models.providers import redact
@@ -52,7 +52,7 @@ async def run_events(
     left before its first call, `created` (a start runs it) or `queued` (its server starts it when a running slot
     is free); with `judging` (and `resumed`), the run is that judging of the stored debate."""
     features = for_run()
-    ctx.features = features
+    ctx.features = observing(features)
     task = asyncio.create_task(_drive(ctx, features, resumed, hold, judging))
     try:
         while (event := await ctx.events.get()) is not None:

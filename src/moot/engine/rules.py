@@ -53,4 +53,12 @@ class Feature:
         """The run is over (completed, failed, paused, interrupted), before its stream ends."""
 
 
-__all__ = ["Feature", "Flow", "NextStep"]
+def observing(features: list[Feature]) -> list[Feature]:
+    """The features that watch events (override `seen` or `recorded`): the ones `emit` tells, token deltas
+    included, so the others cost nothing per event."""
+    return [
+        f for f in features if type(f).seen is not Feature.seen or type(f).recorded is not Feature.recorded
+    ]
+
+
+__all__ = ["Feature", "Flow", "NextStep", "observing"]
