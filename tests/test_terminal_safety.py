@@ -278,6 +278,17 @@ def test_run_json_prints_escapes_that_read_back_as_the_text(hostile_models: None
     ]
 
 
+def hold(config: DebateConfig) -> None:
+    """Run `config` to its end into the home's store, as a debate recorded earlier would be."""
+
+    async def record() -> None:
+        async with await EventStore.open(db_url_from(None)) as store:
+            async for _ in engine.run_debate(config, log=store):
+                pass
+
+    asyncio.run(record())
+
+
 def test_list_and_show_draw_a_debate_stored_before_text_was_checked() -> None:
     # Recorded before moot refused control characters in a topic or a name: still readable, drawn safely.
     config = DebateConfig.model_validate(
@@ -293,12 +304,7 @@ def test_list_and_show_draw_a_debate_stored_before_text_was_checked() -> None:
         context=RECORDED,
     )
 
-    async def record() -> None:
-        async with await EventStore.open(db_url_from(None)) as store:
-            async for _ in engine.run_debate(config, log=store):
-                pass
-
-    asyncio.run(record())
+    hold(config)
     code, out, err = moot("list")
     assert code == 0, err
     assert_clean(out)
@@ -325,12 +331,7 @@ def test_list_and_show_draw_a_topic_and_names_with_bidi_controls_stored_before_t
         context=RECORDED,
     )
 
-    async def record() -> None:
-        async with await EventStore.open(db_url_from(None)) as store:
-            async for _ in engine.run_debate(config, log=store):
-                pass
-
-    asyncio.run(record())
+    hold(config)
     stored = only_debate()
     assert isinstance(stored[0], DebateStarted) and stored[0].config.topic == config.topic  # kept as it was
     for args in (["list"], ["show", stored[0].debate_id], ["list", "--json"]):
