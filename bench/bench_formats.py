@@ -84,8 +84,8 @@ class Row:
 
 async def measure(fmt: str, wanted: int) -> Row:
     protocol = PROTOCOLS[fmt]
-    n = max(protocol.min_participants, min(protocol.max_participants, wanted))
-    rounds = protocol.default_rounds or 3
+    n = max(protocol.traits.min_participants, min(protocol.traits.max_participants, wanted))
+    rounds = protocol.traits.default_rounds or 3
     config = DebateConfig(
         topic="Should cities ban private cars from their centres?",
         participants=[Participant(name=NAMES[i], model=f"fake:{NAMES[i].lower()}") for i in range(n)],

@@ -394,10 +394,10 @@ def test_a_history_budget_of_nothing_shows_no_turn() -> None:
 @pytest.mark.parametrize("fmt", list(PROTOCOLS))
 async def test_every_format_completes_on_tiny_windows(fmt: str) -> None:
     protocol = get_protocol(fmt)
-    n = max(protocol.min_participants, min(3, protocol.max_participants))
+    n = max(protocol.traits.min_participants, min(3, protocol.traits.max_participants))
     data = make_config(
         n,
-        rounds=protocol.default_rounds or 3,
+        rounds=protocol.traits.default_rounds or 3,
         format=fmt,
         stopping={},
         seed=3,

@@ -52,6 +52,7 @@ from moot.protocols import (
     TurnSpec,
     get_protocol,
 )
+from moot.protocols.base import planned_rounds
 from moot.protocols.critical_review import CriticalReview, phase_instruction
 from moot.protocols.critical_review_rules import (
     CHANGE_INDICATORS,
@@ -370,7 +371,7 @@ def test_rounds_is_ignored_because_the_four_phases_are_the_structure() -> None:
     # A stored config always carries `rounds`: whatever it says, the review replays as it ran.
     for rounds in (1, 3, 4, 10, 50):
         PROTOCOL.check(config(rounds=rounds))
-        assert PROTOCOL.planned_rounds(config(rounds=rounds)) == 4
+        assert planned_rounds(PROTOCOL, config(rounds=rounds)) == 4
     left_out = DebateConfig.model_validate(
         {"topic": "t", "participants": [{"name": "Ada"}, {"name": "Bo"}], "format": "critical-review"}
     )
@@ -393,7 +394,7 @@ def test_the_defaults_are_the_legacy_engines() -> None:
         ["rebuttal"],
         False,
     )
-    assert PROTOCOL.names_winner is False
+    assert PROTOCOL.traits.names_winner is False
 
 
 def test_the_timeout_is_the_formats_unless_stopping_sets_one() -> None:

@@ -22,6 +22,7 @@ from moot.errors import ConfigError
 from moot.export import export
 from moot.export.record import DebateRecord
 from moot.protocols import AskSpec, PromptContext, get_protocol
+from moot.protocols.base import ask_request, assesses_rounds
 from moot.protocols.design_review import MERGE, SYNTHESIS, TIEBREAK, VOTE, merge_model
 from moot.protocols.stopping import stop_reason
 from tests.conftest import Recorder, make_config, prompt_text, resolver
@@ -226,8 +227,8 @@ def test_the_quality_threshold_is_refused_where_no_judge_scores_the_rounds() -> 
     with pytest.raises(ConfigError, match=r"^stopping.quality_at_least: needs a judge to score"):
         PROTOCOL.check(voting(2, judge=None, stopping={"quality_at_least": 7}))
     # design-review assesses its rounds of full proposals as soon as a threshold asks for their quality.
-    assert PROTOCOL.assesses_rounds(review(2, stopping={"quality_at_least": 7}))
-    assert not PROTOCOL.assesses_rounds(review(2, stopping={}))
+    assert assesses_rounds(PROTOCOL, review(2, stopping={"quality_at_least": 7}))
+    assert not assesses_rounds(PROTOCOL, review(2, stopping={}))
 
 
 # --- synthesis: voting ------------------------------------------------------------------------------
@@ -470,7 +471,7 @@ async def test_the_judges_synthesis_carries_an_implementation_sketch_in_its_deta
     assert state.outcome.details["implementation"] == "def allow(client):\n    return bucket(client).take(1)"
     assert all("bucket(client)" not in line for s in state.outcome.sections or [] for line in s.lines)
     assert '"implementation" (an implementation sketch: code or pseudo-code' in judge.asked["synthesis"][0]
-    request = PROTOCOL.ask_request(PromptContext(config, state, 3), AskSpec(SYNTHESIS, "judge"))
+    request = ask_request(PROTOCOL, PromptContext(config, state, 3), AskSpec(SYNTHESIS, "judge"))
     assert request.answer_type.model_json_schema()["properties"]["implementation"]["maxLength"] == 800
 
 
@@ -487,7 +488,7 @@ async def test_the_synthesis_names_its_implementation_complexity_in_the_headline
         '"complexity" ("low", "medium" or "high": how hard the solution is to build and run)'
         in (judge.asked["synthesis"][0])
     )
-    request = PROTOCOL.ask_request(PromptContext(config, state, 3), AskSpec(SYNTHESIS, "judge"))
+    request = ask_request(PROTOCOL, PromptContext(config, state, 3), AskSpec(SYNTHESIS, "judge"))
     complexity = request.answer_type.model_json_schema()["properties"]["complexity"]
     assert complexity["enum"] == ["low", "medium", "high"]
     assert complexity["description"] == "How hard the solution is to build and run: low, medium or high"

@@ -24,6 +24,7 @@ from moot.export.backfill import backfill, fold_backfilled
 from moot.export.formatting import one_line
 from moot.export.markdown import inline
 from moot.protocols import get_protocol
+from moot.protocols.base import planned_rounds
 from moot.protocols.tournament import tournament_rounds
 from moot.server import create_app
 from moot.server.settings import ServerSettings
@@ -82,8 +83,8 @@ async def debate(request: pytest.FixtureRequest) -> list[Event]:
 async def test_the_engine_records_the_formats_words(debate: list[Event]) -> None:
     started = next(e for e in debate if isinstance(e, DebateStarted))
     protocol = get_protocol(started.config.format)
-    assert started.planned_rounds == protocol.planned_rounds(started.config)
-    assert started.gives_verdict == protocol.gives_verdict
+    assert started.planned_rounds == planned_rounds(protocol, started.config)
+    assert started.gives_verdict == protocol.traits.gives_verdict
     state = fold(debate)
     assert state.planned_rounds == started.planned_rounds and state.gives_verdict == started.gives_verdict
     assert state.config is not None

@@ -36,7 +36,7 @@ from moot.protocols import (
     TurnPrompt,
     TurnSpec,
 )
-from moot.protocols.base import NoOptions
+from moot.protocols.base import NoOptions, Traits
 
 from .conftest import Recorder, make_config
 
@@ -56,7 +56,7 @@ class Toy(DebateProtocol[Options]):
     name = "free-form"
     description = "toy"
     options_type = Options
-    max_participants = 3
+    traits = Traits(max_participants=3)
 
     def phases(self, rounds: int) -> list[Phase]:
         return [Phase("answer", 1, 1, ""), Phase("critique", 2, 2, ""), Phase("summary", 3, 3, "")]

@@ -3,6 +3,9 @@ view and budget to every format, and tells the engine from one build whether a p
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import pytest
 
 from moot.domain.config import DebateConfig
@@ -25,7 +28,7 @@ from moot.protocols import (
     config_schema,
     get_protocol,
 )
-from moot.protocols.base import NoOptions
+from moot.protocols.base import NoOptions, ask_request, between_rounds, verdict_then_finish
 
 from .conftest import Recorder, make_config, resolver
 
@@ -83,7 +86,7 @@ def test_every_format_asks_only_what_its_table_names() -> None:
     state, config = _state("free-form", 0)
     for name, protocol in PROTOCOLS.items():
         with pytest.raises(NotImplementedError, match=f"the {name} format asks no 'nonsense' question"):
-            protocol.ask_request(PromptContext(config, state, 1), AskSpec("nonsense", "judge"))
+            ask_request(protocol, PromptContext(config, state, 1), AskSpec("nonsense", "judge"))
     asked = {name: sorted(p.asks()) for name, p in PROTOCOLS.items() if p.asks()}
     assert asked == {
         "council": ["ranking"],
@@ -91,6 +94,38 @@ def test_every_format_asks_only_what_its_table_names() -> None:
         "oxford": ["vote"],
         "tournament": ["match"],
     }
+
+
+def test_the_format_contract_is_twenty_members_at_most_each_with_its_reason() -> None:
+    # What a format is stays small: people, audiences and judges reach a format through its steps and its
+    # prompt context, not through methods of their own, and what formats share is functions beside the class.
+    attributes = set(DebateProtocol.__annotations__)
+    methods = {n for n, v in vars(DebateProtocol).items() if not n.startswith("_") and callable(v)}
+    members = attributes | methods | {n for n in vars(DebateProtocol) if not n.startswith("_")}
+    assert len(members) <= 20, sorted(members)
+    for name in methods:
+        assert (getattr(DebateProtocol, name).__doc__ or "").strip(), (
+            f"{name} says nothing of why it is there"
+        )
+    lines = inspect.getsource(DebateProtocol).splitlines()
+    declared = re.compile(r"^    (\w+)(?:: [^=]+)?(?: = .*)?$")
+    for name in members - methods:
+        at = next(i for i, line in enumerate(lines) if (m := declared.match(line)) and m.group(1) == name)
+        above = at - 1
+        while declared.match(lines[above]):  # one comment may stand for the attributes it heads
+            above -= 1
+        assert lines[above].strip().startswith("#"), f"{name} says nothing of why it is there"
+
+
+def test_a_person_reads_the_side_and_task_the_format_puts_on_the_turn() -> None:
+    ld = get_protocol("lincoln-douglas")
+    config = make_config(2, format="lincoln-douglas", rounds=2)
+    state = fold([DebateStarted(debate_id="d", config=config), RoundStarted(debate_id="d", round=1)])
+    step = ld.next_step(config, state)
+    assert isinstance(step, Speak)
+    assert [(t.speaker, t.stance, t.task) for t in step.turns] == [
+        ("ada", "affirmative", "Your affirmative constructive.")
+    ]
 
 
 class Echo(DebateProtocol[NoOptions]):
@@ -104,7 +139,7 @@ class Echo(DebateProtocol[NoOptions]):
         if current is not None and not current.completed:
             waiting = [p.id for p in config.participants if not current.spoke(p.id)]
             return Speak.by(current.number, waiting[0]) if waiting else EndRound(current.number)
-        return self.between_rounds(config, state) or self.verdict_then_finish(config, state)
+        return between_rounds(self, config, state) or verdict_then_finish(self, config, state)
 
     def phases(self, rounds: int) -> list[Phase]:
         return [Phase("echo", 1, rounds, "answer the speaker before you")]

@@ -18,6 +18,7 @@ from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
 from moot.errors import ConfigError
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
+from moot.protocols.base import phase_at
 from moot.protocols.convergence_seeking import (
     FORMAT_INSTRUCTIONS,
     ConvergenceSeeking,
@@ -142,7 +143,7 @@ def distinct(pid: str, round_number: int) -> str:
 def test_registered_under_its_name_and_names_no_winner() -> None:
     assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
     assert isinstance(PROTOCOLS[FMT], ConvergenceSeeking)
-    assert PROTOCOLS[FMT].names_winner is False
+    assert PROTOCOLS[FMT].traits.names_winner is False
 
 
 @pytest.mark.parametrize(
@@ -155,7 +156,7 @@ def test_registered_under_its_name_and_names_no_winner() -> None:
     ],
 )
 def test_rounds_is_a_cap_over_positions_then_common_ground(rounds: int, names: list[str]) -> None:
-    assert [PROTOCOL.phase(rounds, r).name for r in range(1, rounds + 1)] == names
+    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, rounds + 1)] == names
 
 
 # --- declarations -----------------------------------------------------------------------------------

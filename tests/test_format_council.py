@@ -18,6 +18,7 @@ from moot.domain.state import DebateState, Decision, fold
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ConfigError
 from moot.protocols import AskSpec, PromptContext, TurnSpec
+from moot.protocols.base import ask_request
 from moot.protocols.council import Council, labels_for, ranking_answer, shown_order
 from moot.protocols.voting import aggregate_rankings
 from tests.conftest import Recorder, make_config, prompt_text, resolver
@@ -62,7 +63,7 @@ def test_three_fixed_phases() -> None:
         ("rankings", "2"),
         ("synthesis", "3"),
     ]
-    assert not C.names_winner
+    assert not C.traits.names_winner
 
 
 async def test_a_full_council_answers_ranks_and_synthesises() -> None:
@@ -132,7 +133,7 @@ async def test_who_sees_what() -> None:
 def test_a_ranking_prompt_fences_the_answers_and_names_the_letters() -> None:
     cfg = config(3)
     state = DebateState()
-    request = C.ask_request(PromptContext(cfg, state, 2), AskSpec("ranking", "bo"))
+    request = ask_request(C, PromptContext(cfg, state, 2), AskSpec("ranking", "bo"))
     assert 'Answer with "ranking": the letters of all 2 responses' in request.user
     assert "between <<< and >>>" in request.system
     assert request.answer_type.model_json_schema()["properties"]["ranking"]["items"]["enum"] == ["A", "B"]

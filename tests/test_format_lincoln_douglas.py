@@ -13,6 +13,7 @@ from moot.engine import run_debate
 from moot.engine.runner import InMemoryLog
 from moot.errors import ConfigError
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
+from moot.protocols.base import phase_at
 from moot.protocols.lincoln_douglas import LincolnDouglas
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
 
@@ -59,8 +60,8 @@ def turns_by_round(state: DebateState) -> list[list[tuple[str, str | None]]]:
 
 def test_registered_for_exactly_two_debaters_and_the_verdict_names_the_winner() -> None:
     assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
-    assert (PROTOCOL.min_participants, PROTOCOL.max_participants) == (2, 2)
-    assert PROTOCOL.names_winner is True
+    assert (PROTOCOL.traits.min_participants, PROTOCOL.traits.max_participants) == (2, 2)
+    assert PROTOCOL.traits.names_winner is True
 
 
 @pytest.mark.parametrize(
@@ -73,7 +74,7 @@ def test_registered_for_exactly_two_debaters_and_the_verdict_names_the_winner() 
     ],
 )
 def test_phases_by_rounds(rounds: int, names: list[str]) -> None:
-    assert [PROTOCOL.phase(rounds, r).name for r in range(1, rounds + 1)] == names
+    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, rounds + 1)] == names
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ from moot.errors import ConfigError
 from moot.export import export
 from moot.export.record import DebateRecord
 from moot.protocols import PROTOCOLS, Ask, AskSpec, Conclude, Judge, Speak, get_protocol
+from moot.protocols.base import phase_at
 from moot.protocols.oxford import Oxford, Vote, speaking_order
 from tests.conftest import Recorder, judge_answer, make_config, prompt_text
 
@@ -97,7 +98,7 @@ async def run(cfg: DebateConfig, before: Any, after: Any) -> tuple[Any, Recorder
 
 def test_registered_and_the_vote_not_the_verdict_names_the_winner() -> None:
     assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
-    assert PROTOCOL.names_winner is False
+    assert PROTOCOL.traits.names_winner is False
 
 
 def test_sides_alternate_by_default_the_first_for() -> None:
@@ -126,7 +127,7 @@ def test_for_and_against_speak_in_turn_and_a_larger_side_finishes() -> None:
     ],
 )
 def test_rounds_are_openings_rebuttals_and_closings(rounds: int, names: list[str]) -> None:
-    assert [PROTOCOL.phase(rounds, r).name for r in range(1, rounds + 1)] == names
+    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, rounds + 1)] == names
 
 
 # --- the vote and the swing -------------------------------------------------------------------------
@@ -311,7 +312,12 @@ def test_next_step_asks_before_anyone_speaks_and_after_the_rounds_stop() -> None
     ]
     assert PROTOCOL.next_step(cfg, fold(events)) == Ask(1, (AskSpec("vote", "judge", "before"),))
     events.append(answered(1, "before", vote(20, 30, 50)))
-    assert PROTOCOL.next_step(cfg, fold(events)) == Speak.by(1, "ada")
+    step = PROTOCOL.next_step(cfg, fold(events))
+    assert isinstance(step, Speak) and step.round == 1 and step.participant_ids == ("ada",)
+    # The side and the task in the chamber's words ride on the turn (what a person taking it reads).
+    assert step.turns[0].stance == "For the motion" and (step.turns[0].task or "").startswith(
+        "Your one speech"
+    )
     for pid in ("ada", "bo"):
         events.append(
             TurnCompleted(

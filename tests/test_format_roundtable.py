@@ -19,6 +19,7 @@ from moot.errors import ConfigError
 from moot.export import export
 from moot.export.record import DebateRecord
 from moot.protocols import PROTOCOLS, get_protocol
+from moot.protocols.base import phase_at
 from moot.protocols.roundtable import Roundtable
 from tests.conftest import Recorder, judge_answer, judge_model, make_config
 
@@ -66,7 +67,7 @@ def with_moderator(**extra: Any) -> DebateConfig:
 
 def test_registered_and_names_no_winner() -> None:
     assert FMT in PROTOCOLS and get_protocol(FMT) is PROTOCOL
-    assert PROTOCOL.names_winner is False
+    assert PROTOCOL.traits.names_winner is False
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_registered_and_names_no_winner() -> None:
     [(1, ["opening"]), (2, ["opening", "final"]), (4, ["opening", "discussion", "discussion", "final"])],
 )
 def test_one_question_per_round(rounds: int, names: list[str]) -> None:
-    assert [PROTOCOL.phase(rounds, r).name for r in range(1, rounds + 1)] == names
+    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, rounds + 1)] == names
 
 
 # --- the schedule -----------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def test_phases_are_one_answer_round_then_revisions() -> None:
     assert [(p.name, p.rounds) for p in S.phases(1)] == [("answer", "1")]
     assert [(p.name, p.rounds) for p in S.phases(2)] == [("answer", "1"), ("revision", "2")]
     assert [(p.name, p.rounds) for p in S.phases(4)] == [("answer", "1"), ("revision", "2-4")]
-    assert not S.names_winner
+    assert not S.traits.names_winner
 
 
 @pytest.mark.parametrize("order", ["sequential", "simultaneous"])

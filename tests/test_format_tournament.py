@@ -29,6 +29,7 @@ from moot.domain.usage import Usage
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ConfigError
 from moot.protocols import Ask, AskSpec, Conclude, EndRound, Finish, Speak, StartRound, Stop, TurnSpec
+from moot.protocols.base import planned_rounds
 from moot.protocols.tournament import Match, Tournament, pairings, tournament_rounds
 from tests.conftest import Recorder, make_config, prompt_text
 
@@ -368,7 +369,7 @@ async def test_rounds_left_out_follow_the_bracket() -> None:
     cfg = DebateConfig.model_validate(data)
     assert cfg.rounds == 3 and "rounds" not in cfg.model_fields_set
     T.check(cfg)
-    assert T.planned_rounds(cfg) == 2
+    assert planned_rounds(T, cfg) == 2
     judge, _ = judging(["bo", "ada"])
     _, state = await run(cfg, Recorder(), judge)
     assert [r.phase for r in state.rounds] == ["proposals", "final"]

@@ -18,6 +18,7 @@ from moot.errors import ConfigError
 from moot.export import export
 from moot.export.record import DebateRecord
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, config_schema, get_protocol
+from moot.protocols.base import phase_at, planned_rounds
 from moot.protocols.round_robin import RoundRobin
 from tests.cli_helpers import moot
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
@@ -101,15 +102,17 @@ def test_the_config_accepts_exactly_the_registered_formats() -> None:
 @pytest.mark.parametrize("rounds", [1, 2, 3, 5])
 def test_which_phase_each_round_is_in(fmt: str, rounds: int) -> None:
     protocol = get_protocol(fmt)
-    assert [protocol.phase(rounds, r).name for r in range(1, rounds + 1)] == SCHEDULES[fmt][rounds]
+    assert [phase_at(protocol, rounds, r).name for r in range(1, rounds + 1)] == SCHEDULES[fmt][rounds]
 
 
 @pytest.mark.parametrize("fmt", list(PROTOCOLS))
 def test_phases_cover_every_round_once_in_order(fmt: str) -> None:
     protocol = get_protocol(fmt)
     for rounds in range(1, MAX_ROUNDS + 1):
-        planned = protocol.planned_rounds(make_config(protocol.min_participants, rounds=rounds, format=fmt))
-        phases = protocol.phases(planned if protocol.fixed_rounds is None else rounds)
+        planned = planned_rounds(
+            protocol, make_config(protocol.traits.min_participants, rounds=rounds, format=fmt)
+        )
+        phases = protocol.phases(planned if protocol.traits.fixed_rounds is None else rounds)
         covered = [r for p in phases for r in range(p.first, p.last + 1)]
         assert covered == list(range(1, planned + 1)), (rounds, phases)
         if fmt in ROUND_ROBIN:  # `rounds` is the number of rounds; other formats map it onto their structure
@@ -227,7 +230,7 @@ async def test_a_full_debate_runs_every_round_then_the_judge(fmt: str, order: st
     # Every speaker of a round was told that round's phase.
     protocol = get_protocol(fmt)
     for r in range(1, 4):
-        phase = protocol.phase(3, r).name
+        phase = phase_at(protocol, 3, r).name
         users = [user for _, user in rec.calls[3 * (r - 1) : 3 * r]]
         assert all(f"round {r} of 3" in s for s in users)
         if fmt == "structured-rounds":
@@ -309,8 +312,8 @@ def test_an_unknown_format_is_one_line_naming_the_field_and_writes_nothing() -> 
 @pytest.mark.parametrize("fmt", list(PROTOCOLS))
 async def test_every_format_completes_says_why_it_stopped_and_exports(fmt: str) -> None:
     protocol = get_protocol(fmt)
-    n = max(protocol.min_participants, min(3, protocol.max_participants))
-    config = make_config(n, rounds=protocol.default_rounds or 3, format=fmt, stopping={}, seed=3)
+    n = max(protocol.traits.min_participants, min(3, protocol.traits.max_participants))
+    config = make_config(n, rounds=protocol.traits.default_rounds or 3, format=fmt, stopping={}, seed=3)
     log = InMemoryLog()
     # `fake:` models fill every answer schema, so each format's asks, votes and verdicts validate.
     [e async for e in run_debate(config, log=log)]
@@ -319,8 +322,8 @@ async def test_every_format_completes_says_why_it_stopped_and_exports(fmt: str) 
     assert [e.type for e in log.events].count("debate_stopping") == 1
     assert state.stop_reason is not None and state.stop_reason.detail
     assert all(d.answer is not None for d in state.decisions), [d.error for d in state.decisions]
-    assert (state.verdict is not None) == (protocol.gives_verdict and state.config is not None)
-    if state.verdict is not None and not protocol.names_winner:
+    assert (state.verdict is not None) == (protocol.traits.gives_verdict and state.config is not None)
+    if state.verdict is not None and not protocol.traits.names_winner:
         assert state.verdict.winner_ids == []
     record = DebateRecord.from_events(log.events)
     for kind in ("markdown", "text", "html", "json"):

@@ -3,6 +3,7 @@ recusal, fallbacks, aggregation, agreement (Kendall's W) and pairwise judgements
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -385,7 +386,7 @@ def test_the_default_rubric_is_the_six_weighted_criteria() -> None:
 
 
 class Consensus(FreeForm):
-    names_winner = False
+    traits = dataclasses.replace(FreeForm.traits, names_winner=False)
 
 
 @pytest.mark.parametrize("panel", [False, True])

@@ -76,7 +76,7 @@ def test_meta_lists_models_and_fixed_lengths(tmp_path: Path, monkeypatch: pytest
     assert set(fixed["council"].values()) == {3} and min(map(int, fixed["council"])) == 3
     assert set(fixed["critical-review"].values()) == {4}
     assert {int(n): r for n, r in fixed["tournament"].items()} == {
-        n: tournament_rounds(n) for n in range(2, PROTOCOLS["tournament"].max_participants + 1)
+        n: tournament_rounds(n) for n in range(2, PROTOCOLS["tournament"].traits.max_participants + 1)
     }
     assert fixed["tournament"]["5"] == 4
 

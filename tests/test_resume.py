@@ -47,8 +47,8 @@ def shape(state: DebateState) -> Shape:
 
 def every_format_config(fmt: str) -> DebateConfig:
     protocol = get_protocol(fmt)
-    n = max(protocol.min_participants, min(3, protocol.max_participants))
-    return make_config(n, rounds=protocol.default_rounds or 2, format=fmt, stopping={}, seed=3)
+    n = max(protocol.traits.min_participants, min(3, protocol.traits.max_participants))
+    return make_config(n, rounds=protocol.traits.default_rounds or 2, format=fmt, stopping={}, seed=3)
 
 
 def turn_keys(events: list[Event]) -> list[tuple[int, str, str | None]]:

@@ -89,7 +89,7 @@ def test_every_role_name_has_a_preset_in_the_seeds_words() -> None:
     sorted(PROTOCOLS),
 )
 def test_a_role_preset_opens_the_system_prompt_in_every_format(fmt: str) -> None:
-    n = max(2, PROTOCOLS[fmt].min_participants)
+    n = max(2, PROTOCOLS[fmt].traits.min_participants)
     system = system_of(config_with(fmt, n, role="performance"))
     assert TEAM_PRESETS["performance"][0] in system
     assert TEAM_PRESETS["performance"][0] not in system_of(config_with(fmt, n, role="performance"), "bo")

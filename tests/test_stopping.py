@@ -29,6 +29,7 @@ from moot.domain.usage import Usage
 from moot.engine import run_debate
 from moot.errors import ConfigError
 from moot.protocols import Assess, Finish, Judge, StartRound, Stop, get_protocol
+from moot.protocols.base import assesses_rounds, phase_at
 from moot.protocols.stopping import (
     convergence_score,
     ngrams,
@@ -215,7 +216,7 @@ def test_schedule_assesses_each_round_then_stops_once_then_judges(fmt: str) -> N
     texts = [["a b c", "d e f"]]
     assert protocol.next_step(config, state_of(config, texts)) == Assess(1)
     assert protocol.next_step(config, state_of(config, texts, [None])) == StartRound(
-        2, protocol.phase(config.rounds, 2).name
+        2, phase_at(protocol, config.rounds, 2).name
     )
     stop = protocol.next_step(config, state_of(config, texts, [assessment(go_on=False)]))
     assert isinstance(stop, Stop) and stop.reason.kind == "judge"
@@ -421,10 +422,10 @@ def test_stopping_rules_are_off_by_default_and_assessment_is_the_formats_call() 
     assert not rules.diminishing_returns and rules.timeout_s is None and rules.min_rounds == 1
     judged = make_config(stopping={})
     # Free-form's judge decides when to stop; the structured formats run their rounds.
-    assert get_protocol("free-form").assesses_rounds(judged)
-    assert not get_protocol("structured-rounds").assesses_rounds(judged)
-    assert not get_protocol("free-form").assesses_rounds(make_config(stopping={}, judge=None))
-    assert not get_protocol("free-form").assesses_rounds(make_config(stopping={"assess_rounds": False}))
+    assert assesses_rounds(get_protocol("free-form"), judged)
+    assert not assesses_rounds(get_protocol("structured-rounds"), judged)
+    assert not assesses_rounds(get_protocol("free-form"), make_config(stopping={}, judge=None))
+    assert not assesses_rounds(get_protocol("free-form"), make_config(stopping={"assess_rounds": False}))
 
 
 def test_diminishing_returns_in_a_format_that_does_not_assess_is_refused() -> None:

@@ -520,7 +520,9 @@ def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *
             field="--interactive",
         )
     defaults = load_user_defaults()
-    default_rounds = rounds or defaults.rounds or get_protocol(fmt or "design-review").default_rounds or 3
+    default_rounds = (
+        rounds or defaults.rounds or get_protocol(fmt or "design-review").traits.default_rounds or 3
+    )
     setup = ask_setup(out, defaults, topic=topic, rounds=default_rounds)
     out.print(Text(f"The same run next time: {flags_of(setup)}", style="dim"))
     return setup

@@ -46,7 +46,7 @@ def fill_config(data: dict[str, Any], *, saved: UserDefaults | None = None) -> d
         sides = _has_sides(str(data.get("format", "free-form")))
         data = {**data, "participants": fill_defaults(participants, sides=sides)}
     if "rounds" not in data and isinstance(data.get("format"), str):
-        default = get_protocol(data["format"]).default_rounds
+        default = get_protocol(data["format"]).traits.default_rounds
         if default is not None:
             data = {**data, "rounds": default}
     return data
@@ -115,7 +115,7 @@ def new_config(model: str) -> dict[str, Any]:
 
 def _has_sides(fmt: str) -> bool:
     # Consensus formats (design review, council...) have no sides to give stances for.
-    return get_protocol(fmt).names_winner
+    return get_protocol(fmt).traits.names_winner
 
 
 def _is_auto(persona: object) -> bool:

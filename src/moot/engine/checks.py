@@ -64,7 +64,11 @@ def check_windows(config: DebateConfig) -> None:
         judges.append(("judge", config.judge))
     for field, judge in judges:
         verdict = judge_prompt(
-            config, state, history_chars=MIN_HISTORY_CHARS, judge=judge, names_winner=protocol.names_winner
+            config,
+            state,
+            history_chars=MIN_HISTORY_CHARS,
+            judge=judge,
+            names_winner=protocol.traits.names_winner,
         )
         _check(
             judge, verdict, LOCAL_JUDGE_TOKENS, f"{judge.name}'s verdict prompt", f"{field}.context_window"

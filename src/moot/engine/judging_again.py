@@ -90,7 +90,7 @@ def judgeable(state: DebateState) -> DebateConfig:
     if not state.turns:
         raise StateError(f"debate {short} has no turns, so there is nothing to judge")
     protocol = get_protocol(config.format)
-    if not protocol.gives_verdict:
+    if not protocol.traits.gives_verdict:
         raise StateError(
             f"the {config.format} format's result is its own judgement; it takes no judge's verdict"
         )

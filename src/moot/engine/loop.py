@@ -34,6 +34,7 @@ from moot.engine.rules import Feature, Flow, NextStep, observing
 from moot.engine.steps import take
 from moot.errors import MootError
 from moot.models.providers import redact
+from moot.protocols import assesses_rounds, planned_rounds
 
 CREATED = "created; waiting to be started"
 Hold = Literal["created", "queued"]  # what a new debate recorded without running is left as
@@ -133,9 +134,9 @@ async def _begin(ctx: RunContext) -> None:
     await ctx.emit(
         DebateStarted(
             config=config,
-            planned_rounds=protocol.planned_rounds(config),
-            gives_verdict=protocol.gives_verdict,
-            assesses_rounds=protocol.assesses_rounds(config),
+            planned_rounds=planned_rounds(protocol, config),
+            gives_verdict=protocol.traits.gives_verdict,
+            assesses_rounds=assesses_rounds(protocol, config),
             eval_run=ctx.eval_run,
         )
     )

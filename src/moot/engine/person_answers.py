@@ -65,7 +65,14 @@ class PersonTurn:
             await ctx.emit(awaited)
         turn_round = ctx.state.round(round_number)
         phase = turn_round.phase if turn_round is not None else None
-        stance, task = ctx.protocol.person_brief(config, ctx.state, spec, round_number)
+        # The format words the side and task on the turn where it has its own (the chamber's, a schedule's part).
+        stance = spec.stance if spec.stance is not None else participant.stance
+        phases = ctx.protocol.phases(config.rounds)
+        task = (
+            spec.task
+            if spec.task is not None
+            else next((p.description for p in phases if p.covers(round_number)), "")
+        )
         ask = TurnAsk(
             debate_id=ctx.debate_id,
             round=round_number,
@@ -130,7 +137,7 @@ async def person_verdict_of(
         name=name,
         participants=tuple((p.id, p.name, p.stance) for p in config.participants),
         criteria=tuple(criteria_of(judge)),
-        names_winner=ctx.protocol.names_winner,
+        names_winner=ctx.protocol.traits.names_winner,
         deadline=awaited.deadline,
     )
     try:

@@ -22,7 +22,7 @@ from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_prompt
 from moot.prompts.history import HistoryView, turn_id
 from moot.prompts.prompt_context import PromptContext
-from moot.protocols import AskRequest, AskSpec, DebateProtocol, TurnPrompt, TurnSpec
+from moot.protocols import AskRequest, AskSpec, DebateProtocol, TurnPrompt, TurnSpec, ask_request
 
 _P = TypeVar("_P", bound=PromptLike)
 
@@ -163,7 +163,7 @@ class PromptBuilder:
         prompt_ctx = self.prompt_context(round_number)
 
         def build(chars: int | None) -> AskRequest:
-            return self.ctx.protocol.ask_request(prompt_ctx.with_budget(chars), spec)
+            return ask_request(self.ctx.protocol, prompt_ctx.with_budget(chars), spec)
 
         what = f"{self.ctx.config.speaker_name(spec.by)}'s {spec.kind} in round {round_number}"
         return self.fit(self.ctx.config.speaker_options(spec.by), build, LOCAL_JUDGE_TOKENS, what)
@@ -186,7 +186,7 @@ class PromptBuilder:
                 history_chars=chars,
                 judge=judge,
                 roster=roster,
-                names_winner=self.ctx.protocol.names_winner,
+                names_winner=self.ctx.protocol.traits.names_winner,
             )
 
         return self.fit(options, build, LOCAL_JUDGE_TOKENS, f"{judge.name}'s verdict")

@@ -25,7 +25,7 @@ from moot.domain.config import WEB_SEARCH, DebateConfig, ModelOptions
 from moot.domain.providers import BUILT_IN, find_provider
 from moot.errors import ConfigError, one_line
 from moot.models.providers import redact
-from moot.protocols import DebateProtocol, get_protocol
+from moot.protocols import DebateProtocol, get_protocol, planned_rounds
 
 # moot's providers whose pydantic-ai model class implements WebSearchTool, and which of their models
 # have it (the class's profile says so per model; preflight asks the built model): the registry's rows.
@@ -162,7 +162,7 @@ def function_tool(ref: str, *, field: str) -> Tool[Any]:
 def _phase_names(config: DebateConfig, protocol: DebateProtocol[Any]) -> list[str]:
     """The phases this debate can hold, in order (a format's phases may depend on its rounds)."""
     names: list[str] = []
-    for rounds in (config.rounds, protocol.planned_rounds(config)):
+    for rounds in (config.rounds, planned_rounds(protocol, config)):
         names += [p.name for p in protocol.phases(rounds) if p.name not in names]
     return names
 

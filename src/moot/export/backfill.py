@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from moot.domain.events import DebateStarted, DecisionGiven, Event, OutcomeGiven
 from moot.domain.state import DebateState, Decision
-from moot.protocols import PROTOCOLS
+from moot.protocols import PROTOCOLS, planned_rounds
 
 
 def backfill(event: Event, state: DebateState) -> Event:
@@ -25,9 +25,9 @@ def backfill(event: Event, state: DebateState) -> Event:
                 return event
             return event.model_copy(
                 update={
-                    "planned_rounds": event.planned_rounds or protocol.planned_rounds(event.config),
+                    "planned_rounds": event.planned_rounds or planned_rounds(protocol, event.config),
                     "gives_verdict": (
-                        protocol.gives_verdict if event.gives_verdict is None else event.gives_verdict
+                        protocol.traits.gives_verdict if event.gives_verdict is None else event.gives_verdict
                     ),
                 }
             )

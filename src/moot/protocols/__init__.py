@@ -1,7 +1,22 @@
 """Debate formats: pure rules for who speaks when, which prompt, and when to stop."""
 
 from moot.prompts.prompt_context import PromptContext
-from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    AskBuilder,
+    AskRequest,
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    ask_request,
+    assesses_rounds,
+    between_rounds,
+    conclude_then_finish,
+    phase_at,
+    planned_rounds,
+    verdict_then_finish,
+)
 from moot.protocols.registry import PROTOCOLS, config_schema, get_protocol
 from moot.protocols.steps import (
     Ask,
@@ -37,8 +52,16 @@ __all__ = [
     "StartRound",
     "Step",
     "Stop",
+    "Traits",
     "TurnPrompt",
     "TurnSpec",
+    "ask_request",
+    "assesses_rounds",
+    "between_rounds",
+    "conclude_then_finish",
     "config_schema",
     "get_protocol",
+    "phase_at",
+    "planned_rounds",
+    "verdict_then_finish",
 ]

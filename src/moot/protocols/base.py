@@ -10,7 +10,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -78,92 +78,114 @@ OptionsT = TypeVar("OptionsT", bound=FormatOptions)
 AskBuilder = Callable[[PromptContext, AskSpec], "AskRequest"]
 
 
-class DebateProtocol(ABC, Generic[OptionsT]):
-    """One debate format."""
+@dataclass(frozen=True)
+class Traits:
+    """What a format is, declared as data rather than methods: the checks before a run, the engine and the page
+    read it without running any of the format's code."""
 
-    name: str
-    description: str
-    # The format's own settings (`format_options` in a config), validated before any model is called.
-    options_type: type[FormatOptions] = NoOptions
+    # How many participants the format can seat (`check` refuses others before any call).
     min_participants: int = 2
     max_participants: int = 10
-    # Consensus formats (critical review, council, design review, society of minds) seek one answer
-    # together: their verdict weighs the contributions but names no winner.
+    # Consensus formats (critical review, council, design review, society of minds) seek one answer together:
+    # their verdict weighs the contributions but names no winner.
     names_winner: bool = True
     # Whether the debate goes on when a participant fails for good (moot.engine drops it): formats in which
     # everyone does the same thing each round can; fixed pairings, sides and rankings cannot, and end their
     # rounds there, with a verdict on what was said.
     continues_without: bool = False
-
-    @abstractmethod
-    def next_step(self, config: DebateConfig, state: DebateState) -> Step:
-        """The next thing to do, decided from the config and the state alone."""
-
-    @abstractmethod
-    def phases(self, rounds: int) -> list[Phase]:
-        """The phases of a debate of this many rounds, in order; together they cover every round once."""
-
-    def phase(self, rounds: int, round_number: int) -> Phase:
-        """The phase this round of a debate of this many rounds is in."""
-        return next(p for p in self.phases(rounds) if p.covers(round_number))
-
-    def options(self, config: DebateConfig) -> OptionsT:
-        """This debate's format settings, parsed (checked already by `check`)."""
-        return self.options_type.model_validate(config.format_options)  # type: ignore[return-value]
-
-    def check(self, config: DebateConfig) -> None:
-        """Raise a ConfigError naming the field when the config does not suit this format."""
-        count = len(config.participants)
-        if not self.min_participants <= count <= self.max_participants:
-            need = (
-                f"exactly {self.min_participants}"
-                if self.min_participants == self.max_participants
-                else f"{self.min_participants} to {self.max_participants}"
-            )
-            raise ConfigError(
-                f"the {self.name} format needs {need} participants, not {count}", field="participants"
-            )
-        self.check_people(config)
-        if config.stopping.diminishing_returns and not self.assesses_rounds(config):
-            raise ConfigError(
-                f"needs stopping.assess_rounds: true (the {self.name} format does not assess rounds by default)",
-                field="stopping.diminishing_returns",
-            )
-        if config.stopping.drift == "stop" and not self.assesses_rounds(config):
-            raise ConfigError(
-                f"stop needs rounds assessed by a judge (the {self.name} format does not assess rounds by "
-                "default: set stopping.assess_rounds: true, or drift: warn)",
-                field="stopping.drift",
-            )
-        if config.stopping.quality_at_least is not None and not self.assesses_rounds(config):
-            raise ConfigError(_unassessed_quality(self.name, config), field="stopping.quality_at_least")
-        try:
-            self.options_type.model_validate(config.format_options)
-        except ValidationError as exc:
-            raise config_error(exc, within="format_options") from None
-
     # Formats with a fixed structure hold this many rounds whatever `rounds` says (None: `rounds` decides).
     fixed_rounds: int | None = None
     # The rounds a debate of this format holds when the user names none (None: the config's default).
     default_rounds: int | None = None
     # Formats whose result is their own outcome (a bracket, a chair's synthesis) ask the judge for no verdict.
     gives_verdict: bool = True
+    # Whether the judge assesses each round when `stopping.assess_rounds` is left out.
+    assesses_by_default: bool = False
+    # Whether asking for a quality threshold (`stopping.quality_at_least`) with `assess_rounds` left out asks for
+    # the assessments it reads, rather than being refused.
+    quality_asks_assessment: bool = False
+    # Whether diminishing returns end the rounds when `stopping.diminishing_returns` is left out (where the judge
+    # assesses them).
+    diminishing_by_default: bool = False
+    # What this format asks every participant for as a structured answer (None: only turns). A person is not
+    # asked one, so a format that needs it refuses a person's seat before the run (people answer in words; a form
+    # per format's question is not worth its weight).
+    asks_participants: str | None = None
 
-    def planned_rounds(self, config: DebateConfig) -> int:
-        """How many rounds this debate is planned to hold (fewer if a stopping rule ends it early)."""
-        return self.fixed_rounds or max(p.last for p in self.phases(config.rounds))
+
+class DebateProtocol(ABC, Generic[OptionsT]):
+    """One debate format: the whole contract a format fulfils, twenty members at most, each here for the reason
+    its comment gives. What most formats share of their `next_step` (rounds, verdict, conclusion) is the functions
+    below the class, which take the format as their first argument; people, audiences and judges reach a format
+    through the steps and the `PromptContext` it is given, never through methods of their own."""
+
+    # How a config names the format (`format:`), and what `moot formats` and the page say of it.
+    name: str
+    description: str
+    # The format's own settings (`format_options` in a config), validated before any model is called.
+    options_type: type[FormatOptions] = NoOptions
+    # What the format is, as data (see `Traits`).
+    traits: Traits = Traits()
+
+    @abstractmethod
+    def next_step(self, config: DebateConfig, state: DebateState) -> Step:
+        """The next thing to do, decided from the config and the state alone (so that resuming is replaying)."""
+
+    @abstractmethod
+    def phases(self, rounds: int) -> list[Phase]:
+        """The phases of a debate of this many rounds, in order; together they cover every round once (what each
+        round is called on every screen, and what a speaker is told the round is for)."""
+
+    def options(self, config: DebateConfig) -> OptionsT:
+        """This debate's format settings, parsed and typed (checked already by `check`)."""
+        return self.options_type.model_validate(config.format_options)  # type: ignore[return-value]
+
+    def check(self, config: DebateConfig) -> None:
+        """Raise a ConfigError naming the field when the config does not suit this format, before anything is
+        written; a format with rules of its own extends it (calling this first)."""
+        traits = self.traits
+        count = len(config.participants)
+        if not traits.min_participants <= count <= traits.max_participants:
+            need = (
+                f"exactly {traits.min_participants}"
+                if traits.min_participants == traits.max_participants
+                else f"{traits.min_participants} to {traits.max_participants}"
+            )
+            raise ConfigError(
+                f"the {self.name} format needs {need} participants, not {count}", field="participants"
+            )
+        _check_people(self, config)
+        assessed = assesses_rounds(self, config)
+        if config.stopping.diminishing_returns and not assessed:
+            raise ConfigError(
+                f"needs stopping.assess_rounds: true (the {self.name} format does not assess rounds by default)",
+                field="stopping.diminishing_returns",
+            )
+        if config.stopping.drift == "stop" and not assessed:
+            raise ConfigError(
+                f"stop needs rounds assessed by a judge (the {self.name} format does not assess rounds by "
+                "default: set stopping.assess_rounds: true, or drift: warn)",
+                field="stopping.drift",
+            )
+        if config.stopping.quality_at_least is not None and not assessed:
+            raise ConfigError(_unassessed_quality(self.name, config), field="stopping.quality_at_least")
+        try:
+            self.options_type.model_validate(config.format_options)
+        except ValidationError as exc:
+            raise config_error(exc, within="format_options") from None
 
     def fixed_length(self, participants: int) -> int | None:
-        """The rounds a debate of this many participants holds whatever `rounds` says (None: `rounds`
-        decides), for a form that should not offer a choice the format ignores."""
-        return self.fixed_rounds
+        """The rounds a debate of this many participants holds whatever `rounds` says (None: `rounds` decides):
+        what the plan counts, and what a form hides its rounds field for."""
+        return self.traits.fixed_rounds
 
     def timeout_s(self, config: DebateConfig) -> float | None:
         """The wall-clock budget for the rounds (`stopping.timeout_s`; a format may have its own default)."""
         return config.stopping.timeout_s
 
     def notices(self, config: DebateConfig) -> tuple[str, ...]:
-        """Warnings to record when the debate starts (e.g. a skill that could not be loaded)."""
+        """Warnings to record when the debate starts (e.g. a skill that could not be loaded), so no screen
+        hides them."""
         return ()
 
     def tool_phases(self, config: DebateConfig) -> list[str] | None:
@@ -171,63 +193,10 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         None: every phase."""
         return None
 
-    # Whether the judge assesses each round when `stopping.assess_rounds` is left out.
-    assesses_by_default: bool = False
-
-    # What this format asks every participant for as a structured answer (None: only turns), and what it asks its
-    # judge for besides the verdict: a person is not asked either, so a format that needs them refuses a person
-    # there before the run (people answer in words; a form per format's question is not worth its weight).
-    asks_participants: str | None = None
-
-    def person_brief(
-        self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int
-    ) -> tuple[str, str]:
-        """What a person taking this turn is shown instead of a prompt: their stance and the turn's task, in this
-        format's words (default: their configured stance and the phase's description)."""
-        phases = self.phases(config.rounds)
-        task = next((p.description for p in phases if p.covers(round_number)), "")
-        return config.participant(spec.speaker).stance, task
-
     def judge_asks(self, config: DebateConfig) -> str | None:
-        """What this format asks its judge for besides the verdict, in this config (None: nothing)."""
+        """What this format asks its judge for besides the verdict, in this config (None: nothing), so that a
+        person is not seated where they would be asked it."""
         return None
-
-    def check_people(self, config: DebateConfig) -> None:
-        """Refuse a person where this format would ask them for a structured answer."""
-        for i, p in enumerate(config.participants):
-            if p.model.is_person and self.asks_participants is not None:
-                raise ConfigError(
-                    f"the {self.name} format asks each participant {self.asks_participants}, which a person "
-                    "is not asked; give this seat a model (people debate in free-form, structured-rounds, "
-                    "round-limited, convergence-seeking, oxford, lincoln-douglas, roundtable, critical-review, "
-                    "design-review, tournament and society-of-minds)",
-                    field=f"participants[{i}].model",
-                )
-        judge = config.judge
-        asked = self.judge_asks(config)
-        if judge is not None and judge.model.is_person and asked is not None:
-            raise ConfigError(
-                f"the {self.name} format's judge {asked}, which a person is not asked; give the judge a model "
-                "and seat the person in a panel (judges: [...])",
-                field="judge.model",
-            )
-
-    def assesses_rounds(self, config: DebateConfig) -> bool:
-        """Whether the judge assesses each round of this debate (and so may stop it)."""
-        chosen = config.stopping.assess_rounds
-        wanted = self.assesses_by_default if chosen is None else chosen
-        # A person judging gives the verdict only: rounds are not put to them.
-        return wanted and config.judge is not None and not config.judge.model.is_person
-
-    # Whether diminishing returns end the rounds when `stopping.diminishing_returns` is left out (where the
-    # judge assesses them).
-    diminishing_by_default: bool = False
-
-    def stop_rule(self, config: DebateConfig, state: DebateState) -> StopReason | None:
-        """The general stopping rules (moot.protocols.stopping), with this format's default for diminishing
-        returns."""
-        default = self.diminishing_by_default and self.assesses_rounds(config)
-        return stop_reason(config, state, diminishing_default=default)
 
     def format_overview(self, config: DebateConfig) -> str:
         """The whole format, every phase, for the system prompt: the same on every turn, so that a
@@ -276,13 +245,6 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         the answer type. The engine asks nothing a format has no builder for."""
         return {}
 
-    def ask_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
-        """The prompt and answer type of a structured question this format asks (see `asks`)."""
-        build = self.asks().get(spec.kind)
-        if build is None:
-            raise NotImplementedError(f"the {self.name} format asks no {spec.kind!r} question")
-        return build(ctx, spec)
-
     def decision_text(self, config: DebateConfig, decision: Decision) -> str:
         """One line saying what a decision was, for the CLI and exports."""
         if decision.answer is None:
@@ -295,41 +257,108 @@ class DebateProtocol(ABC, Generic[OptionsT]):
         participants by name; `details` are figures for programs, which no reader interprets."""
         return None
 
-    def between_rounds(
-        self, config: DebateConfig, state: DebateState, rule: StopRule | None = None
-    ) -> Step | None:
-        """Before the first round or after a completed one: assess the round just held (where this format
-        assesses), stop if `rule` says so, else start the next round. None once the rounds have stopped, for the
-        format to go on with what follows them (votes, a conclusion, the verdict)."""
-        if state.stop_reason is not None:
-            return None
-        current = state.current_round
-        done = current.number if current else 0
-        if done and self.assesses_rounds(config) and state.assessed(done) is None:
-            return Assess(done)
-        reason = (rule or self.stop_rule)(config, state)
-        if reason is not None:
-            return Stop(reason)
-        return StartRound(done + 1, self.phase(config.rounds, done + 1).name)
-
-    def conclude_then_finish(self, config: DebateConfig, state: DebateState) -> Step:
-        """The format's own result, once; then the verdict where the format gives one; then the end."""
-        if state.outcome is None:
-            return Conclude()
-        return self.verdict_then_finish(config, state)
-
-    def verdict_then_finish(self, config: DebateConfig, state: DebateState) -> Step:
-        """The judge's verdict, where there is a judge and it has not ruled yet; then the end."""
-        if config.judge is not None and self.gives_verdict and not state.judged:
-            return Judge()
-        return Finish()
-
     def visible_turns(self, config: DebateConfig, state: DebateState, round_number: int) -> list[Turn]:
-        """Sequential speakers see everything said so far; simultaneous ones only earlier rounds."""
+        """What a speaker may see: sequential speakers everything said so far; simultaneous ones only earlier
+        rounds."""
         turns = state.turns
         if config.turn_order == "simultaneous":
             return [t for t in turns if t.round < round_number]
         return list(turns)
+
+
+# --- what most formats' next_step shares ---------------------------------------------------------------
+
+
+def phase_at(fmt: DebateProtocol[Any], rounds: int, round_number: int) -> Phase:
+    """The phase this round of a debate of this many rounds is in."""
+    return next(p for p in fmt.phases(rounds) if p.covers(round_number))
+
+
+def planned_rounds(fmt: DebateProtocol[Any], config: DebateConfig) -> int:
+    """How many rounds this debate is planned to hold (fewer if a stopping rule ends it early)."""
+    return fmt.fixed_length(len(config.participants)) or max(p.last for p in fmt.phases(config.rounds))
+
+
+def assesses_rounds(fmt: DebateProtocol[Any], config: DebateConfig) -> bool:
+    """Whether the judge assesses each round of this debate (and so may stop it)."""
+    chosen = config.stopping.assess_rounds
+    if chosen is None:
+        traits = fmt.traits
+        asked_by_quality = traits.quality_asks_assessment and config.stopping.quality_at_least is not None
+        wanted = traits.assesses_by_default or asked_by_quality
+    else:
+        wanted = chosen
+    # A person judging gives the verdict only: rounds are not put to them.
+    return wanted and config.judge is not None and not config.judge.model.is_person
+
+
+def between_rounds(
+    fmt: DebateProtocol[Any], config: DebateConfig, state: DebateState, rule: StopRule | None = None
+) -> Step | None:
+    """Before the first round or after a completed one: assess the round just held (where this format
+    assesses), stop if `rule` (by default the general stopping rules, with the format's default for diminishing
+    returns) says so, else start the next round. None once the rounds have stopped, for the format to go on
+    with what follows them (votes, a conclusion, the verdict)."""
+    if state.stop_reason is not None:
+        return None
+    current = state.current_round
+    done = current.number if current else 0
+    assessed = assesses_rounds(fmt, config)
+    if done and assessed and state.assessed(done) is None:
+        return Assess(done)
+    if rule is None:
+        reason = stop_reason(
+            config, state, diminishing_default=fmt.traits.diminishing_by_default and assessed
+        )
+    else:
+        reason = rule(config, state)
+    if reason is not None:
+        return Stop(reason)
+    return StartRound(done + 1, phase_at(fmt, config.rounds, done + 1).name)
+
+
+def conclude_then_finish(fmt: DebateProtocol[Any], config: DebateConfig, state: DebateState) -> Step:
+    """The format's own result, once; then the verdict where the format gives one; then the end."""
+    if state.outcome is None:
+        return Conclude()
+    return verdict_then_finish(fmt, config, state)
+
+
+def verdict_then_finish(fmt: DebateProtocol[Any], config: DebateConfig, state: DebateState) -> Step:
+    """The judge's verdict, where there is a judge and it has not ruled yet; then the end."""
+    if config.judge is not None and fmt.traits.gives_verdict and not state.judged:
+        return Judge()
+    return Finish()
+
+
+def ask_request(fmt: DebateProtocol[Any], ctx: PromptContext, spec: AskSpec) -> AskRequest:
+    """The prompt and answer type of a structured question the format asks (see `DebateProtocol.asks`)."""
+    build = fmt.asks().get(spec.kind)
+    if build is None:
+        raise NotImplementedError(f"the {fmt.name} format asks no {spec.kind!r} question")
+    return build(ctx, spec)
+
+
+def _check_people(fmt: DebateProtocol[Any], config: DebateConfig) -> None:
+    """Refuse a person where this format would ask them for a structured answer."""
+    asked_all = fmt.traits.asks_participants
+    for i, p in enumerate(config.participants):
+        if p.model.is_person and asked_all is not None:
+            raise ConfigError(
+                f"the {fmt.name} format asks each participant {asked_all}, which a person "
+                "is not asked; give this seat a model (people debate in free-form, structured-rounds, "
+                "round-limited, convergence-seeking, oxford, lincoln-douglas, roundtable, critical-review, "
+                "design-review, tournament and society-of-minds)",
+                field=f"participants[{i}].model",
+            )
+    judge = config.judge
+    asked = fmt.judge_asks(config)
+    if judge is not None and judge.model.is_person and asked is not None:
+        raise ConfigError(
+            f"the {fmt.name} format's judge {asked}, which a person is not asked; give the judge a model "
+            "and seat the person in a panel (judges: [...])",
+            field="judge.model",
+        )
 
 
 def _unassessed_quality(format_name: str, config: DebateConfig) -> str:

@@ -33,7 +33,15 @@ from moot.domain.outcome import Outcome, OutcomeSection
 from moot.domain.state import DebateState, Round
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    between_rounds,
+    phase_at,
+)
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
     Conclude,
@@ -119,10 +127,12 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
         "names no winner."
     )
     options_type = ConvergenceOptions
-    continues_without = True
-    names_winner = False
-    # The judge's round assessment (its convergence flag) decides when this format ends.
-    assesses_by_default = True
+    traits = Traits(
+        continues_without=True,
+        names_winner=False,
+        # The judge's round assessment (its convergence flag) decides when this format ends.
+        assesses_by_default=True,
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _POSITIONS, _SEEKING, _FINAL, single=_POSITIONS)
@@ -131,7 +141,7 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
         return FORMAT_INSTRUCTIONS
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        return self.phase(config.rounds, round_number).description + "."
+        return phase_at(self, config.rounds, round_number).description + "."
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
@@ -142,8 +152,8 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
             if config.turn_order == "simultaneous":
                 return Speak.by(current.number, *waiting)
             return Speak.by(current.number, waiting[0])
-        step = self.between_rounds(
-            config, state, lambda c, s: self.settled(c, s) or stop_reason(_general_rules(c), s)
+        step = between_rounds(
+            self, config, state, lambda c, s: self.settled(c, s) or stop_reason(_general_rules(c), s)
         )
         if step is not None:
             return step

@@ -35,7 +35,17 @@ from moot.domain.state import DebateState, Decision
 from moot.judging.schema import bounded_text
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, NoOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    AskBuilder,
+    AskRequest,
+    DebateProtocol,
+    NoOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    conclude_then_finish,
+    phase_at,
+)
 from moot.protocols.checks import no_early_stopping
 from moot.protocols.steps import (
     Ask,
@@ -124,11 +134,13 @@ class Council(DebateProtocol[NoOptions]):
         "Everyone answers alone, then ranks the others' anonymised answers; the chair synthesises the "
         "final answer. 3 fixed rounds; the aggregate ranking is reported."
     )
-    min_participants = 3
-    names_winner = False
-    asks_participants = "to rank the others' answers"
-    fixed_rounds = ROUNDS
-    gives_verdict = False  # the chair's synthesis is the result
+    traits = Traits(
+        min_participants=3,
+        names_winner=False,
+        asks_participants="to rank the others' answers",
+        fixed_rounds=ROUNDS,
+        gives_verdict=False,  # the chair's synthesis is the result
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         # The structure is fixed: `rounds` does not change it (and is checked in `check`).
@@ -159,8 +171,8 @@ class Council(DebateProtocol[NoOptions]):
         if state.stop_reason is None:
             if current.number >= ROUNDS:
                 return Stop(StopReason(kind="max_rounds", detail="the council's 3 rounds were held"))
-            return StartRound(current.number + 1, self.phase(ROUNDS, current.number + 1).name)
-        return self.conclude_then_finish(config, state)
+            return StartRound(current.number + 1, phase_at(self, ROUNDS, current.number + 1).name)
+        return conclude_then_finish(self, config, state)
 
     # --- prompts -----------------------------------------------------------------------------------
 

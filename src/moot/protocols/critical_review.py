@@ -24,7 +24,7 @@ from moot.domain.state import DebateState
 from moot.errors import ConfigError
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import DebateProtocol, FormatOptions, Phase, Traits, TurnPrompt
 from moot.protocols.critical_review_rules import (
     PHASE_CONTEXTS,
     PHASES,
@@ -117,10 +117,12 @@ class CriticalReview(DebateProtocol[CriticalReviewOptions]):
         "orchestrator's consensus; always four rounds, one per phase; names no winner."
     )
     options_type = CriticalReviewOptions
-    names_winner = False
-    # Always this many rounds: a caller choosing rounds for the user (the CLI's short local default)
-    # must leave them out for this format, since fewer cannot hold the four phases.
-    fixed_rounds = len(PHASES)
+    traits = Traits(
+        names_winner=False,
+        # Always this many rounds: a caller choosing rounds for the user (the CLI's short local default)
+        # must leave them out for this format, since fewer cannot hold the four phases.
+        fixed_rounds=len(PHASES),
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         # The structure is fixed: `rounds` is only a cap, checked in `check`.

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from moot.domain.config import DebateConfig
-from moot.protocols.base import Phase
+from moot.protocols.base import Phase, Traits, phase_at
 from moot.protocols.round_robin import RoundRobin, opening_middle_closing
 
 _OPENING = ("opening", "This is the opening round: state your position and your main arguments.")
@@ -18,9 +18,12 @@ _CLOSING = (
 class FreeForm(RoundRobin):
     name = "free-form"
     description = "Open exchange; the judge decides when to stop (rounds is the cap), then a verdict."
-    assesses_by_default = True
-    # The judge-led rounds also end when they stop paying off.
-    diminishing_by_default = True
+    traits = Traits(
+        continues_without=True,
+        assesses_by_default=True,
+        # The judge-led rounds also end when they stop paying off.
+        diminishing_by_default=True,
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         # A single round is an opening: there is nothing yet to answer.
@@ -31,4 +34,4 @@ class FreeForm(RoundRobin):
         return "No fixed structure: respond naturally to the discussion so far. Round 1 opens, the last round closes."
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        return self.phase(config.rounds, round_number).description
+        return phase_at(self, config.rounds, round_number).description

@@ -26,7 +26,15 @@ from moot.domain.state import DebateState
 from moot.errors import ConfigError
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    between_rounds,
+    verdict_then_finish,
+)
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import EndRound, Speak, Step, TurnSpec
 
@@ -111,8 +119,10 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
         "rebuttals; the affirmative speaks first and last (2 rounds: the classic seven speeches)."
     )
     options_type = LincolnDouglasOptions
-    min_participants = 2
-    max_participants = 2
+    traits = Traits(
+        min_participants=2,
+        max_participants=2,
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _CONSTRUCTIVE, _REBUTTAL, _FINAL, single=_WHOLE)
@@ -133,13 +143,6 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
                 field="format_options.affirmative",
             )
 
-    def person_brief(
-        self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int
-    ) -> tuple[str, str]:
-        aff, _ = self.roles(config)
-        part = self.part(config, state, spec, round_number)
-        return ("affirmative" if spec.speaker == aff else "negative"), f"Your {part.name}."
-
     def roles(self, config: DebateConfig) -> tuple[str, str]:
         """The ids of the affirmative and the negative."""
         ids = [p.id for p in config.participants]
@@ -151,21 +154,25 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
         aff, neg = self.roles(config)
         questions = self.options(config).questions
 
+        def part(name: PartName, speaker: str, target: str | None = None) -> Part:
+            side = "affirmative" if speaker == aff else "negative"
+            return Part(name, TurnSpec(speaker, target, stance=side, task=f"Your {name}."))
+
         def cross_examination(asker: str, answerer: str) -> list[Part]:
             pair = [
-                Part("cross-examination question", TurnSpec(asker, answerer)),
-                Part("cross-examination answer", TurnSpec(answerer, asker)),
+                part("cross-examination question", asker, answerer),
+                part("cross-examination answer", answerer, asker),
             ]
             return pair * questions
 
         parts: list[Part] = []
         if round_number == 1:
-            parts += [Part("affirmative constructive", TurnSpec(aff)), *cross_examination(neg, aff)]
-            parts += [Part("negative constructive", TurnSpec(neg)), *cross_examination(aff, neg)]
+            parts += [part("affirmative constructive", aff), *cross_examination(neg, aff)]
+            parts += [part("negative constructive", neg), *cross_examination(aff, neg)]
         if round_number > 1 or config.rounds == 1:
-            parts += [Part("affirmative rebuttal", TurnSpec(aff)), Part("negative rebuttal", TurnSpec(neg))]
+            parts += [part("affirmative rebuttal", aff), part("negative rebuttal", neg)]
         if round_number == config.rounds:
-            parts.append(Part("affirmative final rebuttal", TurnSpec(aff)))
+            parts.append(part("affirmative final rebuttal", aff))
         return parts
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
@@ -176,14 +183,19 @@ class LincolnDouglas(DebateProtocol[LincolnDouglasOptions]):
             if taken >= len(parts):
                 return EndRound(current.number)
             return Speak(current.number, (parts[taken].turn,))
-        return self.between_rounds(config, state) or self.verdict_then_finish(config, state)
+        return between_rounds(self, config, state) or verdict_then_finish(self, config, state)
 
     def part(self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int) -> Part:
         """The part this turn is: the next one of the round's schedule that this speaker and target take."""
         parts = self.schedule(config, round_number)
         played = state.round(round_number)
         upcoming = parts[len(played.turns) if played else 0 :]
-        return next((p for p in upcoming if p.turn == spec), next(p for p in parts if p.turn == spec))
+        # By who speaks to whom: a turn asked for outside the schedule (the window check's) carries no brief.
+        mine = (spec.speaker, spec.target)
+        return next(
+            (p for p in upcoming if (p.turn.speaker, p.turn.target) == mine),
+            next(p for p in parts if (p.turn.speaker, p.turn.target) == mine),
+        )
 
     def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
         config, state, round_number = ctx.config, ctx.state, ctx.round

@@ -30,7 +30,18 @@ from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    AskBuilder,
+    AskRequest,
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    between_rounds,
+    conclude_then_finish,
+    phase_at,
+)
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import (
     Ask,
@@ -119,15 +130,10 @@ class Oxford(DebateProtocol[OxfordOptions]):
         "after, and the side that gains most wins."
     )
     options_type = OxfordOptions
-    # The vote names the winning side; the verdict only scores the speakers.
-    names_winner = False
-
-    def person_brief(
-        self, config: DebateConfig, state: DebateState, spec: TurnSpec, round_number: int
-    ) -> tuple[str, str]:
-        side = self.sides(config)[spec.speaker]
-        phase = self.phase(config.rounds, round_number).name
-        return _SIDE_TITLES[side], _TASKS[phase].format(verdict="carried" if side == "for" else "defeated")
+    traits = Traits(
+        # The vote names the winning side; the verdict only scores the speakers.
+        names_winner=False,
+    )
 
     def judge_asks(self, config: DebateConfig) -> str | None:
         # With an audience, the audience votes on the motion and the judge only scores the speakers.
@@ -177,22 +183,31 @@ class Oxford(DebateProtocol[OxfordOptions]):
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
         if current is None:
-            return StartRound(1, self.phase(config.rounds, 1).name)
+            return StartRound(1, phase_at(self, config.rounds, 1).name)
         if not current.completed:
             if config.audience is None and not state.decided(VOTE, "judge", "before"):
                 return Ask(current.number, (AskSpec(VOTE, "judge", "before"),))
             waiting = tuple(pid for pid in speaking_order(self.sides(config)) if not current.spoke(pid))
             if not waiting:
                 return EndRound(current.number)
-            if config.turn_order == "simultaneous":
-                return Speak.by(current.number, *waiting)
-            return Speak.by(current.number, waiting[0])
+            now = waiting if config.turn_order == "simultaneous" else waiting[:1]
+            return Speak(current.number, tuple(self._turn(config, pid, current.number) for pid in now))
         done = current.number
-        if (step := self.between_rounds(config, state)) is not None:
+        if (step := between_rounds(self, config, state)) is not None:
             return step
         if config.audience is None and not state.decided(VOTE, "judge", "after"):
             return Ask(done, (AskSpec(VOTE, "judge", "after"),))
-        return self.conclude_then_finish(config, state)
+        return conclude_then_finish(self, config, state)
+
+    def _turn(self, config: DebateConfig, pid: str, round_number: int) -> TurnSpec:
+        """A speaker's turn, with their side and task in the chamber's words (what a person taking it reads)."""
+        side = self.sides(config)[pid]
+        task = _TASKS[phase_at(self, config.rounds, round_number).name]
+        return TurnSpec(
+            pid,
+            stance=_SIDE_TITLES[side],
+            task=task.format(verdict="carried" if side == "for" else "defeated"),
+        )
 
     def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
         config, state, round_number = ctx.config, ctx.state, ctx.round
@@ -200,7 +215,7 @@ class Oxford(DebateProtocol[OxfordOptions]):
         sides = self.sides(config)
         side = sides[participant.id]
         window = ctx.history(self.visible_turns(config, state, round_number), labelled=True, stances=sides)
-        phase = self.phase(config.rounds, round_number).name
+        phase = phase_at(self, config.rounds, round_number).name
         task = _TASKS[phase].format(verdict="carried" if side == "for" else "defeated")
         system = render(
             "oxford_system.j2",

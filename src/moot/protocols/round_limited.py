@@ -6,7 +6,7 @@ Everyone speaks once per round, in the configured turn order; then the judge.
 from __future__ import annotations
 
 from moot.domain.config import DebateConfig
-from moot.protocols.base import Phase
+from moot.protocols.base import Phase, phase_at
 from moot.protocols.round_robin import RoundRobin
 
 _COUNTDOWN = "Develop your case and answer the others; later rounds remain to build on it"
@@ -43,6 +43,6 @@ class RoundLimited(RoundRobin):
                 f"  • Make your arguments count - {_rounds(left)} remaining, this one included",
                 f"  • Round {round_number} of {config.rounds}",
                 "",
-                f"  → {self.phase(config.rounds, round_number).description}",
+                f"  → {phase_at(self, config.rounds, round_number).description}",
             ]
         )

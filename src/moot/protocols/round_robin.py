@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from moot.domain.config import DebateConfig
 from moot.domain.state import DebateState
-from moot.protocols.base import DebateProtocol, NoOptions, Phase
+from moot.protocols.base import DebateProtocol, NoOptions, Phase, Traits, between_rounds, verdict_then_finish
 from moot.protocols.steps import EndRound, Speak, Step
 
 # A phase before its rounds are known: (name, description).
@@ -20,12 +20,14 @@ PhaseText = tuple[str, str]
 class RoundRobin(DebateProtocol[NoOptions]):
     """Rounds in which every participant speaks once, until the stopping rules end them; then a verdict."""
 
-    continues_without = True
+    traits = Traits(
+        continues_without=True,
+    )
 
     def next_step(self, config: DebateConfig, state: DebateState) -> Step:
         current = state.current_round
         if current is None or current.completed:
-            return self.between_rounds(config, state) or self.verdict_then_finish(config, state)
+            return between_rounds(self, config, state) or verdict_then_finish(self, config, state)
         waiting = tuple(p.id for p in config.participants if not current.spoke(p.id))
         if not waiting:
             return EndRound(current.number)

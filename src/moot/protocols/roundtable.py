@@ -16,7 +16,15 @@ from moot.domain.state import DebateState, Round, Turn
 from moot.prompts.history import fenced
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import DebateProtocol, NoOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    DebateProtocol,
+    NoOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    between_rounds,
+    verdict_then_finish,
+)
 from moot.protocols.round_robin import opening_middle_closing
 from moot.protocols.steps import EndRound, Speak, Step, TurnSpec
 from moot.protocols.stopping import stop_reason
@@ -37,8 +45,10 @@ class Roundtable(DebateProtocol[NoOptions]):
         "A moderated panel: the moderator asks a question each round (summing up the last one) and everyone "
         "answers; rounds = questions; names no winner."
     )
-    names_winner = False
-    continues_without = True
+    traits = Traits(
+        names_winner=False,
+        continues_without=True,
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         return opening_middle_closing(rounds, _OPENING, _DISCUSSION, _FINAL, single=_OPENING)
@@ -55,8 +65,8 @@ class Roundtable(DebateProtocol[NoOptions]):
                 return Speak.by(current.number, *waiting)
             return Speak.by(current.number, waiting[0])
         # The stopping rules weigh the panellists' answers, not the moderator's questions.
-        step = self.between_rounds(config, state, lambda c, s: stop_reason(c, _answers_only(s)))
-        return step or self.verdict_then_finish(config, state)
+        step = between_rounds(self, config, state, lambda c, s: stop_reason(c, _answers_only(s)))
+        return step or verdict_then_finish(self, config, state)
 
     def visible_turns(self, config: DebateConfig, state: DebateState, round_number: int) -> list[Turn]:
         """Like every format, plus the question: simultaneous participants see this round's moderator turn."""

@@ -30,7 +30,15 @@ from moot.errors import ConfigError
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
 from moot.protocols.answers import AnswerType, extract_answer
-from moot.protocols.base import DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    between_rounds,
+    conclude_then_finish,
+)
 from moot.protocols.steps import (
     EndRound,
     Speak,
@@ -78,10 +86,12 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
         "the final answer is the majority vote of the last round."
     )
     options_type = SocietyOptions
-    min_participants = 1  # one agent alone: the single-agent baseline (moot eval)
-    continues_without = True
-    names_winner = False
-    default_rounds = 2  # Du et al.: 3 agents x 2 rounds
+    traits = Traits(
+        min_participants=1,  # one agent alone: the single-agent baseline (moot eval)
+        continues_without=True,
+        names_winner=False,
+        default_rounds=2,  # Du et al.: 3 agents x 2 rounds
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         phases = [Phase("answer", 1, 1, "Every agent answers on its own, ending with its final answer")]
@@ -110,12 +120,12 @@ class SocietyOfMinds(DebateProtocol[SocietyOptions]):
         if current is not None and not current.completed:
             waiting = [p.id for p in config.participants if not current.spoke(p.id)]
             return Speak.by(current.number, *waiting) if waiting else EndRound(current.number)
-        step = self.between_rounds(
-            config, state, lambda c, s: stop_reason(c, s) or self._unanimous(c, s, current)
+        step = between_rounds(
+            self, config, state, lambda c, s: stop_reason(c, s) or self._unanimous(c, s, current)
         )
         if step is not None:
             return step
-        return self.conclude_then_finish(config, state)
+        return conclude_then_finish(self, config, state)
 
     def _unanimous(self, config: DebateConfig, state: DebateState, latest: Round | None) -> StopReason | None:
         options = self.options(config)

@@ -19,6 +19,10 @@ class TurnSpec:
 
     speaker: str
     target: str | None = None
+    # The speaker's side and this turn's task where the format words them its own way (a person answering reads
+    # them; None: the participant's configured stance, and the description of the round's phase).
+    stance: str | None = None
+    task: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ in the configured turn order; then the judge.
 from __future__ import annotations
 
 from moot.domain.config import DebateConfig
-from moot.protocols.base import Phase
+from moot.protocols.base import Phase, phase_at
 from moot.protocols.round_robin import RoundRobin, opening_middle_closing
 
 _OPENING = ("opening", "Present your initial position and main arguments")
@@ -48,5 +48,5 @@ class StructuredRounds(RoundRobin):
         return "\n".join(lines)
 
     def format_instructions(self, config: DebateConfig, round_number: int) -> str:
-        current = self.phase(config.rounds, round_number)
+        current = phase_at(self, config.rounds, round_number)
         return f"Current Phase: {current.name.upper()}\n  → {_INSTRUCTIONS[current.name]}"

@@ -39,7 +39,17 @@ from moot.errors import ConfigError
 from moot.judging.schema import bounded_text
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    AskBuilder,
+    AskRequest,
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    conclude_then_finish,
+    phase_at,
+)
 from moot.protocols.checks import no_early_stopping
 from moot.protocols.steps import (
     Ask,
@@ -157,7 +167,9 @@ class Tournament(DebateProtocol[TournamentOptions]):
         "advance until one champion remains. Rounds: 1 + ceil(log2 N)."
     )
     options_type = TournamentOptions
-    gives_verdict = False  # the judge already decided every match
+    traits = Traits(
+        gives_verdict=False,  # the judge already decided every match
+    )
 
     def planned_rounds(self, config: DebateConfig) -> int:
         return tournament_rounds(len(config.participants))
@@ -252,7 +264,7 @@ class Tournament(DebateProtocol[TournamentOptions]):
         total = tournament_rounds(len(config.participants))
         current = state.current_round
         if current is None:
-            return StartRound(1, self.phase(total, 1).name)
+            return StartRound(1, phase_at(self, total, 1).name)
         if not current.completed:
             return self._within(config, state, current) or EndRound(current.number)
         if state.stop_reason is None:
@@ -260,8 +272,8 @@ class Tournament(DebateProtocol[TournamentOptions]):
                 return Stop(
                     StopReason(kind="max_rounds", detail=f"all {total} rounds of the bracket were held")
                 )
-            return StartRound(current.number + 1, self.phase(total, current.number + 1).name)
-        return self.conclude_then_finish(config, state)
+            return StartRound(current.number + 1, phase_at(self, total, current.number + 1).name)
+        return conclude_then_finish(self, config, state)
 
     def _within(self, config: DebateConfig, state: DebateState, current: Round) -> Step | None:
         number = current.number
@@ -309,7 +321,7 @@ class Tournament(DebateProtocol[TournamentOptions]):
         user = render(
             "tournament_turn.j2",
             opponent=opponent,
-            stage=self.phase(tournament_rounds(len(config.participants)), round_number).name,
+            stage=phase_at(self, tournament_rounds(len(config.participants)), round_number).name,
             match_id=next(m.id for m in self._round(config, state, round_number).matches if me in m.sides),
             mine=quoted[0],
             theirs=quoted[1],

@@ -27,7 +27,7 @@ from moot.domain.events import ConfigEdited, Notice
 from moot.domain.state import fold
 from moot.engine import check_run, price_notice
 from moot.errors import ConfigError, NotFoundError, StateError, StoreConflictError
-from moot.protocols import get_protocol
+from moot.protocols import assesses_rounds, get_protocol, planned_rounds
 from moot.server.configs import check_depth, requested_config
 from moot.server.manager import DebateManager
 from moot.server.seats import seat_plan
@@ -114,9 +114,9 @@ async def _edit(
     edited = ConfigEdited(
         debate_id=debate_id,
         config=config,
-        planned_rounds=protocol.planned_rounds(config),
-        gives_verdict=protocol.gives_verdict,
-        assesses_rounds=protocol.assesses_rounds(config),
+        planned_rounds=planned_rounds(protocol, config),
+        gives_verdict=protocol.traits.gives_verdict,
+        assesses_rounds=assesses_rounds(protocol, config),
         after_seq=state.last_seq,
     )
     await _not_started_here(manager, debate_id)  # a start may have come in while the store was read

@@ -325,7 +325,7 @@ BOUNDS = Bounds(
 def _fixed_rounds() -> dict[str, dict[int, int]]:
     out: dict[str, dict[int, int]] = {}
     for name, protocol in PROTOCOLS.items():
-        counts = range(protocol.min_participants, protocol.max_participants + 1)
+        counts = range(protocol.traits.min_participants, protocol.traits.max_participants + 1)
         lengths = {n: protocol.fixed_length(n) for n in counts}
         if fixed := {n: r for n, r in lengths.items() if r is not None}:
             out[name] = fixed

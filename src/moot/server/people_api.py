@@ -158,7 +158,7 @@ def awaiting_of(state: DebateState) -> list[Awaiting]:
                     name=awaited.name,
                     deadline=awaited.deadline,
                     criteria=criteria_of(judge),
-                    names_winner=get_protocol(config.format).names_winner,
+                    names_winner=get_protocol(config.format).traits.names_winner,
                 )
             )
     return found

@@ -32,12 +32,12 @@ def short_of_participants(ctx: RunContext) -> StopReason | None:
     config = ctx.config
     names = ", ".join(config.speaker_name(pid) for pid in dropped)
     left = len(config.participants) - len(dropped)
-    if left < max(2, ctx.protocol.min_participants):
+    if left < max(2, ctx.protocol.traits.min_participants):
         return StopReason(
             kind="participants",
             detail=f"{names} failed; {left} participant{'s' if left != 1 else ''} left, fewer than 2",
         )
-    if not ctx.protocol.continues_without:
+    if not ctx.protocol.traits.continues_without:
         them = "them" if len(dropped) > 1 else "it"
         return StopReason(
             kind="participants",

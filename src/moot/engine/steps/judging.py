@@ -205,7 +205,7 @@ async def _judge_panel(ctx: RunContext) -> None:
     await ctx.together([_panel_judge(ctx, seat) for seat in seated if seat.index not in done])
     # In seat order, not the order the judges answered in: the combined record must not depend on timing.
     ballots = sorted(ctx.state.ballots, key=lambda b: b.judge)
-    verdict, result = combine(ctx.config, ballots, names_winner=ctx.protocol.names_winner)
+    verdict, result = combine(ctx.config, ballots, names_winner=ctx.protocol.traits.names_winner)
     counted = [b for b in ballots if b.verdict is not None]
     await ctx.emit(
         VerdictGiven(
@@ -252,7 +252,7 @@ async def _verdict_of_person(
     ctx: RunContext, judge: JudgeConfig, seat: int | None
 ) -> tuple[str, Verdict | None, JudgeResult[Any], list[FailedTry]]:
     """A person's verdict, made a Verdict by the rules a model's follows (moot.judging.person)."""
-    names_winner = ctx.protocol.names_winner
+    names_winner = ctx.protocol.traits.names_winner
     config = ctx.config
 
     def check(given: PersonVerdict) -> None:
@@ -277,7 +277,7 @@ async def _verdict_of(
     Returns the model that answered (or was tried last), the verdict, the calls' totals (the last
     error) and the models that failed before it.
     """
-    names_winner = ctx.protocol.names_winner
+    names_winner = ctx.protocol.traits.names_winner
     answer_type = answer_model(ctx.config, judge, roster)
     failed: list[FailedTry] = []
     usage, attempts, latency = Usage(), 0, 0.0

@@ -19,7 +19,17 @@ from moot.errors import ConfigError
 from moot.prompts.history import fenced
 from moot.prompts.prompt_context import PromptContext
 from moot.prompts.render import render
-from moot.protocols.base import AskBuilder, AskRequest, DebateProtocol, FormatOptions, Phase, TurnPrompt
+from moot.protocols.base import (
+    AskBuilder,
+    AskRequest,
+    DebateProtocol,
+    FormatOptions,
+    Phase,
+    Traits,
+    TurnPrompt,
+    assesses_rounds,
+    conclude_then_finish,
+)
 from moot.protocols.design_review.answers import (
     MAX_PARTS,
     MERGE,
@@ -88,8 +98,13 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         "3 rounds = one critique and refinement cycle."
     )
     options_type = DesignReviewOptions
-    names_winner = False
-    gives_verdict = False  # the judge's synthesis (or the vote) is the result
+    traits = Traits(
+        names_winner=False,
+        gives_verdict=False,  # the judge's synthesis (or the vote) is the result
+        # The quality threshold is the judge's score of each round: asking for it, with assess_rounds left out,
+        # asks for the assessments (set assess_rounds: false and the config refuses the threshold).
+        quality_asks_assessment=True,
+    )
 
     def phases(self, rounds: int) -> list[Phase]:
         return [Phase(phase_of(r), r, r, _PHASES[phase_of(r)]) for r in range(1, rounds + 1)]
@@ -113,13 +128,6 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
                         field=f"participants[{i}].model",
                     )
 
-    def assesses_rounds(self, config: DebateConfig) -> bool:
-        # The quality threshold is the judge's score of each round: asking for it, with assess_rounds left out,
-        # asks for the assessments (set assess_rounds: false and the config refuses the threshold).
-        if config.stopping.quality_at_least is not None and config.stopping.assess_rounds is None:
-            return config.judge is not None and not config.judge.model.is_person
-        return super().assesses_rounds(config)
-
     def _turns(self, config: DebateConfig, round_number: int) -> tuple[TurnSpec, ...]:
         ids = [p.id for p in config.participants]
         if phase_of(round_number) == "critique":
@@ -139,14 +147,14 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         if state.stop_reason is None:
             # Early stops only where everyone's full proposal stands: never with critiques unanswered.
             holds_proposals = phase_of(done) != "critique"
-            if holds_proposals and self.assesses_rounds(config) and state.assessed(done) is None:
+            if holds_proposals and assesses_rounds(self, config) and state.assessed(done) is None:
                 return Assess(done)
             reason = stop_reason(config, state)
             if reason is not None and (holds_proposals or reason.kind == "max_rounds"):
                 return Stop(reason)
             return StartRound(done + 1, phase_of(done + 1))
         ask = self._result_ask(config, state, done)
-        return ask if ask is not None else self.conclude_then_finish(config, state)
+        return ask if ask is not None else conclude_then_finish(self, config, state)
 
     def _result_ask(self, config: DebateConfig, state: DebateState, done: int) -> Ask | None:
         """What the result still needs asked once the rounds have stopped, by the synthesis method; None: nothing."""
