@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
-from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from moot.domain.config import DebateConfig, ModelOptions, Participant
 from moot.domain.verdict import CRITERIA
@@ -75,6 +76,11 @@ class Recorder:
         async def stream(
             messages: list[ModelMessage], info: AgentInfo
         ) -> AsyncIterator[str | DeltaToolCalls]:
+            if info.output_tools and self.answer is not None:  # a structured ask, streamed as its tool call
+                self.asks.append(prompt_text(messages))
+                args = json.dumps(self.answer(name, messages, info))
+                yield {0: DeltaToolCall(info.output_tools[0].name, args)}
+                return
             system, user = prompt_text(messages)
             self.calls.append((system, user))
             if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
@@ -118,6 +124,14 @@ def judge_answer(config: DebateConfig, scores: dict[str, float] | None = None) -
             for pid, s in scores.items()
         },
     }
+
+
+async def streamed_answer(answer: Awaitable[ModelResponse] | ModelResponse) -> DeltaToolCalls:
+    """A structured answer a FunctionModel's `function` gives, as its `stream_function` must stream it: moot
+    streams structured answers from every model that can stream (their silence limit reads the stream)."""
+    response = await answer if inspect.isawaitable(answer) else answer
+    part = next(p for p in response.parts if isinstance(p, ToolCallPart))
+    return {0: DeltaToolCall(part.tool_name, part.args_as_json_str())}
 
 
 def judge_model(answers: list[dict[str, Any] | str]) -> tuple[FunctionModel, list[int]]:

@@ -176,6 +176,28 @@ def _stream_events(model: str, finish: str | None = "stop", done: bool = True) -
     ]
 
 
+def _tool_stream_events(
+    body: dict[str, Any], finish: str | None = "tool_calls", done: bool = True
+) -> list[bytes]:
+    """A tool call streamed as OpenAI streams one: its name first, then its arguments in pieces."""
+    model = body["model"]
+    tool = body["tools"][0]["function"]
+    arguments = json.dumps(fill_schema(tool["parameters"], 3))
+    pieces = [arguments[i : i + 40] for i in range(0, len(arguments), 40)]
+    head = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": tool["name"], "arguments": ""},
+    }
+    return [
+        _chunk(model, {"role": "assistant", "content": None, "tool_calls": [head]}),
+        *(_chunk(model, {"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces),
+        *([_chunk(model, {}, finish=finish)] if finish is not None else []),
+        *([_chunk(model, {}, usage=_USAGE), b"data: [DONE]\n\n"] if done else []),
+    ]
+
+
 def _tool_reply(body: dict[str, Any]) -> bytes:
     tool = body["tools"][0]["function"]
     call = {
@@ -270,10 +292,10 @@ def _handler(
                     self.wfile.write(data)
                 case Hang(seconds=seconds):
                     stopping.wait(seconds)
-                case _ if body.get("tools"):
+                case _ if body.get("tools") and not body.get("stream"):
                     self._unstreamed(step, _tool_reply(body))
                 case _:
-                    self._streamed(step, body["model"])
+                    self._streamed(step, body)
 
         def _head(self, status: int, content_type: str, headers: dict[str, str]) -> None:
             self.send_response(status)
@@ -295,12 +317,20 @@ def _handler(
                 return
             self.wfile.write(data)
 
-        def _streamed(self, step: Step, model: str) -> None:
-            events = (
-                _stream_events(model, step.finish, step.done)
-                if isinstance(step, Ok)
-                else _stream_events(model)
-            )
+        def _streamed(self, step: Step, body: dict[str, Any]) -> None:
+            model = body["model"]
+            if body.get(
+                "tools"
+            ):  # a structured answer, streamed; a plain reply's "stop" is a tool call's end here
+                if isinstance(step, Ok):
+                    finish = "tool_calls" if step.finish == "stop" else step.finish
+                    events = _tool_stream_events(body, finish, step.done)
+                else:
+                    events = _tool_stream_events(body)
+            elif isinstance(step, Ok):
+                events = _stream_events(model, step.finish, step.done)
+            else:
+                events = _stream_events(model)
             if isinstance(step, Malformed):
                 events.insert(
                     step.after_chunks, b'data: {"id": "chatcmpl-fake", "choices": [{"delta": {"cont\n\n'

@@ -65,7 +65,7 @@ from moot.protocols.critical_review_rules import (
 )
 from moot.skills import MAX_SKILL_BYTES, Skill, load_skills, skills_block, xml_escape
 
-from .conftest import Recorder, judge_answer, judge_model, make_config, prompt_text, resolver
+from .conftest import Recorder, judge_answer, judge_model, make_config, prompt_text, resolver, streamed_answer
 
 # The orchestrator speaks with the moderator's model: a scripted one of its own in these runs.
 ORCHESTRATOR_MODEL = {"model": "fake:orchestrator"}
@@ -761,7 +761,13 @@ async def test_without_a_moderator_the_judges_model_speaks_for_the_orchestrator(
     judge_fn, verdicts = judge_model([judge_answer(cfg)])
     orchestrated: list[str] = []
 
-    async def orchestrate(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+    async def orchestrate(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        if info.output_tools:  # the verdict
+            assert judge_fn.function is not None
+            yield await streamed_answer(judge_fn.function(messages, info))
+            return
         orchestrated.append(prompt_text(messages)[0])
         yield "Unresolved disagreements:\n- cost"
 

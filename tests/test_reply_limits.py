@@ -1,8 +1,10 @@
 """A streamed reply's limits: silence (limits.turn_timeout_s) cuts a model that says nothing, never one that keeps
-streaming however slowly; the whole-reply limit (limits.turn_max_s) is the user's, or a hosted provider's default."""
+streaming however slowly, and a judge's structured answer likewise (limits.judge_timeout_s); the whole-reply limit
+(limits.turn_max_s) is the user's, or a hosted provider's default."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -64,8 +66,20 @@ def test_the_whole_reply_limit_left_out_is_none_but_for_hosted_providers(
     assert turn_max_s(Limits(turn_max_s=42), ModelOptions.model_validate(options)) == 42
 
 
-async def test_a_structured_answer_has_one_limit_on_the_whole_call_naming_it() -> None:
+async def test_a_judge_that_says_nothing_is_cut_by_its_silence_limit_naming_it() -> None:
     events = [e async for e in run_debate(config("fake:ada", "fake:slow-2000", judge_timeout_s=0.2))]
     state = fold(events)
     assert state.verdict is None and state.verdict_error is not None
-    assert "no answer within 0.2 s (limits.judge_timeout_s)" in state.verdict_error
+    assert "nothing streamed for 0.2 s (limits.judge_timeout_s)" in state.verdict_error
+
+
+async def test_a_verdict_that_keeps_streaming_is_never_cut_by_the_judges_silence_limit() -> None:
+    # The verdict's arguments arrive a piece every 60 ms, well past 0.25 s in all, never 0.25 s apart.
+    started = time.perf_counter()
+    events = [e async for e in run_debate(config("fake:ada", "fake:drip-60", judge_timeout_s=0.25))]
+    state = fold(events)
+    assert state.verdict_error is None and state.verdict is not None
+    assert not any(isinstance(e, CallRetried) for e in events)
+    assert (
+        time.perf_counter() - started > 0.25
+    )  # the answer took longer than the limit: it was not a whole-call one

@@ -24,7 +24,7 @@ from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ConfigError
 from moot.prompts.render import render
 
-from .conftest import judge_answer, make_config, prompt_text
+from .conftest import judge_answer, make_config, prompt_text, streamed_answer
 
 SEATS = [
     {"position": "Ban cars downtown", "persona": "Urban planner", "key_arguments": ["air"]},
@@ -44,6 +44,9 @@ class Calls:
         async def stream(
             messages: list[ModelMessage], info: AgentInfo
         ) -> AsyncIterator[str | DeltaToolCalls]:
+            if info.output_tools:
+                yield await streamed_answer(whole(messages, info))
+                return
             system, _ = prompt_text(messages)
             kind = "summary" if SUMMARY_SYSTEM in system else "turn"
             self.seen.append((name, kind, (info.model_settings or {}).get("temperature")))

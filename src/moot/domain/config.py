@@ -304,7 +304,8 @@ class Limits(_Strict):
         default=180.0,
         gt=0,
         le=3600,
-        description="Limit on a whole structured answer (a verdict, an assessment)",
+        description="Silence limit of a structured answer (a verdict, an assessment, a vote): cut once its model has "
+        "sent nothing for this long; one still streaming is never cut",
     )
     debate_timeout_s: float | None = Field(
         default=None,

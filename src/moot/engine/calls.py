@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -32,7 +32,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
+from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
@@ -356,10 +358,38 @@ async def _judge_attempt(
     ref: ModelRef,
     timeout_s: float,
 ) -> AgentRunResult[AnswerT]:
-    """One structured-answer call; an invalid answer (UnexpectedModelBehavior) is left for the caller's retries."""
+    """One structured-answer call, streamed so that `limits.judge_timeout_s` is a silence limit as a turn's is: a
+    slow local judge still writing its verdict is never cut; one that goes quiet is. An invalid answer
+    (UnexpectedModelBehavior) is left for the caller's retries."""
     with call_errors(ref, keep=UnexpectedModelBehavior):
-        async with answer_limit(str(ref), timeout_s):
-            return await agent.run(prompt, model=request.model, deps=request.system, model_settings=settings)
+        if not streams(request.model):  # a model that cannot stream: the limit covers the whole call
+            async with answer_limit(str(ref), timeout_s):
+                return await agent.run(
+                    prompt, model=request.model, deps=request.system, model_settings=settings
+                )
+        async with reply_limits(str(ref), timeout_s, request.max_s, "limits.judge_timeout_s") as heard:
+
+            async def alive(_: object, events: AsyncIterable[object]) -> None:
+                async for _event in events:
+                    heard()
+
+            return await agent.run(
+                prompt,
+                model=request.model,
+                deps=request.system,
+                model_settings=settings,
+                event_stream_handler=alive,
+            )
+
+
+def streams(model: Model) -> bool:
+    """Whether a model can stream a reply: every provider's can, pydantic-ai's FunctionModel only when given a
+    stream function, and a plug-in's model only if its class implements `request_stream`."""
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    if isinstance(model, FunctionModel):
+        return model.stream_function is not None
+    return type(model).request_stream is not Model.request_stream
 
 
 @contextmanager

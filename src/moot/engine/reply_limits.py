@@ -9,8 +9,9 @@ and a whole-turn limit of 120 s cut such turns mid-sentence, retried them and dr
 user runs (the embedded model, Ollama, any `base_url`), whose speed is the user's machine's, and
 HOSTED_TURN_MAX_S for a hosted provider, whose streams do not take that long unless something is wrong.
 
-Structured answers (a verdict, an assessment) are not streamed: their one limit, `limits.judge_timeout_s`,
-covers the call (`answer_limit`).
+Structured answers (a verdict, an assessment, a vote) are streamed too, and `limits.judge_timeout_s` is their
+silence limit, under the same whole-reply limit; only a model that cannot stream (a plug-in's, a test's
+FunctionModel without a stream function) and an embedding call have it cover the whole call (`answer_limit`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `fake:NAME` streams a short canned argument that names its speaker and round; a name ending in `-N`
 (`fake:slow-200`, `fake:judge-50`) waits N ms per call first; `fake:drip-25` streams it a word every 25 ms (a
 reply that is under way for a while, as a real model's is). Asked for structured output (a verdict, an
-assessment, a vote, a ranking), it fills the schema with plausible values that differ between participants.
+assessment, a vote, a ranking), it fills the schema with plausible values that differ between participants
+(`drip-N` streams those in pieces too).
 The README's "Models and keys" documents these names; keep the two in step.
 """
 
@@ -28,6 +29,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 _DELAY = re.compile(r"-(\d+)$")
 _DRIP = re.compile(r"^drip-(\d+)$")
+_DRIPPED_CHARS = 120  # of a structured answer's arguments per drip
 
 
 def fake_model(name: str = "echo") -> FunctionModel:
@@ -51,7 +53,14 @@ def fake_model(name: str = "echo") -> FunctionModel:
         if info.output_tools:
             tool = info.output_tools[0]
             args = json.dumps(fill_schema(tool.parameters_json_schema, _seed(messages)))
-            yield {0: DeltaToolCall(name=tool.name, json_args=args)}
+            if not per_word:
+                yield {0: DeltaToolCall(name=tool.name, json_args=args)}
+                return
+            # Dripped as a slow model writes its answer: a piece of the arguments at a time.
+            yield {0: DeltaToolCall(name=tool.name, json_args="")}
+            for start in range(0, len(args), _DRIPPED_CHARS):
+                await asyncio.sleep(per_word)
+                yield {0: DeltaToolCall(json_args=args[start : start + _DRIPPED_CHARS])}
             return
         for word in canned_argument(messages).split(" "):
             if per_word:
