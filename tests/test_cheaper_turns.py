@@ -17,7 +17,7 @@ from moot.domain.config import DebateConfig, ModelOptions, Participant
 from moot.domain.events import Event, TokenDelta, TurnCompleted
 from moot.domain.state import fold
 from moot.engine import InMemoryLog, resume_debate, run_debate
-from moot.engine import calls as engine_calls
+from moot.engine.calls import replies as engine_calls
 from moot.engine.coalesce import DeltaBuffer
 from moot.judging import assessment as judging_assessment
 from moot.judging import schema as judging_schema

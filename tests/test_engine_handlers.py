@@ -13,11 +13,11 @@ from moot.domain.config import Limits, ModelOptions
 from moot.domain.events import DebateStarted, Notice, ParticipantDropped
 from moot.domain.models import ModelRef
 from moot.domain.personas import AUTO
-from moot.engine import calls
-from moot.engine.caller import LOCAL_TURN_STOPS, Caller
+from moot.engine.calls import replies as calls
+from moot.engine.calls.caller import LOCAL_TURN_STOPS, Caller
+from moot.engine.calls.retry import CallSite
 from moot.engine.context import RunContext
 from moot.engine.loop import run_events
-from moot.engine.retry import CallSite
 from moot.engine.runner import InMemoryLog
 from moot.engine.steps import HANDLERS, handler_for
 from moot.errors import ModelCallError

@@ -13,7 +13,7 @@ from moot.domain.config import DebateConfig, Limits, ModelOptions, Participant
 from moot.domain.events import CallRetried, ParticipantDropped, TurnCompleted
 from moot.domain.state import fold
 from moot.engine import run_debate
-from moot.engine.reply_limits import HOSTED_TURN_MAX_S, turn_max_s
+from moot.engine.calls.reply_limits import HOSTED_TURN_MAX_S, turn_max_s
 from tests.conftest import FAST_RETRY
 
 

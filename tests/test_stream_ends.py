@@ -28,7 +28,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from moot.domain.config import COMPAT_KEY_VAR, validate_config
 from moot.domain.models import ModelRef
-from moot.engine.calls import CallRequest, Reply, ToolUse, stream_reply, stream_tool_reply
+from moot.engine.calls.replies import CallRequest, Reply, ToolUse, stream_reply, stream_tool_reply
 from moot.errors import ModelCallError
 from moot.models.fake import fake_model
 from moot.models.providers import SPECS, build_model

@@ -23,7 +23,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from moot.domain.config import validate_config
 from moot.domain.models import ModelRef
-from moot.engine.calls import CallRequest, Reply, ToolUse, stream_tool_reply
+from moot.engine.calls.replies import CallRequest, Reply, ToolUse, stream_tool_reply
 from moot.errors import ModelCallError
 from moot.models.openai_client import EndCheckedOpenAI
 from moot.models.providers import build_model, spec_of_system

@@ -28,8 +28,8 @@ from moot.domain.config import DebateConfig, ModelOptions, validate_config
 from moot.domain.events import CallRetried, Event, ParticipantDropped, TokenDelta, ToolCalled, TurnCompleted
 from moot.domain.state import DebateState, Turn, fold
 from moot.engine import InMemoryLog, preflight, run_debate
-from moot.engine import caller as caller_module
-from moot.engine.calls import CallRequest, stream_tool_reply
+from moot.engine.calls import caller as caller_module
+from moot.engine.calls.replies import CallRequest, stream_tool_reply
 from moot.engine.tools import WEB_SEARCH_PROVIDERS
 from moot.errors import ConfigError
 from moot.export import export

@@ -6,14 +6,8 @@ reorganise inside (tests/test_layers.py holds them to it).
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS
 from moot.engine.budget import price_notice
-from moot.engine.caller import Caller
-from moot.engine.checks import Checked, ModelResolver, check_run, preflight
-from moot.engine.control import RunControl
-from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, Estimate, ModelEstimate, estimate_lines
-from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
-from moot.engine.judging_again import Fields as JudgeFields
-from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_failed
-from moot.engine.live_check import (
+from moot.engine.calls.caller import Caller
+from moot.engine.calls.live_check import (
     LiveResult,
     LiveTarget,
     check_live,
@@ -23,10 +17,16 @@ from moot.engine.live_check import (
     live_targets,
     model_targets,
 )
+from moot.engine.calls.settings import model_settings
+from moot.engine.checks import Checked, ModelResolver, check_run, preflight
+from moot.engine.control import RunControl
+from moot.engine.estimate import HIGH_SHARE, LOW_SHARE, Estimate, ModelEstimate, estimate_lines
+from moot.engine.estimate import estimate as estimate_debate  # `moot.engine.estimate` names the module
+from moot.engine.judging_again import Fields as JudgeFields
+from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_failed
 from moot.engine.people import People, TurnAsk, VerdictAsk, VerdictCheck, require_people
 from moot.engine.personas import propose_personas, with_reviewed_personas
 from moot.engine.runner import EventLog, InMemoryLog, judge_again, resumable, resume_debate, run_debate
-from moot.engine.settings import model_settings
 
 __all__ = [
     "HIGH_SHARE",

@@ -18,9 +18,9 @@ from moot.domain.audience import Phase as AudiencePhase
 from moot.domain.events import AudienceCounted, AudienceOpened, AudienceSeated, utc_now
 from moot.domain.personas import persona_text
 from moot.domain.usage import Usage
-from moot.engine.calls import JudgeResult
+from moot.engine.calls.replies import JudgeResult
+from moot.engine.calls.retry import CallSite
 from moot.engine.personas import propose_personas
-from moot.engine.retry import CallSite
 from moot.judging.schema import bounded_text, whole_numbers
 from moot.prompts.render import render
 from moot.protocols import Conclude, Finish, Judge, StartRound, Step, TurnPrompt

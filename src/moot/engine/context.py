@@ -16,13 +16,13 @@ from typing import Any, Protocol
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import CallRetried, Event
 from moot.domain.state import DebateState
-from moot.engine.caller import Caller, Callers
+from moot.engine.calls.caller import Caller, Callers
+from moot.engine.calls.retry import Guard, Retry
 from moot.engine.checks import ModelResolver
 from moot.engine.control import RunControl
 from moot.engine.log import EventLog
 from moot.engine.people import People
 from moot.engine.prompting import PromptBuilder
-from moot.engine.retry import Guard, Retry
 from moot.engine.telemetry import for_run
 from moot.engine.tools import Toolkit
 from moot.models.providers import redact

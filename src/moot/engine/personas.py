@@ -9,10 +9,10 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.domain.config import DebateConfig, Diversity
 from moot.domain.personas import DIVERSITY_GUIDANCE, ProposedPersona, with_personas
-from moot.engine.caller import Caller
-from moot.engine.calls import JudgeResult
+from moot.engine.calls.caller import Caller
+from moot.engine.calls.replies import JudgeResult
+from moot.engine.calls.retry import CallSite
 from moot.engine.checks import Checked, check_windows
-from moot.engine.retry import CallSite
 from moot.judging.schema import bounded_items, bounded_text
 from moot.prompts.render import render
 from moot.protocols import TurnPrompt

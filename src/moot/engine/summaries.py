@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from moot.context.windows import LOCAL_TURN_TOKENS
 from moot.domain.events import HistorySummarised
 from moot.domain.usage import Usage
-from moot.engine.retry import CallSite
+from moot.engine.calls.retry import CallSite
 from moot.errors import one_line
 from moot.models.providers import redact
 from moot.prompts.history import fenced, history_window, turn_id

@@ -9,7 +9,7 @@ from moot.domain.events import DecisionGiven
 from moot.domain.state import Decision
 from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate
-from moot.engine.retry import CallSite
+from moot.engine.calls.retry import CallSite
 from moot.protocols import Ask, AskSpec
 
 if TYPE_CHECKING:

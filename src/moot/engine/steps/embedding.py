@@ -13,9 +13,9 @@ from moot.domain.events import TurnsEmbedded
 from moot.domain.models import ModelRef
 from moot.domain.state import turn_key
 from moot.domain.usage import Usage
+from moot.engine.calls.reply_limits import answer_limit
+from moot.engine.calls.retry import CallSite
 from moot.engine.embeddings import DECIMALS, embedder_for
-from moot.engine.reply_limits import answer_limit
-from moot.engine.retry import CallSite
 from moot.errors import ModelCallError
 from moot.models.faults import classify
 from moot.models.pricing import embedding_usage

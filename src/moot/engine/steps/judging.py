@@ -21,9 +21,9 @@ from moot.domain.person_verdict import PersonVerdict
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
 from moot.engine.budget import call_estimate, over_budget
-from moot.engine.calls import AnswerT, JudgeResult
+from moot.engine.calls.replies import AnswerT, JudgeResult
+from moot.engine.calls.retry import CallSite
 from moot.engine.person_answers import person_verdict_of
-from moot.engine.retry import CallSite
 from moot.judging import JudgePrompt, answer_model, to_verdict
 from moot.judging.anonymise import Roster
 from moot.judging.assessment import assessment_model, drift_warnings, to_round_assessment

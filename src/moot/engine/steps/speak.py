@@ -12,13 +12,13 @@ from moot.domain.config import VOICES
 from moot.domain.events import TokenDelta, ToolCalled
 from moot.domain.usage import Usage
 from moot.engine.budget import call_estimate
-from moot.engine.caller import Caller
-from moot.engine.calls import Reply, ToolUse
+from moot.engine.calls.caller import Caller
+from moot.engine.calls.replies import Reply, ToolUse
+from moot.engine.calls.retry import CallSite
 from moot.engine.coalesce import DeltaBuffer
 from moot.engine.overflow import on_overflow, overflow_stop, summarised
 from moot.engine.people import is_person
 from moot.engine.person_answers import PersonTurn
-from moot.engine.retry import CallSite
 from moot.engine.round_clock import seconds_left
 from moot.engine.stops import stop_now
 from moot.engine.summaries import summarise_if_due

@@ -41,7 +41,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from moot.domain.models import ModelRef
 from moot.domain.usage import Usage
-from moot.engine.reply_limits import answer_limit, reply_limits
+from moot.engine.calls.reply_limits import answer_limit, reply_limits
 from moot.errors import ModelCallError, MootError, one_line
 from moot.models.faults import classify
 from moot.models.pricing import messages_usage, response_usage
@@ -49,7 +49,7 @@ from moot.models.providers import redact
 from moot.models.stream_ends import raise_if_cut
 
 if TYPE_CHECKING:
-    from moot.engine.retry import BoundCall
+    from moot.engine.calls.retry import BoundCall
 
 # moot owns its terminal: pydantic-ai's first-run banner would land in the middle of a live debate.
 pydantic_ai.BANNER_ENABLED = False
@@ -60,7 +60,7 @@ class CallRequest:
     """One call to one model, as a value: the model (built, and its typed reference), the prompt, the settings
     it is asked with, the time it may take, and the tools of a turn that may use them.
 
-    A `Caller` builds it once per attempt (moot.engine.caller); the functions below only carry it out.
+    A `Caller` builds it once per attempt (moot.engine.calls.caller); the functions below only carry it out.
     """
 
     model: Model
@@ -68,7 +68,7 @@ class CallRequest:
     system: str
     user: str
     settings: ModelSettings
-    # A streamed reply's silence limit (moot.engine.reply_limits), a structured answer's whole-call limit.
+    # A streamed reply's silence limit (moot.engine.calls.reply_limits), a structured answer's whole-call limit.
     timeout_s: float
     max_s: float | None = None  # a streamed reply's whole-reply limit (None: none)
     toolsets: tuple[AbstractToolset[Any], ...] = ()
@@ -399,7 +399,7 @@ def call_errors(
 ) -> Iterator[None]:
     """Whatever goes wrong in a call (but `keep`), as a ModelCallError naming the model, with its fault,
     classified by the model's typed provider. The call's time limits say themselves which passed
-    (moot.engine.reply_limits)."""
+    (moot.engine.calls.reply_limits)."""
     label = str(ref)
     try:
         yield

@@ -18,7 +18,7 @@ from moot.context.fit import PromptLike
 from moot.context.windows import LOCAL_JUDGE_TOKENS, LOCAL_TURN_TOKENS
 from moot.domain.config import Limits, ModelOptions, Temperatures
 from moot.domain.models import ModelRef
-from moot.engine.calls import (
+from moot.engine.calls.replies import (
     AnswerT,
     CallRequest,
     JudgeResult,
@@ -28,10 +28,10 @@ from moot.engine.calls import (
     stream_reply,
     stream_tool_reply,
 )
+from moot.engine.calls.reply_limits import turn_max_s
+from moot.engine.calls.retry import BoundCall, CallSite, Guard
+from moot.engine.calls.settings import model_settings, takes_temperature
 from moot.engine.checks import model_key
-from moot.engine.reply_limits import turn_max_s
-from moot.engine.retry import BoundCall, CallSite, Guard
-from moot.engine.settings import model_settings, takes_temperature
 from moot.engine.telemetry import RunTelemetry
 from moot.engine.tools import Toolkit
 from moot.errors import MootError, RunError
@@ -161,7 +161,7 @@ class Caller:
         tokens: int = 0,
         purpose: Literal["judge", "personas"] = "judge",
     ) -> JudgeResult[AnswerT]:
-        """A structured answer (moot.engine.calls.ask_judge), its failed calls retried by the guard at `site`."""
+        """A structured answer (moot.engine.calls.replies.ask_judge), its failed calls retried by the guard at `site`."""
         round_number = site.round if site is not None else None
         span = self.telemetry.judge_call(what, self.label, round_number) if self.telemetry else nullcontext()
         with span:

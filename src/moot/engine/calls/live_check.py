@@ -31,7 +31,7 @@ from pydantic_ai.models import Model
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.faults import Fault, FaultKind
 from moot.domain.models import ModelRef
-from moot.engine.calls import CallRequest, stream_reply
+from moot.engine.calls.replies import CallRequest, stream_reply
 from moot.engine.checks import ModelResolver, build_checked, model_fields, model_key
 from moot.errors import ConfigError, UserError
 from moot.models.catalog import provider_statuses
