@@ -2,7 +2,7 @@
 
 Each builds the run's context (context.py) and drives the loop (loop.py): the next step from the protocol, its
 handler (steps/), the budget checked against the handler's estimate, the step taken. Models are called through
-one Caller per model (caller.py); prompts are fitted by the prompt builder (prompting.py).
+one Caller per model (calls/caller.py); prompts are fitted by the prompt builder (prompting.py).
 """
 
 from __future__ import annotations
