@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import tempfile
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import Model
-from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import Event, TurnCompleted
@@ -35,6 +36,10 @@ def instant_model(delay: float = 0.0) -> FunctionModel:
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
         if delay:
             await asyncio.sleep(delay)
+        if info.output_tools:  # a verdict or an assessment, streamed as its tool call
+            tool = info.output_tools[0]
+            yield {0: DeltaToolCall(tool.name, json.dumps(fill_schema(tool.parameters_json_schema, 7)))}
+            return
         for w in WORDS:
             yield w + " "
 
@@ -43,8 +48,6 @@ def instant_model(delay: float = 0.0) -> FunctionModel:
             await asyncio.sleep(delay)
         if info.output_tools:
             tool = info.output_tools[0]
-            import json
-
             return ModelResponse(
                 parts=[ToolCallPart(tool.name, json.dumps(fill_schema(tool.parameters_json_schema, 7)))]
             )

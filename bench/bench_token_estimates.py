@@ -40,9 +40,16 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, SystemPromptPart, TextPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.models import Model
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from moot.context.tokens import EstimateCounter
 from moot.domain.config import DebateConfig, ModelOptions, Participant
@@ -295,7 +302,15 @@ class Recorder:
                 return answer if isinstance(answer, ModelResponse) else await answer
             return ModelResponse(parts=[TextPart(self.turn())])
 
-        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        async def stream(
+            messages: list[ModelMessage], info: AgentInfo
+        ) -> AsyncIterator[str | DeltaToolCalls]:
+            if info.output_tools:  # the judge's answers stream as their tool call
+                response = await whole(messages, info)
+                part = response.parts[0]
+                assert isinstance(part, ToolCallPart)
+                yield {0: DeltaToolCall(part.tool_name, part.args_as_json_str())}
+                return
             self.prompts.append(_prompt_text(messages))
             yield self.turn()
 
