@@ -24,12 +24,12 @@ from moot.arena.motions import Motion, Motions, read_motions
 from moot.arena.plan import ArenaPlan, Contender
 from moot.arena.runner import run_arena
 from moot.arena.standings import compute_standings
+from moot.batch.pool import Action
 from moot.cli.app import app
 from moot.domain.config import ModelOptions
 from moot.domain.events import Event
 from moot.engine import resume_debate
 from moot.errors import UserError
-from moot.eval.batch import Action
 from moot.models.fake import fill_schema
 from moot.store import EventStore
 

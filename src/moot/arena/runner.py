@@ -18,10 +18,10 @@ from moot.arena.folder import ArenaFolder
 from moot.arena.plan import ArenaPlan, Match
 from moot.arena.results import MatchRow
 from moot.arena.rows import row_from_events
+from moot.batch.pool import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
 from moot.errors import one_line
-from moot.eval.batch import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.store import EventStore
 
 DEFAULT_CONCURRENCY = 4

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from moot.batch.pool import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.domain.config import DebateConfig, ModelOptions, config_error
 from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
 from moot.errors import UserError, one_line
 from moot.eval.arms import ArmSpec, build_config
-from moot.eval.batch import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.eval.dataset import Dataset, Item
 from moot.eval.folder import ResultsFolder
 from moot.eval.results import ResultRow, RunSpec
