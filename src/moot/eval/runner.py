@@ -27,7 +27,7 @@ from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
 from moot.errors import UserError, one_line
 from moot.eval.arms import ArmSpec, build_config
 from moot.eval.dataset import Dataset, Item
-from moot.eval.folder import ResultsFolder
+from moot.eval.folder import ResultsFolder, pair_key
 from moot.eval.results import ResultRow, RunSpec
 from moot.eval.rows import failed_row, row_from_events
 from moot.store import EventStore
@@ -245,12 +245,12 @@ async def _run_queued(
     known = folder.queued()
     waiting: dict[str, tuple[int, Item, ArmSpec]] = {}
     for index, item, arm in todo:
-        debate_id = known.get((item.id, arm.label))
+        debate_id = known.get(pair_key(item.id, arm.label))
         if debate_id is None or await store.last_event(debate_id) is None:
             debate_id = await enqueue(
                 checks.debate(plan, arm, index, item), store=store, queue=queue, run_id=folder.run_id
             )
-            folder.mark_queued(item.id, arm.label, debate_id)
+            folder.mark_queued(pair_key(item.id, arm.label), debate_id)
         # else queued by an earlier run: collect it
         waiting[debate_id] = (index, item, arm)
 
