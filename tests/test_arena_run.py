@@ -357,6 +357,7 @@ def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:
             "--search: filters stored debates",
         ),
         (["--from-history", "-m", "fake:a"], "-m: --from-history rates stored debates"),
+        (["-m", "fake:a", "-m", "fake:b", "--motion", "x", "-c", "0"], "--concurrency: must be at least 1"),
         (
             ["-m", "fake:a", "-m", "fake:b", "--motion", "x", "-j", "fake:a"],
             "-j: every judge is a debater's model",
