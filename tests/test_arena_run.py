@@ -24,12 +24,12 @@ from moot.arena.motions import Motion, Motions, read_motions
 from moot.arena.plan import ArenaPlan, Contender
 from moot.arena.runner import run_arena
 from moot.arena.standings import compute_standings
+from moot.batch.pool import Action
 from moot.cli.app import app
 from moot.domain.config import ModelOptions
 from moot.domain.events import Event
 from moot.engine import resume_debate
 from moot.errors import UserError
-from moot.eval.batch import Action
 from moot.models.fake import fill_schema
 from moot.store import EventStore
 
@@ -357,6 +357,7 @@ def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:
             "--search: filters stored debates",
         ),
         (["--from-history", "-m", "fake:a"], "-m: --from-history rates stored debates"),
+        (["-m", "fake:a", "-m", "fake:b", "--motion", "x", "-c", "0"], "--concurrency: must be at least 1"),
         (
             ["-m", "fake:a", "-m", "fake:b", "--motion", "x", "-j", "fake:a"],
             "-j: every judge is a debater's model",

@@ -22,10 +22,11 @@ from pydantic import ValidationError
 from sqlalchemy import create_engine
 from typer.testing import CliRunner
 
+from moot.batch.folder import SPEC, new_run_id
 from moot.cli.app import app
 from moot.domain.config import DebateConfig, Participant
 from moot.domain.events import DebateCompleted, DebateStarted, Event
-from moot.eval.folder import SPEC, ResultsFolder, new_run_id
+from moot.eval.folder import ResultsFolder
 from moot.eval.report import RESULTS_JSON
 from moot.eval.results import RunSpec
 from moot.export import export, load_json

@@ -20,6 +20,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from typer.testing import CliRunner
 
+from moot.batch.folder import QUEUED, RESULTS
+from moot.batch.pool import Action
 from moot.cli.app import app
 from moot.domain.config import ModelOptions
 from moot.domain.events import DebateStarted, Event
@@ -35,9 +37,7 @@ from moot.eval.arms import (
     planned_calls,
     question_text,
 )
-from moot.eval.batch import Action
 from moot.eval.dataset import Dataset, Item
-from moot.eval.folder import QUEUED, RESULTS
 from moot.eval.report import REPORT_HTML, RESULTS_JSON, summarise, templates_used, write_report
 from moot.eval.results import ResultRow
 from moot.eval.runner import EvalPlan, EvalRun, run_eval

@@ -8,35 +8,20 @@ Every check runs before anything is written: the plan (formats, recusal, motions
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from moot.arena.folder import ArenaFolder
 from moot.arena.plan import ArenaPlan, Match
 from moot.arena.results import MatchRow
 from moot.arena.rows import row_from_events
+from moot.batch.pool import POLL_S, Dispatcher
+from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, hold, run_batch
 from moot.domain.events import Event
-from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
-from moot.errors import one_line
-from moot.eval.batch import POLL_S, Dispatcher, collect, enqueue, in_pool
+from moot.engine import Checked, ModelResolver, check_run, preflight
 from moot.store import EventStore
 
-DEFAULT_CONCURRENCY = 4
-
-
-@dataclass
-class ArenaRun:
-    """Every row of this plan in the folder (earlier runs' included), and what this run added."""
-
-    rows: list[MatchRow]
-    added: int
-    skipped: int
-    wall_s: float
-    failed: list[MatchRow] = field(default_factory=list)
-    run_id: str = ""
+ArenaRun = BatchRun[MatchRow]
 
 
 class Resolvers:
@@ -98,68 +83,32 @@ async def run_arena(
     `checked`: what `check_arena` gave a caller that checked the plan before it opened the store."""
     # Before the folder is written: a fixed mistake may reuse it.
     resolvers = checked if checked is not None else check_arena(plan, resolve)
-    folder = ArenaFolder(out)
-    earlier = folder.start(plan.spec)
-    done = {row.key for row in earlier}
-    todo = [m for m in plan.matches() if m.key not in done]
-    added: list[MatchRow] = []
-
-    def land(row: MatchRow) -> None:
-        folder.append(row)
-        added.append(row)
-        if on_row is not None:
-            on_row(row)
-
-    started = time.perf_counter()
-    if queue is None:
-        await _run_here(plan, todo, store, resolvers, max(1, concurrency), land, folder.run_id)
-    else:
-        await _run_queued(plan, todo, store, resolvers, queue, folder, poll_s, land)
-    keys = {m.key: i for i, m in enumerate(plan.matches())}
-    rows = sorted((r for r in [*earlier, *added] if r.key in keys), key=lambda r: keys[r.key])
-    return ArenaRun(
-        rows=rows,
-        added=len(added),
-        skipped=len(done & keys.keys()),
-        wall_s=time.perf_counter() - started,
-        failed=[r for r in added if r.outcome == "none"],
-        run_id=folder.run_id,
+    return await run_batch(
+        [_job(plan, match, resolvers) for match in plan.matches()],
+        ArenaFolder(out),
+        plan.spec,
+        store=store,
+        is_failed=lambda row: row.outcome == "none",
+        concurrency=concurrency,
+        queue=queue,
+        poll_s=poll_s,
+        on_row=on_row,
     )
 
 
-async def _run_here(
-    plan: ArenaPlan,
-    todo: list[Match],
-    store: EventStore,
-    resolvers: Resolvers,
-    concurrency: int,
-    land: Callable[[MatchRow], None],
-    run_id: str,
-) -> None:
-    async def hold(match: Match) -> None:
-        land(await hold_match(plan, match, store=store, resolvers=resolvers, run_id=run_id))
-
-    await in_pool(todo, min(concurrency, len(todo)), hold)
+def _job(plan: ArenaPlan, match: Match, resolvers: Resolvers) -> Job[MatchRow]:
+    return Job(
+        key=match.key,
+        checked=lambda: resolvers.checked(match),
+        row=lambda debate_id, events: match_row(plan, match, events),
+        failed=lambda debate_id, error: failed_row(plan, match, debate_id, error),
+    )
 
 
 async def hold_match(
     plan: ArenaPlan, match: Match, *, store: EventStore, resolvers: Resolvers, run_id: str | None
 ) -> MatchRow:
-    debate_id = uuid.uuid4().hex
-    events: list[Event] = []
-    try:
-        async for event in run_debate(
-            resolvers.checked(match), log=store, debate_id=debate_id, eval_run=run_id
-        ):
-            if event.seq is not None:
-                events.append(event)
-    except Exception as exc:  # one debate's failure must not lose the rest of the arena
-        if not events:
-            return failed_row(plan, match, debate_id, one_line(exc))
-        events = await store.events(debate_id)
-        row = match_row(plan, match, events)
-        return row if row.error else row.model_copy(update={"status": "failed", "error": one_line(exc)})
-    return match_row(plan, match, events)
+    return await hold(_job(plan, match, resolvers), store=store, run_id=run_id)
 
 
 def match_row(plan: ArenaPlan, match: Match, events: list[Event]) -> MatchRow:
@@ -192,34 +141,4 @@ def failed_row(plan: ArenaPlan, match: Match, debate_id: str, error: str) -> Mat
         seed=match.seed,
         status="failed",
         error=error,
-    )
-
-
-async def _run_queued(
-    plan: ArenaPlan,
-    todo: list[Match],
-    store: EventStore,
-    resolvers: Resolvers,
-    queue: Dispatcher,
-    folder: ArenaFolder,
-    poll_s: float,
-    land: Callable[[MatchRow], None],
-) -> None:
-    known = folder.queued()
-    waiting: dict[str, Match] = {}
-    for match in todo:
-        debate_id = known.get(match.key)
-        if debate_id is None or await store.last_event(debate_id) is None:
-            debate_id = await enqueue(
-                resolvers.checked(match), store=store, queue=queue, run_id=folder.run_id
-            )
-            folder.mark_queued(match.key, debate_id)
-        # else queued by an earlier run: collect it
-        waiting[debate_id] = match
-    await collect(
-        waiting,
-        store,
-        poll_s,
-        lambda match, events: land(match_row(plan, match, events)),
-        run_id=folder.run_id,
     )

@@ -126,6 +126,8 @@ def arena_command(
         raise _usage(
             UserError("the workers decide how many run at once; leave it out", field="--concurrency")
         )
+    if concurrency < 1:  # here, before the store opens: refused later, a new --db would be left behind
+        raise _usage(UserError(f"must be at least 1, not {concurrency}", field="--concurrency"))
     try:
         plan = _plan(model, motions_file, motion, judge, format_name, rounds, seed, allow_self_judging)
         plan.check()

@@ -12,27 +12,24 @@ collects those debates instead of queueing them again.
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from moot.batch.pool import POLL_S, Dispatcher
+from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, hold, run_batch
 from moot.domain.config import DebateConfig, ModelOptions, config_error
 from moot.domain.events import Event
-from moot.engine import Checked, ModelResolver, check_run, preflight, run_debate
-from moot.errors import UserError, one_line
+from moot.engine import Checked, ModelResolver, check_run, preflight
+from moot.errors import UserError
 from moot.eval.arms import ArmSpec, build_config
-from moot.eval.batch import POLL_S, Dispatcher, collect, enqueue, in_pool
 from moot.eval.dataset import Dataset, Item
-from moot.eval.folder import ResultsFolder
+from moot.eval.folder import ResultsFolder, pair_key
 from moot.eval.results import ResultRow, RunSpec
 from moot.eval.rows import failed_row, row_from_events
 from moot.store import EventStore
-
-DEFAULT_CONCURRENCY = 4
 
 
 @dataclass(frozen=True)
@@ -118,19 +115,7 @@ def check_plan(plan: EvalPlan, resolve: ModelResolver | None = None) -> PlanChec
 
 # --- the run -------------------------------------------------------------------------------------------
 
-
-@dataclass
-class EvalRun:
-    """What a run produced: every row for this dataset's items (earlier runs' included), and what this one
-    added and skipped."""
-
-    rows: list[ResultRow]
-    added: int
-    skipped: int
-    wall_s: float
-    failed: list[ResultRow] = field(default_factory=list)
-    # The tag its debates carry (DebateStarted.eval_run); `moot list --eval RUN_ID` lists them.
-    run_id: str = ""
+EvalRun = BatchRun[ResultRow]
 
 
 async def run_eval(
@@ -149,59 +134,33 @@ async def run_eval(
     of them queued for the workers), appending each row as it lands. Raises a UserError before any call when
     the plan or the folder does not fit. `checks`: what `check_plan` gave a caller that checked the plan before
     it opened the store (the run starts on them)."""
-    if concurrency < 1:
-        raise UserError(f"must be at least 1, not {concurrency}", field="--concurrency")
     if checks is None:
         checks = check_plan(plan, resolve)  # before the folder is written: a fixed mistake may reuse it
-    folder = ResultsFolder(out)
-    earlier = folder.start(plan.spec)
-    done = {row.key for row in earlier}
-    todo = [(i, item, arm) for i, item, arm in plan.pairs() if (item.id, arm.label) not in done]
-    added: list[ResultRow] = []
-
-    def land(row: ResultRow) -> None:
-        folder.append(row)
-        added.append(row)
-        if on_row is not None:
-            on_row(row)
-
-    started = time.perf_counter()
-    if queue is None:
-        await _run_here(plan, todo, store, checks, concurrency, land, folder.run_id)
-    else:
-        await _run_queued(plan, todo, store, checks, queue, folder, poll_s, land)
-    wall = time.perf_counter() - started
-    ids = {item.id for item in plan.dataset.items}
-    labels = {arm.label for arm in plan.arms}
-    order = {arm.label: i for i, arm in enumerate(plan.arms)}
-    rows = sorted(
-        (r for r in [*earlier, *added] if r.item_id in ids and r.arm in labels),
-        key=lambda r: (r.index, order[r.arm]),
-    )
-    return EvalRun(
-        rows=rows,
-        added=len(added),
-        skipped=len(done & {(i.id, a.label) for _, i, a in plan.pairs()}),
-        wall_s=wall,
-        failed=[r for r in added if r.status != "completed"],
-        run_id=folder.run_id,
+    jobs = [_job(plan, checks, index, item, arm) for index, item, arm in plan.pairs()]
+    return await run_batch(
+        jobs,
+        ResultsFolder(out),
+        plan.spec,
+        store=store,
+        is_failed=lambda row: row.status != "completed",
+        concurrency=concurrency,
+        queue=queue,
+        poll_s=poll_s,
+        on_row=on_row,
     )
 
 
-async def _run_here(
-    plan: EvalPlan,
-    todo: list[tuple[int, Item, ArmSpec]],
-    store: EventStore,
-    checks: PlanChecks,
-    concurrency: int,
-    land: Callable[[ResultRow], None],
-    run_id: str,
-) -> None:
-    async def hold(pair: tuple[int, Item, ArmSpec]) -> None:
-        index, item, arm = pair
-        land(await run_pair(plan, index, item, arm, store=store, checks=checks, run_id=run_id))
+def _job(plan: EvalPlan, checks: PlanChecks, index: int, item: Item, arm: ArmSpec) -> Job[ResultRow]:
+    def scored(debate_id: str, events: list[Event]) -> ResultRow:
+        return row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern)
 
-    await in_pool(todo, min(concurrency, len(todo)), hold)
+    return Job(
+        key=pair_key(item.id, arm.label),
+        checked=lambda: checks.debate(plan, arm, index, item),
+        row=scored,
+        # Nothing was stored: no debate id, so the report offers no `moot show` that would find nothing.
+        failed=lambda debate_id, error: failed_row(arm, item, index, None, error),
+    )
 
 
 async def run_pair(
@@ -216,46 +175,4 @@ async def run_pair(
 ) -> ResultRow:
     """Hold one item's debate in one arm, stored like any debate but tagged with the run (`run_id`, which
     listings hide by default), and score it."""
-    debate_id = uuid.uuid4().hex
-    events: list[Event] = []
-    try:
-        checked = checks.debate(plan, arm, index, item)
-        async for event in run_debate(checked, log=store, debate_id=debate_id, eval_run=run_id):
-            if event.seq is not None:
-                events.append(event)
-    except Exception as exc:  # a bug in one debate must not lose the rest of the run
-        if not events:
-            return failed_row(arm, item, index, None, one_line(exc))
-        events = await store.events(debate_id)
-        row = row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern)
-        return row if row.error else row.model_copy(update={"status": "failed", "error": one_line(exc)})
-    return row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern)
-
-
-async def _run_queued(
-    plan: EvalPlan,
-    todo: list[tuple[int, Item, ArmSpec]],
-    store: EventStore,
-    checks: PlanChecks,
-    queue: Dispatcher,
-    folder: ResultsFolder,
-    poll_s: float,
-    land: Callable[[ResultRow], None],
-) -> None:
-    known = folder.queued()
-    waiting: dict[str, tuple[int, Item, ArmSpec]] = {}
-    for index, item, arm in todo:
-        debate_id = known.get((item.id, arm.label))
-        if debate_id is None or await store.last_event(debate_id) is None:
-            debate_id = await enqueue(
-                checks.debate(plan, arm, index, item), store=store, queue=queue, run_id=folder.run_id
-            )
-            folder.mark_queued(item.id, arm.label, debate_id)
-        # else queued by an earlier run: collect it
-        waiting[debate_id] = (index, item, arm)
-
-    def scored(pair: tuple[int, Item, ArmSpec], events: list[Event]) -> None:
-        index, item, arm = pair
-        land(row_from_events(arm, item, index, events, task=plan.dataset.task, pattern=plan.pattern))
-
-    await collect(waiting, store, poll_s, scored, run_id=folder.run_id)
+    return await hold(_job(plan, checks, index, item, arm), store=store, run_id=run_id)
