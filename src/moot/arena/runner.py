@@ -16,7 +16,7 @@ from moot.arena.plan import ArenaPlan, Match
 from moot.arena.results import MatchRow
 from moot.arena.rows import row_from_events
 from moot.batch.pool import POLL_S, Dispatcher
-from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, hold, run_batch
+from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, run_batch
 from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight
 from moot.store import EventStore
@@ -103,12 +103,6 @@ def _job(plan: ArenaPlan, match: Match, resolvers: Resolvers) -> Job[MatchRow]:
         row=lambda debate_id, events: match_row(plan, match, events),
         failed=lambda debate_id, error: failed_row(plan, match, debate_id, error),
     )
-
-
-async def hold_match(
-    plan: ArenaPlan, match: Match, *, store: EventStore, resolvers: Resolvers, run_id: str | None
-) -> MatchRow:
-    return await hold(_job(plan, match, resolvers), store=store, run_id=run_id)
 
 
 def match_row(plan: ArenaPlan, match: Match, events: list[Event]) -> MatchRow:

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from moot.batch.pool import POLL_S, Dispatcher
-from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, hold, run_batch
+from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, run_batch
 from moot.domain.config import DebateConfig, ModelOptions, config_error
 from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight
@@ -161,18 +161,3 @@ def _job(plan: EvalPlan, checks: PlanChecks, index: int, item: Item, arm: ArmSpe
         # Nothing was stored: no debate id, so the report offers no `moot show` that would find nothing.
         failed=lambda debate_id, error: failed_row(arm, item, index, None, error),
     )
-
-
-async def run_pair(
-    plan: EvalPlan,
-    index: int,
-    item: Item,
-    arm: ArmSpec,
-    *,
-    store: EventStore,
-    checks: PlanChecks,
-    run_id: str | None = None,
-) -> ResultRow:
-    """Hold one item's debate in one arm, stored like any debate but tagged with the run (`run_id`, which
-    listings hide by default), and score it."""
-    return await hold(_job(plan, checks, index, item, arm), store=store, run_id=run_id)
