@@ -79,3 +79,30 @@ def test_a_design_teams_review_runs_on_the_embedded_model_to_a_valid_synthesis(t
     assert synthesis.answer is not None, synthesis.error
     assert synthesis.answer["description"].strip()
     assert synthesis.answer["complexity"] in ("low", "medium", "high")
+
+
+def test_every_stored_event_reaches_a_pipe_while_the_model_loads(tmp_path: Path) -> None:
+    """llama-cpp-python pointed fds 1 and 2 at /dev/null while the model loaded: the first `turn_started`, written
+    then, never reached a pipe, though the store held it. Every stored event is in the output, in order."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(MOOT_HOME=str(tmp_path))
+    command = [
+        sys.executable,
+        "-m",
+        "moot",
+        "run",
+        "Is tea better than coffee?",
+        "-r",
+        "1",
+        "--no-judge",
+        "--json",
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=embedded_budget.env(env)
+    ) as process:
+        assert process.stdout is not None
+        printed = [json.loads(line) for line in process.stdout if line.strip()]
+    assert process.returncode == 0
+    stored = load_json(moot("export", printed[0]["debate_id"], "-f", "json", home=tmp_path).stdout).events
+    assert [e.seq for e in stored] == [e["seq"] for e in printed if e.get("seq") is not None]
+    assert [e.type for e in stored][:3] == ["debate_started", "round_started", "turn_started"]

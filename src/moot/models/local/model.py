@@ -40,6 +40,7 @@ from moot.models.local.chat import (
 from moot.models.local.echo import EchoFilter, fence_tokens, strip_echo
 from moot.models.local.generation import _Generation, _model_params
 from moot.models.local.json_escape import ControlEscaper
+from moot.models.local.quiet import leave_descriptors_alone
 from moot.models.local.weights import local_model_path
 
 if TYPE_CHECKING:
@@ -229,6 +230,7 @@ class LlamaCppModel(Model):
     def _open_llama(self) -> Any:
         from llama_cpp import Llama
 
+        leave_descriptors_alone()
         with _model_params(extra_buffer_types=self._extra_buffer_types):
             return Llama(
                 model_path=str(self._path),
