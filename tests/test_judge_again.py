@@ -189,7 +189,14 @@ async def test_a_retry_after_a_failed_judging_by_another_judge_asks_that_judge_a
     log, _ = await stored_debate(config, first)
     broken, _ = judge_model([BROKEN])
     await judged(log, {"other": broken}, judges=[{"model": "fake:other", "retries": 0}])
-    assert fold(log.events).verdict is None
+    # The failed judging is on record; the verdict the debate had stays its result.
+    state = fold(log.events)
+    assert state.verdicts[-1].verdict is None and state.verdicts[-1].error
+    assert (
+        state.verdict is not None
+        and state.verdict == state.verdicts[0].verdict
+        and state.verdict_error is None
+    )
     good, calls = judge_model([judge_answer(config)])
     new = [
         e
@@ -502,6 +509,33 @@ def test_the_api_retry_of_a_debate_whose_verdict_failed_asks_for_the_verdict(tmp
 # -- the exports ----------------------------------------------------------------------------------------------------
 
 
+async def test_a_failed_judging_after_a_verdict_leaves_that_verdict_the_result_everywhere(
+    tmp_path: Path,
+) -> None:
+    config = failing_config()
+    good, _ = judge_model([judge_answer(config, {"ada": 8.0, "bo": 3.0})])
+    log, _ = await stored_debate(config, good)
+    broken, _ = judge_model([BROKEN])
+    await judged(log, {"other": broken}, judges=[{"model": "fake:other", "retries": 0}])
+    events = list(log.events)
+
+    markdown = export(events, "markdown")
+    assert "No verdict" not in markdown[: markdown.index("## Every verdict")]
+    assert "**Winner: Ada (8/10)**" in markdown
+    listed = markdown[markdown.index("## Every verdict") :]
+    assert "### Verdict 1 of 2 (the result above)" in listed
+    assert (
+        "### Verdict 2 of 2 (failed: the result stands)" in listed and "- **Result:** No verdict: " in listed
+    )
+    # The listing's winner (the store's projection) and the record agree.
+    async with await EventStore.open(str(tmp_path / "m.db")) as store:
+        for event in events:
+            await store.append(event.model_copy(update={"seq": None}))
+        (row,) = await store.list_debates()
+    assert row.winner == "Ada"
+    assert DebateRecord.from_events(events).state.verdict is not None
+
+
 async def test_every_export_lists_every_verdict_with_who_gave_it_and_the_latest_as_the_result() -> None:
     config = failing_config()
     broken, _ = judge_model([BROKEN])
@@ -514,8 +548,8 @@ async def test_every_export_lists_every_verdict_with_who_gave_it_and_the_latest_
     latest = markdown.index("## Verdict")
     assert "**Winner: Bo (9/10)**" in markdown[latest:] and "Judged by fake:other." in markdown
     listed = markdown[markdown.index("## Every verdict") :]
-    assert "Judged 2 times; the verdict above is the latest." in listed
-    assert "### Verdict 1 of 2\n" in listed and "### Verdict 2 of 2 (latest: the result above)" in listed
+    assert "Judged 2 times; the verdict above is the latest one given." in listed
+    assert "### Verdict 1 of 2\n" in listed and "### Verdict 2 of 2 (the result above)" in listed
     assert "- **By:** Judge (fake:judge), the debate's own judge at its end" in listed
     assert "- **Result:** No verdict: " in listed
     assert "- **By:** Judge (fake:other), chosen later" in listed
@@ -525,7 +559,7 @@ async def test_every_export_lists_every_verdict_with_who_gave_it_and_the_latest_
     text = export(events, "text")
     assert "Every verdict" in text and "By Judge (fake:other), chosen later" in text
     html = export(events, "html")
-    assert 'data-testid="every-verdict"' in html and "Verdict 2 of 2 (latest: the result above)" in html
+    assert 'data-testid="every-verdict"' in html and "Verdict 2 of 2 (the result above)" in html
     assert "the debate&#39;s own judge at its end" in html
     record = DebateRecord.model_validate_json(export(events, "json"))
     assert [e.type for e in record.events if e.type in ("judging_requested", "verdict")] == [

@@ -92,8 +92,10 @@ def judge_command(
                 judge_again(events, planned, log=store, people=people), renderer, json_lines=json_lines
             )
             code = exit_code(code, people, full_id, db)
-            if code == 0 and fold(await store.events(full_id)).verdict is None:
-                print_error("no valid verdict came; try another judge with -j MODEL", label="failed")
+            judged_now = fold(await store.events(full_id))
+            if code == 0 and judged_now.verdicts and judged_now.verdicts[-1].verdict is None:
+                kept = " (the earlier verdict stays the result)" if judged_now.verdict is not None else ""
+                print_error(f"no valid verdict came{kept}; try another judge with -j MODEL", label="failed")
                 return 1
             return code
 

@@ -472,10 +472,13 @@ class DebateState(BaseModel):
                 self.verdict_usage = self.verdict_usage + event.usage
             case VerdictGiven():
                 self.awaiting.pop(verdict_key(None), None)
-                self.panel = event.panel
                 self.judged = True
-                self.verdict = event.verdict
-                self.verdict_error = event.error
+                # A judging asked for later that fails is on record (`verdicts`), but the result stays the latest
+                # verdict that was given: one failed `moot judge` must not turn a judged debate into "No verdict".
+                if event.verdict is not None or event.judging == 0 or self.verdict is None:
+                    self.panel = event.panel
+                    self.verdict = event.verdict
+                    self.verdict_error = event.error
                 self.judge_usage = self.judge_usage + event.usage
                 self.status = "running"
                 self.verdicts.append(self._given(event))

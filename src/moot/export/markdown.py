@@ -231,7 +231,7 @@ def _verdicts(v: DebateView) -> list[str]:
     """Every verdict given, when the debate was judged more than once."""
     if not v.verdicts:
         return []
-    out = ["## Every verdict", "", f"Judged {len(v.verdicts)} times; the verdict above is the latest.", ""]
+    out = ["## Every verdict", "", v.verdicts_note, ""]
     for given in v.verdicts:
         out += [f"### {inline(given.title)}", "", f"- **By:** {inline(given.by)}", f"- **When:** {given.at}"]
         if given.reason:

@@ -163,7 +163,7 @@ def _verdicts(v: DebateView) -> list[str]:
         return []
     out = [
         *_title("Every verdict"),
-        *wrap(f"Judged {len(v.verdicts)} times; the verdict above is the latest.", "  "),
+        *wrap(v.verdicts_note, "  "),
     ]
     for given in v.verdicts:
         out += ["", *wrap(given.title, "  "), *wrap(f"By {given.by}, {given.at}.", "    ")]

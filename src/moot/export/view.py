@@ -247,6 +247,8 @@ class DebateView:
     by_model: tuple[UsageView, ...] = ()
     # Every verdict given, in order, when the debate was judged more than once; `verdict` is the latest's.
     verdicts: tuple[GivenVerdictView, ...] = ()
+    # Above the list of verdicts, once for every renderer.
+    verdicts_note: str = ""
     audience: AudienceView | None = None  # the audience's votes before and after, when it has one
 
     @property
@@ -349,6 +351,9 @@ def build_view(record: DebateRecord) -> DebateView:
         by_speaker=ledger_views(ledger(record.events), state, by="speaker"),
         by_model=ledger_views(ledger(record.events), state, by="model"),
         verdicts=_given_verdicts(state, name_of) if len(state.verdicts) > 1 else (),
+        verdicts_note=f"Judged {len(state.verdicts)} times; the verdict above is the latest one given."
+        if len(state.verdicts) > 1
+        else "",
         started=when(state.started_at),
         ended=when(state.ended_at),
         wall_time=_wall_time(state),
@@ -523,9 +528,11 @@ def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[
     """Every verdict on record with who gave it: the debate's own judge at its end, or a judging asked for later
     by its own judge(s) or others."""
     count = len(state.verdicts)
+    # The result is the latest verdict given; a later judging that failed is listed, not taken as the result.
+    result = max((i for i, g in enumerate(state.verdicts) if g.verdict is not None), default=count - 1)
     views = []
     for i, given in enumerate(state.verdicts):
-        latest = i == count - 1
+        latest = i == result
         judges = given.model.removeprefix("panel: ")
         who = f"a panel ({judges})" if given.panel is not None else f"{clean(given.name)} ({given.model})"
         if given.judging == 0:
@@ -540,7 +547,8 @@ def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[
         )
         views.append(
             GivenVerdictView(
-                title=f"Verdict {i + 1} of {count}" + (" (latest: the result above)" if latest else ""),
+                title=f"Verdict {i + 1} of {count}"
+                + (" (the result above)" if latest else " (failed: the result stands)" if i > result else ""),
                 by=by,
                 at=when(given.at),
                 reason=one_line(given.reason or ""),
