@@ -73,14 +73,16 @@ class Debaters:
         return FunctionModel(whole, stream_function=stream, model_name=f"scripted-{pid}")
 
 
-def assessment(config: DebateConfig, *, go_on: bool = True, converged: bool = False) -> dict[str, Any]:
+def assessment(
+    config: DebateConfig, *, go_on: bool = True, converged: bool = False, diminishing: bool = False
+) -> dict[str, Any]:
     return {
         "quality": 6,
         "should_continue": go_on,
         "flags": {
             "repetitive": False,
             "drifting": False,
-            "diminishing_returns": False,
+            "diminishing_returns": diminishing,
             "convergence_reached": converged,
         },
         "participants": {
@@ -323,6 +325,16 @@ async def test_the_judges_convergence_flag_converges_but_not_in_round_one() -> N
     assert state.stopped_after == 2 and state.stop_reason is not None
     assert state.stop_reason.kind == "convergence"
     assert state.stop_reason.detail.startswith("the judge found the participants converged")
+
+
+async def test_the_judges_diminishing_returns_flag_ends_the_rounds_exhausted() -> None:
+    # The judge raised it every round and all five rounds ran; from round 2 on it ends them.
+    cfg = config(rounds=5, stopping={})
+    state, _, asked = await run(cfg, distinct, [assessment(cfg, diminishing=True)])
+    assert asked == ["assessment", "assessment", "verdict"]
+    assert state.stopped_after == 2 and state.stop_reason is not None
+    assert state.stop_reason.kind == "diminishing_returns"
+    assert state.outcome is not None and state.outcome.details["result"] == "exhausted"
 
 
 async def test_a_judge_told_not_to_stop_cannot_end_it() -> None:

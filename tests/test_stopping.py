@@ -29,7 +29,7 @@ from moot.domain.usage import Usage
 from moot.engine import run_debate
 from moot.errors import ConfigError
 from moot.protocols import Assess, Finish, Judge, StartRound, Stop, get_protocol
-from moot.protocols.base import assesses_rounds, phase_at
+from moot.protocols.base import assesses_rounds, between_rounds, phase_at
 from moot.protocols.stopping import (
     convergence_score,
     ngrams,
@@ -152,7 +152,7 @@ def test_convergence_uses_the_least_similar_pair() -> None:
 
 
 def test_judge_rule_needs_a_valid_assessment_that_says_stop() -> None:
-    config = stopping(assess_rounds=True)
+    config = stopping(assess_rounds=True, judge_can_stop=True)
     texts = [["a b c", "d e f"]]
     reason = stop_reason(config, state_of(config, texts, [assessment(go_on=False, quality=4)]))
     assert reason == StopReason(
@@ -162,6 +162,11 @@ def test_judge_rule_needs_a_valid_assessment_that_says_stop() -> None:
     assert stop_reason(config, state_of(config, texts, [assessment(go_on=True)])) is None
     ignored = stopping(assess_rounds=True, judge_can_stop=False)
     assert stop_reason(ignored, state_of(ignored, texts, [assessment(go_on=False)])) is None
+    # Left unset, the format decides.
+    unset = stopping(assess_rounds=True)
+    says_stop = state_of(unset, texts, [assessment(go_on=False)])
+    assert stop_reason(unset, says_stop) is None
+    assert stop_reason(unset, says_stop, judge_default=True) is not None
 
 
 def test_diminishing_returns_on_falling_quality_or_two_flagged_rounds() -> None:
@@ -198,7 +203,7 @@ def test_min_rounds_holds_back_every_rule_but_the_end() -> None:
 
 
 def test_rules_apply_in_their_documented_order() -> None:
-    config = stopping(assess_rounds=True, repetition=0.5, convergence=0.5)
+    config = stopping(assess_rounds=True, judge_can_stop=True, repetition=0.5, convergence=0.5)
     same = ["same words here", "same words here"]
     judge_says_stop = state_of(config, [same, same], [assessment(), assessment(go_on=False)])
     assert stop_reason(config, judge_says_stop).kind == "judge"  # type: ignore[union-attr]
@@ -209,9 +214,18 @@ def test_rules_apply_in_their_documented_order() -> None:
 # -- the schedule ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", ["free-form", "structured-rounds", "round-limited"])
-def test_schedule_assesses_each_round_then_stops_once_then_judges(fmt: str) -> None:
-    config = make_config(2, rounds=3, format=fmt, stopping={"assess_rounds": True})
+@pytest.mark.parametrize(
+    ("fmt", "stopping_rules"),
+    [
+        ("free-form", {"assess_rounds": True}),
+        ("structured-rounds", {"assess_rounds": True, "judge_can_stop": True}),
+        ("round-limited", {"assess_rounds": True, "judge_can_stop": True}),
+    ],
+)
+def test_schedule_assesses_each_round_then_stops_once_then_judges(
+    fmt: str, stopping_rules: dict[str, Any]
+) -> None:
+    config = make_config(2, rounds=3, format=fmt, stopping=stopping_rules)
     protocol = get_protocol(config.format)
     texts = [["a b c", "d e f"]]
     assert protocol.next_step(config, state_of(config, texts)) == Assess(1)
@@ -226,6 +240,19 @@ def test_schedule_assesses_each_round_then_stops_once_then_judges(fmt: str) -> N
     assert protocol.next_step(config, stopped) == Judge()
     unjudged = config.model_copy(update={"judge": None})
     assert protocol.next_step(unjudged, stopped) == Finish()
+
+
+@pytest.mark.parametrize(
+    "fmt", ["structured-rounds", "round-limited", "oxford", "lincoln-douglas", "roundtable"]
+)
+def test_a_format_with_a_plan_of_rounds_holds_them_all_though_the_judge_advises_stopping(fmt: str) -> None:
+    # Assessed rounds inform; they end a planned debate only where the user asked for it (judge_can_stop).
+    config = make_config(2, rounds=3, format=fmt, stopping={"assess_rounds": True})
+    protocol = get_protocol(config.format)
+    state = state_of(config, [["a b c", "d e f"]], [assessment(go_on=False)])
+    step = between_rounds(protocol, config, state)
+    assert isinstance(step, StartRound) and step.number == 2
+    assert isinstance(between_rounds(get_protocol("free-form"), config, state), Stop)
 
 
 def test_plain_schedule_records_max_rounds_after_the_last_round() -> None:

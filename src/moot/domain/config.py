@@ -370,8 +370,10 @@ class Stopping(_Strict):
         default=None,
         description="The judge assesses every round; left out, the format decides (free-form: yes, when judged)",
     )
-    judge_can_stop: bool = Field(
-        default=True, description="Stop when an assessment says not to continue (needs assess_rounds)"
+    judge_can_stop: bool | None = Field(
+        default=None,
+        description="Stop when an assessment says not to continue (needs assess_rounds); left out, the format "
+        "decides: free-form and convergence-seeking stop, formats with a plan of rounds hold them all",
     )
     min_rounds: Count = Field(default=1, ge=1, le=MAX_ROUNDS, description="No early stop before this round")
     repetition: float | None = Field(

@@ -107,6 +107,9 @@ class Traits:
     # Whether diminishing returns end the rounds when `stopping.diminishing_returns` is left out (where the judge
     # assesses them).
     diminishing_by_default: bool = False
+    # Whether the judge's advice to stop ends the rounds when `stopping.judge_can_stop` is left out: a format with
+    # a plan of rounds (openings, rebuttals, closings) holds them all, its assessments only informing.
+    judge_stops_by_default: bool = False
     # What this format asks every participant for as a structured answer (None: only turns). A person is not
     # asked one, so a format that needs it refuses a person's seat before the run (people answer in words; a form
     # per format's question is not worth its weight).
@@ -296,8 +299,8 @@ def between_rounds(
     fmt: DebateProtocol[Any], config: DebateConfig, state: DebateState, rule: StopRule | None = None
 ) -> Step | None:
     """Before the first round or after a completed one: assess the round just held (where this format
-    assesses), stop if `rule` (by default the general stopping rules, with the format's default for diminishing
-    returns) says so, else start the next round. None once the rounds have stopped, for the format to go on
+    assesses), stop if `rule` (by default the general stopping rules, with the format's defaults for diminishing
+    returns and the judge's advice) says so, else start the next round. None once the rounds have stopped, for the format to go on
     with what follows them (votes, a conclusion, the verdict)."""
     if state.stop_reason is not None:
         return None
@@ -307,8 +310,12 @@ def between_rounds(
     if done and assessed and state.assessed(done) is None:
         return Assess(done)
     if rule is None:
+        traits = fmt.traits
         reason = stop_reason(
-            config, state, diminishing_default=fmt.traits.diminishing_by_default and assessed
+            config,
+            state,
+            diminishing_default=traits.diminishing_by_default and assessed,
+            judge_default=traits.judge_stops_by_default,
         )
     else:
         reason = rule(config, state)

@@ -6,8 +6,8 @@ positions) each turn ends with a `COMMON GROUND:` line (one sentence all could a
 (AGREE, CONTINUE or IMPASSE). After each round the judge assesses it (on by default here, when there is a
 judge), then the first rule that holds ends the rounds (none before round 2 or `stopping.min_rounds`):
 
-1. the judge's assessment flags convergence: converged; or advises stopping without it: impasse (both
-   unless `stopping.judge_can_stop` is false);
+1. the judge's assessment flags convergence: converged; or diminishing returns: exhausted; or advises stopping
+   without either: impasse (all unless `stopping.judge_can_stop` is false);
 2. a participant declares `STATUS: IMPASSE`: impasse (common ground needs everyone, so one holdout is enough);
 3. every participant declares `STATUS: AGREE`: converged;
 4. the latest turns, without those two lines, are pairwise at least `convergence` alike (stopping.py's
@@ -132,6 +132,7 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
         names_winner=False,
         # The judge's round assessment (its convergence flag) decides when this format ends.
         assesses_by_default=True,
+        judge_stops_by_default=True,
     )
 
     def phases(self, rounds: int) -> list[Phase]:
@@ -181,7 +182,8 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
 
     def _judged(self, config: DebateConfig, state: DebateState, latest: Round) -> StopReason | None:
         record = state.assessed(latest.number)
-        if not config.stopping.judge_can_stop or record is None or record.assessment is None:
+        # The judge's flags are how this format ends (left unset, judge_can_stop is on here).
+        if config.stopping.judge_can_stop is False or record is None or record.assessment is None:
             return None
         a = record.assessment
         why = " ".join(a.reasoning.split())[:200]
@@ -189,6 +191,12 @@ class ConvergenceSeeking(DebateProtocol[ConvergenceOptions]):
             return StopReason(
                 kind="convergence",
                 detail="the judge found the participants converged" + (f": {why}" if why else ""),
+            )
+        if a.flags.diminishing_returns:
+            return StopReason(
+                kind="diminishing_returns",
+                detail="the judge found the rounds no longer bringing the sides closer"
+                + (f": {why}" if why else ""),
             )
         if not a.should_continue:
             return StopReason(

@@ -21,7 +21,8 @@ class FreeForm(RoundRobin):
     traits = Traits(
         continues_without=True,
         assesses_by_default=True,
-        # The judge-led rounds also end when they stop paying off.
+        # The judge-led rounds end when the judge advises it, and when they stop paying off.
+        judge_stops_by_default=True,
         diminishing_by_default=True,
     )
 

@@ -18,7 +18,9 @@ vector is missing (the call failed), that rule measures words for the round and 
 
 1. max_rounds: the configured rounds are all held (whatever else holds, the debate ran its course);
 2. nothing else before `stopping.min_rounds` rounds are held;
-3. judge: the latest round's assessment says not to continue (assess_rounds and judge_can_stop);
+3. judge: the latest round's assessment says not to continue (assess_rounds and judge_can_stop; left unset,
+   the format decides, `judge_default`: free-form's and convergence-seeking's judges end their rounds, the
+   formats with a plan of rounds hold them all and the assessment only informs);
 4. drift (`stopping.drift: stop`): the latest assessment scores a participant's relevance below 5 of 10
    (drifting off the topic);
 5. quality (`stopping.quality_at_least`): the latest round's assessment rates
@@ -121,12 +123,16 @@ def _percent(value: float) -> str:
 
 
 def stop_reason(
-    config: DebateConfig, state: DebateState, *, diminishing_default: bool = False
+    config: DebateConfig,
+    state: DebateState,
+    *,
+    diminishing_default: bool = False,
+    judge_default: bool = False,
 ) -> StopReason | None:
     """Why the rounds should end after the latest completed round, or None to hold another.
 
-    `diminishing_default`: whether diminishing returns apply when `stopping.diminishing_returns` is unset (the
-    format's call)."""
+    `diminishing_default` and `judge_default`: whether diminishing returns and the judge's advice end the rounds
+    when `stopping.diminishing_returns` and `stopping.judge_can_stop` are unset (the format's call)."""
     latest = last_completed(state)
     done = latest.number if latest else 0
     if done >= config.rounds:
@@ -139,7 +145,8 @@ def stop_reason(
     rules = config.stopping
     if latest is None or done < rules.min_rounds:
         return None
-    for rule in (_judge, _drift, _quality, _repetition, _convergence):
+    judge = rules.judge_can_stop if rules.judge_can_stop is not None else judge_default
+    for rule in ((_judge,) if judge else ()) + (_drift, _quality, _repetition, _convergence):
         reason = rule(config, state)
         if reason is not None:
             return reason
@@ -150,10 +157,9 @@ def stop_reason(
 
 
 def _judge(config: DebateConfig, state: DebateState) -> StopReason | None:
-    rules = config.stopping
     latest = last_completed(state)
     # An assessment exists only where the format had rounds assessed: no need to ask whether it did.
-    if not rules.judge_can_stop or latest is None:
+    if latest is None:
         return None
     record = state.assessed(latest.number)
     if record is None or record.assessment is None or record.assessment.should_continue:
