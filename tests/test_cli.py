@@ -240,7 +240,11 @@ def test_run_with_assess_shows_each_assessment() -> None:
     code, out, _ = moot("run", "Ban cars?", *FAKES, "--rounds", "2", "--assess", "--min-rounds", "2")
     assert code == 0, out
     assert "Round 1 assessed: quality" in out and "Round 2 assessed: quality" in out
-    assert "Stopped after round 2: all 2 planned rounds were held" in out
+    first = next(line for line in out.splitlines() if line.startswith("Round 1 assessed"))
+    last = next(line for line in out.splitlines() if line.startswith("Round 2 assessed"))
+    # The judge's advice is advice, and after the last planned round there is none to give.
+    assert first.endswith("· advises continuing") and "advises" not in last and "continue" not in last
+    assert "All 2 planned rounds were held." in out and "Stopped after" not in out
 
 
 @pytest.mark.parametrize(

@@ -267,9 +267,7 @@ class DebateRenderer:
                 self.assessment(event)
             case DebateStopping():
                 self._stop_live()
-                self.console.print(
-                    Text(f"Stopped after round {event.after_round}: {event.reason.detail}", style="bold")
-                )
+                self.console.print(Text(stop_line(event), style="bold"))
             case JudgingRequested():
                 self._stop_live()
                 whose = "the debate's own judge" if event.own else "a judge chosen now"
@@ -522,14 +520,15 @@ class DebateRenderer:
             self.console.print(Text(f"Round {event.round} assessment failed: {event.error}", style="red"))
             return
         flags = a.flags.raised()
+        # The judge's advice, as advice: whether it ends the rounds is the format's and the user's call, and after
+        # the last planned round there is nothing left to advise on.
+        last = self.state.planned_rounds is not None and event.round >= self.state.planned_rounds
+        advice = "" if last else " · advises continuing" if a.should_continue else " · advises stopping"
         line = Text.assemble(
             (f"Round {event.round} assessed: ", "bold"),
             f"quality {a.quality:g}/10",
             f" · flags: {', '.join(flags)}" if flags else " · no flags",
-            (
-                " · continue" if a.should_continue else " · judge says stop",
-                "green" if a.should_continue else "yellow",
-            ),
+            (advice, "green" if a.should_continue else "yellow"),
         )
         self.console.print(line)
         scored = [
@@ -890,3 +889,11 @@ def context_trimmed_text(config: DebateConfig, event: ContextTrimmed) -> str:
         f"{event.chars_cut:,} characters cut, {event.tokens_before:,} -> {event.tokens_after:,} prompt tokens "
         f"(+{event.reply_tokens:,} for the reply)"
     )
+
+
+def stop_line(event: DebateStopping) -> str:
+    """How the rounds ended: a debate that held every planned round finished them; any other reason stopped it."""
+    if event.reason.kind == "max_rounds":
+        detail = event.reason.detail
+        return detail[:1].upper() + detail[1:] + "."
+    return f"Stopped after round {event.after_round}: {event.reason.detail}"

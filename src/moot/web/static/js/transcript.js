@@ -367,7 +367,7 @@ export class Transcript {
           { class: "assessment-head" },
           h("strong", {}, `Judge on round ${event.round}: `),
           `quality ${a.quality}/10`,
-          a.should_continue ? " · advises continuing" : " · suggests stopping",
+          a.should_continue ? " · advises continuing" : " · advises stopping",
           " · ",
           h(
             "span",
