@@ -156,6 +156,7 @@ async def test_a_ranking_that_is_not_a_permutation_is_invalid_and_left_out() -> 
     assert state.outcome.details["mean_rank"] == {"ada": 1.0, "bo": 2.0, "cy": 1.0}
     assert state.outcome.ranking == ["ada", "cy", "bo"]  # a tie at 1.0, 1 first place each: seed order
     assert "from 2 rankings" in state.outcome.summary
+    assert "Ada (1.00) = Cy (1.00) > Bo (2.00)" in state.outcome.summary  # a tie is written as a tie
 
 
 def test_rankings_accept_response_labels_in_any_case() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -267,7 +267,7 @@ class Council(DebateProtocol[NoOptions]):
             if (o := shown_order(config, d.by))
         }
         if ranked:
-            order = " > ".join(f"{name(pid)} ({aggregate.mean_rank[pid]:.2f})" for pid in ranked)
+            order = _order_text(ranked, aggregate, name)
             summary = f"Peer ranking by mean rank: {order}, from {count_text(aggregate.rankings, 'ranking')}."
         else:
             summary = "No valid peer ranking was given."
@@ -289,6 +289,17 @@ class Council(DebateProtocol[NoOptions]):
             headline=_headline(config, aggregate, ranked, bool(chair)),
             sections=_sections(config, aggregate, ranked, invalid, shown, chair[-1].text if chair else None),
         )
+
+
+def _order_text(ranked: list[str], aggregate: RankAggregate, name: Callable[[str], str]) -> str:
+    """'Ada (1.00) = Cy (1.00) > Bo (2.00)': equal mean ranks are written as a tie, not as an order."""
+    text = ""
+    for i, pid in enumerate(ranked):
+        mean = aggregate.mean_rank[pid]
+        if i:
+            text += " = " if mean == aggregate.mean_rank[ranked[i - 1]] else " > "
+        text += f"{name(pid)} ({mean:.2f})"
+    return text
 
 
 def _headline(config: DebateConfig, aggregate: RankAggregate, ranked: list[str], synthesised: bool) -> str:
