@@ -67,12 +67,10 @@ class PersonTurn:
         phase = turn_round.phase if turn_round is not None else None
         # The format words the side and task on the turn where it has its own (the chamber's, a schedule's part).
         stance = spec.stance if spec.stance is not None else participant.stance
-        phases = ctx.protocol.phases(config.rounds)
-        task = (
-            spec.task
-            if spec.task is not None
-            else next((p.description for p in phases if p.covers(round_number)), "")
-        )
+        task = spec.task
+        if task is None:
+            phases = ctx.protocol.phases(config.rounds)
+            task = next((p.description for p in phases if p.covers(round_number)), "")
         ask = TurnAsk(
             debate_id=ctx.debate_id,
             round=round_number,

@@ -187,27 +187,19 @@ class Oxford(DebateProtocol[OxfordOptions]):
         if not current.completed:
             if config.audience is None and not state.decided(VOTE, "judge", "before"):
                 return Ask(current.number, (AskSpec(VOTE, "judge", "before"),))
-            waiting = tuple(pid for pid in speaking_order(self.sides(config)) if not current.spoke(pid))
+            sides = self.sides(config)
+            waiting = tuple(pid for pid in speaking_order(sides) if not current.spoke(pid))
             if not waiting:
                 return EndRound(current.number)
             now = waiting if config.turn_order == "simultaneous" else waiting[:1]
-            return Speak(current.number, tuple(self._turn(config, pid, current.number) for pid in now))
+            task = _TASKS[phase_at(self, config.rounds, current.number).name]
+            return Speak(current.number, tuple(_turn(pid, sides[pid], task) for pid in now))
         done = current.number
         if (step := between_rounds(self, config, state)) is not None:
             return step
         if config.audience is None and not state.decided(VOTE, "judge", "after"):
             return Ask(done, (AskSpec(VOTE, "judge", "after"),))
         return conclude_then_finish(self, config, state)
-
-    def _turn(self, config: DebateConfig, pid: str, round_number: int) -> TurnSpec:
-        """A speaker's turn, with their side and task in the chamber's words (what a person taking it reads)."""
-        side = self.sides(config)[pid]
-        task = _TASKS[phase_at(self, config.rounds, round_number).name]
-        return TurnSpec(
-            pid,
-            stance=_SIDE_TITLES[side],
-            task=task.format(verdict="carried" if side == "for" else "defeated"),
-        )
 
     def turn_prompt(self, ctx: PromptContext, spec: TurnSpec) -> TurnPrompt:
         config, state, round_number = ctx.config, ctx.state, ctx.round
@@ -364,3 +356,10 @@ def _vote(config: DebateConfig, state: DebateState, when: When) -> Vote | None:
 
 def _other(side: Side) -> Side:
     return "against" if side == "for" else "for"
+
+
+def _turn(pid: str, side: Side, task: str) -> TurnSpec:
+    """A speaker's turn, with their side and task in the chamber's words (what a person taking it reads)."""
+    return TurnSpec(
+        pid, stance=_SIDE_TITLES[side], task=task.format(verdict="carried" if side == "for" else "defeated")
+    )
