@@ -39,6 +39,7 @@ export class Transcript {
       case "debate_started":
       case "config_edited": // a created debate's config, replaced before it started
         this.cast(event.config);
+        this.plannedRounds = event.planned_rounds ?? this.plannedRounds;
         break;
       case "round_started":
         this.node.append(
@@ -367,7 +368,8 @@ export class Transcript {
           { class: "assessment-head" },
           h("strong", {}, `Judge on round ${event.round}: `),
           `quality ${a.quality}/10`,
-          a.should_continue ? " · advises continuing" : " · advises stopping",
+          // Advice, as the CLI words it; after the last planned round there is nothing left to advise on.
+          event.round >= (this.plannedRounds ?? Infinity) ? "" : a.should_continue ? " · advises continuing" : " · advises stopping",
           " · ",
           h(
             "span",
