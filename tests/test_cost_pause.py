@@ -33,6 +33,14 @@ async def _paused(limits: dict[str, Any], rounds: int = 3) -> tuple[InMemoryLog,
     return log, resolve, calls
 
 
+async def _paused_once_both_spoke() -> tuple[InMemoryLog, Any, list[str]]:
+    """A debate paused at its cost limit once both have spoken, so that there is something to judge."""
+    first, _, _ = await _paused({"pause_at_cost": 0.0001})
+    paused = await _paused({"pause_at_cost": 1.5 * _turn_cost(list(first.events))})
+    assert len(fold(paused[0].events).spoke) == 2 and fold(paused[0].events).status == "paused"
+    return paused
+
+
 def _turn_cost(events: list[Event]) -> float:
     turn = next(e for e in events if isinstance(e, TurnCompleted))
     assert turn.usage.cost_usd is not None and turn.usage.cost_usd > 0
@@ -90,7 +98,7 @@ async def test_a_resume_acknowledges_and_the_threshold_does_not_pause_again() ->
 
 
 async def test_a_stop_answers_the_pause_and_the_judge_rules_on_what_exists() -> None:
-    log, resolve, calls = await _paused({"pause_at_cost": 0.0001})
+    log, resolve, calls = await _paused_once_both_spoke()
     turns = len(fold(log.events).turns)
     asked = len(calls)
     control = RunControl()
@@ -106,7 +114,7 @@ async def test_a_stop_answers_the_pause_and_the_judge_rules_on_what_exists() -> 
 
 
 async def test_judging_a_paused_debate_again_answers_the_pause_with_a_stop() -> None:
-    log, resolve, calls = await _paused({"pause_at_cost": 0.0001})
+    log, resolve, calls = await _paused_once_both_spoke()
     asked = len(calls)
     planned = plan_judging(log.events, reason="judged while paused", resolve=resolve)
     _ = [e async for e in judge_again(log.events, planned, log=log)]
@@ -115,6 +123,19 @@ async def test_judging_a_paused_debate_again_answers_the_pause_with_a_stop() -> 
     ack = next(e for e in log.events if isinstance(e, CostAcknowledged))
     assert (ack.choice, ack.by) == ("stop", "judged while paused")
     assert calls[asked:] == ["gpt-4o-mini"]  # the judge only
+
+
+async def test_judging_a_debate_paused_before_two_spoke_asks_no_judge() -> None:
+    log, resolve, calls = await _paused({"pause_at_cost": 0.0001})
+    assert len(fold(log.events).spoke) == 1
+    asked = len(calls)
+    planned = plan_judging(log.events, reason="judged while paused", resolve=resolve)
+    _ = [e async for e in judge_again(log.events, planned, log=log)]
+    state = fold(log.events)
+    assert state.status == "completed" and state.verdict is None
+    assert calls[asked:] == []  # one side alone is nothing to weigh: no judge is paid to invent the other
+    [note] = [e for e in log.events if isinstance(e, Notice) and e.source == "verdict"]
+    assert note.message == "no verdict: only Ada spoke"
 
 
 async def test_warn_at_cost_keeps_its_notice_beside_the_pause() -> None:

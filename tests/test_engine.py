@@ -132,9 +132,9 @@ async def test_a_call_that_fails_once_is_retried_and_the_debate_completes() -> N
     assert len(rec.calls) == 5  # four turns and the one that failed
 
 
-async def test_a_participant_that_keeps_timing_out_is_dropped_and_the_judge_rules_on_what_exists() -> None:
+async def test_a_participant_that_keeps_timing_out_is_dropped_and_one_speaker_alone_is_not_judged() -> None:
     config = make_config(2, rounds=2, limits={"turn_timeout_s": 0.05, "retry": FAST_RETRY})
-    judge, _ = judge_model([judge_answer(config)])
+    judge, judged = judge_model([judge_answer(config)])
     fast, slow = Recorder(), Recorder(delay=1.0)
 
     def resolve(options: ModelOptions) -> Model:
@@ -148,10 +148,14 @@ async def test_a_participant_that_keeps_timing_out_is_dropped_and_the_judge_rule
     [dropped] = [e for e in events if isinstance(e, ParticipantDropped)]
     assert dropped.participant_id == "bo" and "gave up after 2 retries" in dropped.error
     state = fold(e for e in events if e.durable)
-    # One participant left: the rounds end, and the judge rules on Ada's opening, the one turn there is.
-    assert state.stop_reason is not None and state.stop_reason.kind == "participants"
+    # Only Ada spoke: a judge would weigh her opening against nothing (it once scored Bo 8/10 for words he
+    # never said). The debate fails, keeping her turn, to be resumed once Bo's model answers.
     assert [(t.round, t.participant_id) for t in state.turns] == [(1, "ada")]
-    assert state.status == "completed" and state.verdict is not None and state.dropped.keys() == {"bo"}
+    assert state.status == "failed" and state.verdict is None and state.dropped.keys() == {"bo"}
+    assert state.error is not None and state.error.startswith(
+        "only Ada spoke, too few to judge (Bo failed in round 1: "
+    )
+    assert judged[0] == 0  # no judge was asked
 
 
 async def test_no_judge_means_no_verdict_event() -> None:

@@ -313,7 +313,10 @@ async def test_a_failed_debate_counts_as_unparsed_and_wrong_with_its_error(
     run = await evaluate(plan(["single"]), store, tmp_path / "out", Scripted(fail_items={"q2"}))
     failed = by_arm(run.rows, "single")["q2"]
     assert (failed.status, failed.parsed, failed.correct) == ("failed", False, False)
-    assert failed.error == "no turn could be taken: fake:scripted: bad key (authentication is not retried)"
+    assert (
+        failed.error
+        == "no turn could be taken, too few to judge (Agent failed in round 1: fake:scripted: bad key (authentication is not retried)); once the cause is fixed, resume the debate to carry it on"
+    )
     assert failed.debate_id is not None and (await store.state(failed.debate_id)).status == "failed"
     assert run.failed == [failed]
     assert sum(r.correct for r in run.rows) == 1  # q1 only

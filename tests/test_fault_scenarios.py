@@ -202,17 +202,17 @@ async def test_a_401_drops_the_participant_at_once_naming_the_key_variable(tmp_p
     assert_kept(outcome, [(1, "bo"), (1, "cy"), (2, "bo"), (2, "cy")])
 
 
-async def test_a_404_fails_fast_and_the_judge_rules_on_what_exists(tmp_path: Path) -> None:
+async def test_a_404_fails_fast_and_one_speaker_alone_is_not_judged(tmp_path: Path) -> None:
     outcome = await run("404", tmp_path)
     assert not outcome.retries
     [dropped] = outcome.dropped
     assert (dropped.participant_id, dropped.fault) == ("bo", "model_not_found")
     assert "has no model 'bo' (404)" in dropped.error
     state = outcome.state
-    assert state.stop_reason is not None and state.stop_reason.kind == "participants"
-    assert "1 participant left" in state.stop_reason.detail
-    assert asked(outcome) == ["ada", "bo", "judge"]
-    assert_kept(outcome, [(1, "ada")])
+    assert state.status == "failed" and state.verdict is None
+    assert state.error is not None and "only Ada spoke" in state.error and "has no model 'bo'" in state.error
+    assert asked(outcome) == ["ada", "bo"]  # no judge asked to weigh one side
+    assert outcome.turns_lost() == 0 and outcome.turns == [(1, "ada")]
 
 
 async def test_a_context_overflow_is_compacted_and_retried_once_with_a_shorter_prompt(tmp_path: Path) -> None:

@@ -258,7 +258,7 @@ async def test_judging_a_paused_debate_ends_its_rounds_with_a_stop_that_says_so(
     async for event in run_debate(
         config, log=log, resolve=resolve_with(Recorder(), {"judge": judge}), debate_id="d1", control=control
     ):
-        if event.type == "turn_completed":
+        if event.type == "round_completed":  # both have spoken: there is something to judge
             control.pause()
     assert fold(log.events).status == "paused"
     new = await judged(log, {"judge": judge})

@@ -93,13 +93,14 @@ async def call(
 
 
 async def debate_stopped_by_cancel(client: Client, arguments: dict[str, Any]) -> tuple[str, Progress]:
-    """Call `debate`, cancel the call once the first turn is reported; the debate's id and what was reported."""
+    """Call `debate`, cancel the call once two turns are reported; the debate's id and what was reported."""
     seen: Progress = []
     first_turn = anyio.Event()
 
     async def record(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, message or ""))
-        if (message or "").startswith("round 1"):
+        # Once two turns are in: one side alone would be given no verdict.
+        if sum(m.startswith("round ") for _, m in seen) >= 2:
             first_turn.set()
 
     async with anyio.create_task_group() as group:

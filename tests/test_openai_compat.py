@@ -258,7 +258,11 @@ def test_a_client_that_goes_away_mid_stream_stops_the_debate(
         time.sleep(0.05)
     state = stored(http, debate_id)
     assert state.stop_reason is not None and len(state.rounds) < 50
-    assert state.verdict is not None  # judged on what exists, and kept
+    # Judged on what exists, and kept; cut before the second speaker's turn, one side alone gets no verdict.
+    if len(state.spoke) < 2:
+        assert state.verdict is None and any(n.startswith("stop: no verdict: ") for n in state.notices)
+    else:
+        assert state.verdict is not None
 
 
 def test_a_failed_debate_is_an_openai_error(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from moot.domain.config import DebateConfig, Limits, ModelOptions, validate_conf
 from moot.domain.events import (
     CallRetried,
     ContextTrimmed,
-    DebateStopping,
     Event,
     ParticipantDropped,
     VerdictGiven,
@@ -271,12 +270,14 @@ async def test_a_format_with_fixed_sides_ends_its_rounds_when_one_side_fails() -
     events = await collect(config, resolve=resolve)
     retried = [e for e in events if isinstance(e, CallRetried)]
     assert [e.retry for e in retried] == [1, 2, 3] and {e.fault for e in retried} == {"overloaded"}
-    [stopping] = [e for e in events if isinstance(e, DebateStopping)]
-    assert stopping.reason.kind == "participants" and stopping.reason.detail.startswith(
-        "Neg failed; 1 participant"
+    # Only the affirmative's constructive was given: nothing to weigh it against, so no verdict; the debate
+    # fails with that turn kept, to be resumed.
+    assert not any(isinstance(e, VerdictGiven) for e in events)
+    state = fold(e for e in events if e.durable)
+    assert state.status == "failed" and [t.participant_id for t in state.turns] == ["aff"]
+    assert state.error is not None and state.error.startswith(
+        "only Aff spoke, too few to judge (Neg failed in round"
     )
-    [verdict] = [e for e in events if isinstance(e, VerdictGiven)]
-    assert verdict.verdict is not None  # judged on the affirmative's constructive
 
 
 async def test_a_context_overflow_is_compacted_and_retried_once() -> None:
@@ -439,7 +440,9 @@ async def test_a_debate_in_which_no_one_could_speak_fails_and_a_retry_brings_the
     await collect(config, log=log, resolve=broken)
     failed = fold(log.events)
     assert failed.status == "failed" and failed.error is not None
-    assert failed.error.startswith("no turn could be taken: fake:ada: authentication here")
+    assert failed.error.startswith(
+        "no turn could be taken, too few to judge (Ada failed in round 1: fake:ada: authentication here"
+    )
     rec = Recorder()
 
     def fixed(options: ModelOptions) -> Model:

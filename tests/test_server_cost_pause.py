@@ -58,7 +58,13 @@ def test_resume_acknowledges_the_cost_and_the_debate_goes_on(tmp_path: Path) -> 
 
 def test_stop_acknowledges_the_cost_and_the_judge_rules(tmp_path: Path) -> None:
     with _app(tmp_path) as client:
-        debate_id = start(client, priced())
+        first = start(client, priced())
+        wait_for(client, first, "paused")
+        one_turn = next(e for e in events(client, first) if e["type"] == "turn_completed")["usage"][
+            "cost_usd"
+        ]
+        # Paused once both have spoken: one side alone would get no verdict.
+        debate_id = start(client, priced(pause_at_cost=1.5 * one_turn))
         wait_for(client, debate_id, "paused")
         turns = len([e for e in events(client, debate_id) if e["type"] == "turn_completed"])
         assert client.post(f"/api/debates/{debate_id}/stop").status_code == 202

@@ -56,7 +56,7 @@ from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona, with_personas
 from moot.domain.status import Status
 from moot.domain.usage import Usage
-from moot.domain.verdict import Ballot, PanelResult, Verdict
+from moot.domain.verdict import Absence, Ballot, PanelResult, Verdict
 
 
 def turn_key(speaker: str, target: str | None) -> str:
@@ -211,6 +211,9 @@ class DebateState(BaseModel):
         default_factory=dict,
         description="Participants that failed for good, with why: they speak no more (until a retry of a failed debate)",
     )
+    dropped_in: dict[str, int] = Field(
+        default_factory=dict, description="The round each dropped participant left in"
+    )
     retries: int = Field(default=0, description="Model calls tried again after a fault")
     context_trims: list[ContextTrimmed] = Field(
         default_factory=list, description="Prompts whose history was cut to fit a context window"
@@ -292,6 +295,46 @@ class DebateState(BaseModel):
         proposal in place of the speaker's last). A round's own `turns` holds them all, so a format sees who
         has had their turn."""
         return [t for r in self.rounds for t in r.turns if not t.said_nothing]
+
+    @property
+    def spoke(self) -> list[str]:
+        """The participants who took at least one turn, in the config's order: the only ones a verdict scores."""
+        said = {t.participant_id for t in self.turns}
+        return [p.id for p in self.config.participants if p.id in said] if self.config is not None else []
+
+    def absences(self) -> list[Absence]:
+        """Who never spoke, or left before the end, and why, in the config's order."""
+        if self.config is None:
+            return []
+        spoke = set(self.spoke)
+        had_turn = {t.participant_id for r in self.rounds for t in r.turns}
+        absent = []
+        for p in self.config.participants:
+            if p.id in self.dropped:
+                absent.append(
+                    Absence(
+                        participant_id=p.id,
+                        spoke=p.id in spoke,
+                        round=self.dropped_in.get(p.id),
+                        reason=self.dropped[p.id],
+                    )
+                )
+            elif p.id in had_turn and p.id not in spoke:
+                absent.append(
+                    Absence(
+                        participant_id=p.id, spoke=False, reason="its turns were skipped or cut before a word"
+                    )
+                )
+            elif p.id not in spoke:
+                ended = self.stop_reason.detail if self.stop_reason is not None else "the rounds ended"
+                absent.append(
+                    Absence(
+                        participant_id=p.id,
+                        spoke=False,
+                        reason=f"the debate stopped before its turn: {ended}",
+                    )
+                )
+        return absent
 
     @property
     def current_round(self) -> Round | None:
@@ -422,6 +465,7 @@ class DebateState(BaseModel):
                     self.calling.pop(key, None)
             case ParticipantDropped():
                 self.dropped[event.participant_id] = event.error
+                self.dropped_in[event.participant_id] = event.round
                 for key in [k for k in self.speaking if split_turn_key(k)[0] == event.participant_id]:
                     self.speaking.pop(key)
                     self.calling.pop(key, None)
@@ -506,6 +550,7 @@ class DebateState(BaseModel):
                 self.status = "queued"
             case DebateResumed():
                 if event.after_status == "failed":
+                    self.dropped_in.clear()
                     self.dropped.clear()  # a retry is the user's "try again": its cause (a key) may be fixed
                 self.status = "running"
                 self.error = None

@@ -115,8 +115,21 @@ class ParticipantScore(BaseModel):
     criteria: dict[str, float] = Field(default_factory=dict, description="0-10 per rubric criterion")
 
 
+class Absence(BaseModel):
+    """A participant the verdict does not score because it never spoke, or scores only on the turns it took
+    before it left: the verdict says so, so no screen presents a silent participant as judged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    participant_id: str
+    spoke: bool = Field(description="Whether it took a turn before it left (then it is scored on those)")
+    round: int | None = Field(default=None, description="The round it left in (None: it never left)")
+    reason: str = Field(description="Why it left, or why it never spoke")
+
+
 class Verdict(BaseModel):
-    """Scores for every participant, the winner (or an explicit tie, or none) and the judge's synthesis."""
+    """Scores for every participant who spoke, the winner (or an explicit tie, or none) and the judge's
+    synthesis."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -139,6 +152,10 @@ class Verdict(BaseModel):
         default_factory=list,
         description="The criteria scored, with their meaning and weight, in scoring order (empty in a verdict "
         "recorded before criteria could be a judge's own: those are the six defaults)",
+    )
+    absent: list[Absence] = Field(
+        default_factory=list,
+        description="Participants who never spoke (not scored) or left before the end (scored on what they said)",
     )
 
     @model_validator(mode="after")
@@ -195,6 +212,23 @@ class Verdict(BaseModel):
 
     def score_of(self, participant_id: str) -> ParticipantScore | None:
         return next((s for s in self.scores if s.participant_id == participant_id), None)
+
+    def on_what_was_said(self, absent: list[Absence]) -> Verdict | None:
+        """This verdict with no score for a participant who never spoke, whoever gave it (a judge's answer is
+        not trusted to leave them out), the winner worked out again, and `absent` recorded; None when no
+        participant it scored spoke."""
+        silent = {a.participant_id for a in absent if not a.spoke}
+        scores = [s for s in self.scores if s.participant_id not in silent]
+        if not scores:
+            return None
+        return Verdict.model_validate(
+            {
+                **self.model_dump(),
+                "scores": [s.model_dump() for s in scores],
+                "winner_ids": top_scorers(scores) if self.names_winner else [],
+                "absent": [a.model_dump() for a in absent],
+            }
+        )
 
 
 def top_scorers(scores: list[ParticipantScore]) -> list[str]:

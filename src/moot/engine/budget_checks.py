@@ -9,7 +9,7 @@ from moot.domain.assessment import StopReason
 from moot.domain.events import CostAcknowledged, CostPause, DebateCompleted, DebatePaused, Notice
 from moot.engine.budget import cost_left, over_budget
 from moot.engine.steps.base import StepHandler
-from moot.engine.steps.judging import budgeted, judge, verdict_affordable
+from moot.engine.steps.judging import budgeted, judge, too_few_spoke, verdict_affordable
 from moot.engine.stops import stop_now as stop_now
 
 if TYPE_CHECKING:
@@ -97,8 +97,9 @@ async def after_hard_stop(ctx: RunContext) -> None:
     judged = ctx.config.judge is not None or bool(ctx.config.judges)
     reason = ctx.state.stop_reason
     kind = reason.kind if reason is not None else "user"
-    if judged and not ctx.state.judged and not ctx.state.turns:
-        message = f"no verdict: {_STOPPED_BY.get(kind, 'the user')} stopped the debate before anyone spoke"
+    if judged and not ctx.state.judged and (unheard := too_few_spoke(ctx)) is not None:
+        before = "before anyone spoke" if not ctx.state.spoke else f"when {unheard}"
+        message = f"no verdict: {_STOPPED_BY.get(kind, 'the user')} stopped the debate {before}"
         source = "budget" if kind == "budget" else "stop"
         await ctx.emit(Notice(source=source, message=message))
     elif judged and not ctx.state.judged and await verdict_affordable(ctx):

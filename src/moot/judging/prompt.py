@@ -91,6 +91,16 @@ def judge_templates(
             replace(t, name=roster.name_of(t.participant_id) or t.name, stance=roster.redact(t.stance))
             for t in history
         ]
+    shown = {e.participant_id for e in roster.entrants}
+    # Named so the judge knows the transcript is not missing their turns: it has nothing of theirs to weigh.
+    unheard = [
+        {
+            "name": "A participant" if roster.anonymous else config.speaker_name(a.participant_id),
+            "why": f"left in round {a.round}: {a.reason}" if a.round is not None else a.reason,
+        }
+        for a in state.absences()
+        if not a.spoke and a.participant_id not in shown
+    ]
     system = render(system_template, judge_name=judge.name, instructions=judge.instructions, **extra)
     user = render(
         request_template,
@@ -98,6 +108,7 @@ def judge_templates(
         context=config.context,
         participants=roster.entrants,
         left={e.id for e in roster.entrants if e.participant_id in state.dropped},
+        unheard=unheard,
         history=history,
         omitted=window.omitted,
         **extra,

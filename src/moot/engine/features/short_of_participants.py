@@ -1,5 +1,6 @@
-"""Participants dropped after failures: with too few left, or in a format that needs them all, the rounds end;
-with no turn taken at all the debate fails, and a retry (once the cause, a key, is fixed) brings them back."""
+"""Participants dropped after failures: with too few left, or in a format that needs them all, the rounds end
+and the verdict weighs those who spoke; with fewer than two who ever spoke there is nothing to weigh, so the
+debate fails, and a resume (once the cause, a key, is fixed) brings them back."""
 
 from __future__ import annotations
 
@@ -18,10 +19,23 @@ class ShortOfParticipants(Feature):
     async def before_step(self, ctx: RunContext, step: NextStep) -> Flow | None:
         if ctx.state.stop_reason is not None or (short := short_of_participants(ctx)) is None:
             return None
-        if not ctx.state.turns:
-            raise RunError(f"no turn could be taken: {'; '.join(ctx.state.dropped.values())}")
+        if (why := unheard(ctx)) is not None:
+            raise RunError(why)
         await stop_now(ctx, short)
         return Flow.AGAIN
+
+
+def unheard(ctx: RunContext) -> str | None:
+    """Why the failures left too few speakers to judge (fewer than two ever spoke), naming each who failed."""
+    config, state = ctx.config, ctx.state
+    if len(state.spoke) >= min(2, len(config.participants)):
+        return None
+    failed = "; ".join(
+        f"{config.speaker_name(pid)} failed in round {state.dropped_in.get(pid, '?')}: {error}"
+        for pid, error in state.dropped.items()
+    )
+    spoke = f"only {config.speaker_name(state.spoke[0])} spoke" if state.spoke else "no turn could be taken"
+    return f"{spoke}, too few to judge ({failed}); once the cause is fixed, resume the debate to carry it on"
 
 
 def short_of_participants(ctx: RunContext) -> StopReason | None:

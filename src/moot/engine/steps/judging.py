@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot.context import Fitted
 from moot.context.windows import LOCAL_JUDGE_TOKENS
-from moot.domain.config import JudgeConfig, ModelOptions
+from moot.domain.config import DebateConfig, JudgeConfig, ModelOptions
 from moot.domain.events import (
     DebateCompleted,
     JudgeVerdictGiven,
@@ -25,7 +25,7 @@ from moot.engine.calls.replies import AnswerT, JudgeResult
 from moot.engine.calls.retry import CallSite
 from moot.engine.person_answers import person_verdict_of
 from moot.judging import JudgePrompt, answer_model, to_verdict
-from moot.judging.anonymise import Roster
+from moot.judging.anonymise import Roster, named_roster
 from moot.judging.assessment import assessment_model, drift_warnings, to_round_assessment
 from moot.judging.panel import Seat, combine, failure_text, seat_roster, seats
 from moot.judging.person import person_verdict
@@ -56,6 +56,7 @@ class JudgeHandler:
     def estimate(self, ctx: RunContext, step: Judge) -> Usage:
         config = ctx.config
         total = Usage()
+        # Every participant, as before a run: an estimate made before anyone spoke must not leave them out.
         panel = [(seat.judge, seat_roster(config, seat.index, ctx.debate_id)) for seat in seats(config)]
         single = [(config.judge, None)] if config.judge is not None else []
         judged = {b.judge for b in ctx.state.ballots}
@@ -70,12 +71,38 @@ class JudgeHandler:
         return total
 
     async def take(self, ctx: RunContext, step: Judge) -> bool:
+        if (unheard := too_few_spoke(ctx)) is not None:
+            await ctx.emit(Notice(source="verdict", message=f"no verdict: {unheard}"))
+            await ctx.emit(DebateCompleted())
+            return True
         # A judging asked for later is a call the user chose to pay for: the debate's limits bounded its rounds.
         if ctx.state.judging_again is not None or await verdict_affordable(ctx):
             await judge(ctx)
             return False
         await ctx.emit(DebateCompleted())
         return True
+
+
+def judged(ctx: RunContext) -> DebateConfig:
+    """The debate as a verdict sees it: only the participants who spoke. A judge is never shown, asked about or
+    able to score one who did not (moot.judging reads `participants` for the roster, the answer's shape and the
+    scores), so it cannot invent their arguments; `Verdict.on_what_was_said` checks the answer all the same."""
+    spoke = set(ctx.state.spoke)
+    return ctx.config.model_copy(
+        update={"participants": [p for p in ctx.config.participants if p.id in spoke]}
+    )
+
+
+def too_few_spoke(ctx: RunContext) -> str | None:
+    """Why there is nothing to weigh (fewer than two participants spoke, or one in a format seating one), or
+    None. A debate short of speakers because they failed never gets here: it fails
+    (moot.engine.features.short_of_participants), to be carried on once the cause is fixed."""
+    config, spoke = ctx.config, ctx.state.spoke
+    if len(spoke) >= min(2, len(config.participants)):
+        return None
+    if not spoke:
+        return "nobody spoke"
+    return f"only {config.speaker_name(spoke[0])} spoke"
 
 
 def budgeted(ctx: RunContext) -> bool:
@@ -157,7 +184,8 @@ async def judge(ctx: RunContext) -> None:
     if judge.model.is_person:
         model, verdict, result, failed = await _verdict_of_person(ctx, judge, None)
     else:
-        model, verdict, result, failed = await _verdict_of(ctx, judge, None, 0)
+        model, verdict, result, failed = await _verdict_of(ctx, judge, named_roster(judged(ctx)), 0)
+    verdict, result = on_what_was_said(ctx, verdict, result)
     await ctx.emit(
         VerdictGiven(
             model=model,
@@ -205,7 +233,8 @@ async def _judge_panel(ctx: RunContext) -> None:
     await ctx.together([_panel_judge(ctx, seat) for seat in seated if seat.index not in done])
     # In seat order, not the order the judges answered in: the combined record must not depend on timing.
     ballots = sorted(ctx.state.ballots, key=lambda b: b.judge)
-    verdict, result = combine(ctx.config, ballots, names_winner=ctx.protocol.traits.names_winner)
+    verdict, result = combine(judged(ctx), ballots, names_winner=ctx.protocol.traits.names_winner)
+    verdict = verdict.on_what_was_said(ctx.state.absences()) if verdict is not None else None
     counted = [b for b in ballots if b.verdict is not None]
     await ctx.emit(
         VerdictGiven(
@@ -228,9 +257,10 @@ async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
         model, verdict, result, failed = await _verdict_of_person(ctx, seat.judge, seat.index)
         labels: dict[str, str] = {}
     else:
-        roster = seat_roster(ctx.config, seat.index, ctx.debate_id)
+        roster = seat_roster(judged(ctx), seat.index, ctx.debate_id)
         model, verdict, result, failed = await _verdict_of(ctx, seat.judge, roster, seat.index)
         labels = roster.labels
+    verdict, result = on_what_was_said(ctx, verdict, result)
     await ctx.emit(
         JudgeVerdictGiven(
             judge=seat.index,
@@ -248,15 +278,30 @@ async def _panel_judge(ctx: RunContext, seat: Seat) -> None:
     )
 
 
+def on_what_was_said(
+    ctx: RunContext, verdict: Verdict | None, result: JudgeResult[Any]
+) -> tuple[Verdict | None, JudgeResult[Any]]:
+    """A verdict with only those who spoke scored and those who did not named (`Verdict.on_what_was_said`); one
+    that scored nobody who spoke is a failed one."""
+    if verdict is None:
+        return None, result
+    kept = verdict.on_what_was_said(ctx.state.absences())
+    if kept is None:
+        error = "the verdict scored only participants who never spoke"
+        return None, JudgeResult(None, error, result.attempts, result.usage, result.latency_s)
+    return kept, result
+
+
 async def _verdict_of_person(
     ctx: RunContext, judge: JudgeConfig, seat: int | None
 ) -> tuple[str, Verdict | None, JudgeResult[Any], list[FailedTry]]:
     """A person's verdict, made a Verdict by the rules a model's follows (moot.judging.person)."""
     names_winner = ctx.protocol.traits.names_winner
-    config = ctx.config
+    config = judged(ctx)
+    silent = {a.participant_id for a in ctx.state.absences() if not a.spoke}
 
     def check(given: PersonVerdict) -> None:
-        person_verdict(given, config, judge, names_winner=names_winner)
+        person_verdict(heard_only(given, silent), config, judge, names_winner=names_winner)
 
     asked = time.monotonic()
     given = await person_verdict_of(ctx, seat, judge.name, check)
@@ -265,8 +310,21 @@ async def _verdict_of_person(
         limit = config.limits.human_turn_timeout_s or 0
         error = f"{judge.name} gave no verdict within {limit:g} s (limits.human_turn_timeout_s)"
         return str(judge.model), None, JudgeResult(None, error, 0, Usage(), latency), []
-    verdict = person_verdict(given, config, judge, names_winner=names_winner)
+    verdict = person_verdict(heard_only(given, silent), config, judge, names_winner=names_winner)
     return str(judge.model), verdict, JudgeResult(None, None, 1, Usage(), latency), []
+
+
+def heard_only(given: PersonVerdict, silent: set[str]) -> PersonVerdict:
+    """What a person gave, less anything about participants who never spoke (a form may still offer them)."""
+    if not silent:
+        return given
+    return given.model_copy(
+        update={
+            "scores": {k: v for k, v in given.scores.items() if k not in silent},
+            "reasons": {k: v for k, v in given.reasons.items() if k not in silent},
+            "winner": None if given.winner in silent else given.winner,
+        }
+    )
 
 
 async def _verdict_of(
@@ -278,7 +336,9 @@ async def _verdict_of(
     error) and the models that failed before it.
     """
     names_winner = ctx.protocol.traits.names_winner
-    answer_type = answer_model(ctx.config, judge, roster)
+    config = judged(ctx)
+    roster = roster if roster is not None else named_roster(config)
+    answer_type = answer_model(config, judge, roster)
     failed: list[FailedTry] = []
     usage, attempts, latency = Usage(), 0, 0.0
     candidates = judge.candidates()
@@ -292,9 +352,7 @@ async def _verdict_of(
         latency += result.latency_s
         totals: JudgeResult[Any] = JudgeResult(None, result.error, attempts, usage, latency)
         if result.answer is not None:
-            verdict = to_verdict(
-                result.answer, ctx.config, judge=judge, roster=roster, names_winner=names_winner
-            )
+            verdict = to_verdict(result.answer, config, judge=judge, roster=roster, names_winner=names_winner)
             return str(options.model), verdict, totals, failed
         if k < len(candidates) - 1:
             failed.append(FailedTry(model=str(options.model), error=result.error or "no valid verdict"))
