@@ -172,3 +172,29 @@ def test_a_verdict_scoring_a_silent_participant_is_corrected_not_trusted() -> No
     )
     assert kept.absent == absent
     assert given.on_what_was_said([*absent, Absence(participant_id="ada", spoke=False, reason="x")]) is None
+
+
+async def test_every_surface_says_who_was_not_scored_in_the_same_words() -> None:
+    import io
+
+    from moot.cli.render import DebateRenderer
+    from moot.cli.safe_text import SafeConsole
+    from moot.export import export
+
+    config = make_config(3, rounds=1, limits={"retry": FAST_RETRY})
+    judge = Judge(judge_answer(config))
+    log = InMemoryLog()
+    await collect(config, log=log, resolve=resolver(judge, Recorder(), {"cy": speaks_then_fails(0)}))
+    verdict = fold(log.events).verdict
+    assert verdict is not None
+    [absent] = verdict.absent
+    line = absent.line
+    assert line.startswith("Cy never spoke: it left in round 1 (") and line.endswith("); not scored")
+    out = io.StringIO()
+    renderer = DebateRenderer(SafeConsole(file=out, width=400, color_system=None), live=False)
+    for event in log.events:
+        renderer.handle(event)
+    assert line in out.getvalue()
+    for kind in ("markdown", "text", "html"):
+        assert line in " ".join(export(log.events, kind).split()), kind  # type: ignore[arg-type]
+    assert absent.model_dump()["line"] == line  # the API's JSON (and the page, which shows it) carry it as is

@@ -667,6 +667,8 @@ class DebateRenderer:
         else:
             for s in ranked:
                 self._score_block(s, criteria, medians)
+        for absent in verdict.absent:
+            self.console.print(Text(absent.line, style="yellow"))
         # The six defaults are the README's; a criterion of the judge's own says what it scored.
         for c in criteria:
             if not c.is_default and c.description:

@@ -314,6 +314,7 @@ class DebateState(BaseModel):
                 absent.append(
                     Absence(
                         participant_id=p.id,
+                        name=p.name,
                         spoke=p.id in spoke,
                         round=self.dropped_in.get(p.id),
                         reason=self.dropped[p.id],
@@ -322,7 +323,10 @@ class DebateState(BaseModel):
             elif p.id in had_turn and p.id not in spoke:
                 absent.append(
                     Absence(
-                        participant_id=p.id, spoke=False, reason="its turns were skipped or cut before a word"
+                        participant_id=p.id,
+                        name=p.name,
+                        spoke=False,
+                        reason="its turns were skipped or cut before a word",
                     )
                 )
             elif p.id not in spoke:
@@ -330,6 +334,7 @@ class DebateState(BaseModel):
                 absent.append(
                     Absence(
                         participant_id=p.id,
+                        name=p.name,
                         spoke=False,
                         reason=f"the debate stopped before its turn: {ended}",
                     )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,21 @@ class Absence(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     participant_id: str
+    name: str = ""
     spoke: bool = Field(description="Whether it took a turn before it left (then it is scored on those)")
     round: int | None = Field(default=None, description="The round it left in (None: it never left)")
     reason: str = Field(description="Why it left, or why it never spoke")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def line(self) -> str:
+        """What every screen says of it, worded here once."""
+        who = self.name or self.participant_id
+        if self.spoke:
+            return f"{who} left in round {self.round} ({self.reason}): scored on the turns it took"
+        if self.round is not None:
+            return f"{who} never spoke: it left in round {self.round} ({self.reason}); not scored"
+        return f"{who} never spoke ({self.reason}); not scored"
 
 
 class Verdict(BaseModel):

@@ -211,6 +211,8 @@ def _verdict(v: DebateView) -> list[str]:
         medians = (s.median,) if verdict.panel else ()
         out.append(_row(name, s.score_text, *medians, *s.criteria, cell(s.reasoning), args))
     out.append("")
+    if verdict.absent:
+        out += [f"*{inline(a)}*" for a in verdict.absent] + [""]
     if verdict.criteria_notes:
         out += [f"- **{inline(title)}**: {inline(text)}" for title, text in verdict.criteria_notes] + [""]
     if verdict.panel:

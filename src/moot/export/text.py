@@ -199,6 +199,7 @@ def _verdict(v: DebateView) -> list[str]:
             out += wrap(" · ".join(scored), "      ")
         out += wrap(s.reasoning, "      ")
         out += [line for a in s.key_arguments for line in wrap(f"- {a}", "      ")]
+    out += [line for a in verdict.absent for line in wrap(a, "    ")]
     if verdict.criteria_notes:
         out += ["", "  Criteria:"]
         out += [line for title, text in verdict.criteria_notes for line in wrap(f"{title}: {text}", "    ")]

@@ -182,6 +182,7 @@ class VerdictView:
     insights: tuple[str, ...] = ()
     fallback: str = ""  # which fallback model judged, after which failures
     panel: PanelView | None = None
+    absent: tuple[str, ...] = ()  # who never spoke (not scored) or left early, and why (Absence.line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,6 +464,7 @@ def _verdict_view(
         insights=tuple(one_line(i) for i in verdict.insights),
         fallback=_fallback_text(_judge_model(record), failed[-1]) if failed and failed[-1] else "",
         panel=_panel_view(state, name_of) if panel else None,
+        absent=tuple(one_line(a.line) for a in verdict.absent),
     )
 
 

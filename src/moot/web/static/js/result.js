@@ -182,6 +182,8 @@ function verdictCard(state, name) {
   // A person's verdict says how sure they are (a model's gives no figure).
   if (v.confidence != null) card.append(h("p", { class: "muted small", dataset: { testid: "verdict-confidence" } }, `The judge's confidence: ${v.confidence}/100`));
   if (v.quality != null) card.append(h("p", { class: "muted small" }, `Quality of the debate: ${v.quality}/100`));
+  // Who never spoke (not scored) or left early, worded by the engine (Absence.line).
+  for (const a of v.absent ?? []) card.append(h("p", { class: "small notice", dataset: { testid: "absent" } }, a.line));
   if (state.panel) {
     const p = state.panel;
     card.append(
