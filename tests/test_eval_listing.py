@@ -150,7 +150,7 @@ async def test_an_old_database_is_upgraded_and_its_debates_stay_listed(db_url: s
     engine = create_engine(db_url_from(db_url))
     try:
         with engine.connect() as conn:
-            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0003",)]
+            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0004",)]
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
     finally:
         engine.dispose()

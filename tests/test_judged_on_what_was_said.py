@@ -196,5 +196,5 @@ async def test_every_surface_says_who_was_not_scored_in_the_same_words() -> None
         renderer.handle(event)
     assert line in out.getvalue()
     for kind in ("markdown", "text", "html"):
-        assert line in " ".join(export(log.events, kind).split()), kind  # type: ignore[arg-type]
+        assert line in " ".join(export(log.events, kind).split()), kind
     assert absent.model_dump()["line"] == line  # the API's JSON (and the page, which shows it) carry it as is

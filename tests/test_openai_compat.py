@@ -407,7 +407,10 @@ async def test_each_format_answers_with_its_own_result(
         assert state.verdict is None and state.outcome is not None and answer.startswith(state.outcome.lead)
     elif expect == "verdict":
         assert state.verdict is not None and state.outcome is not None
-        assert answer.startswith(state.outcome.lead) and answer.endswith(state.verdict.summary.strip())
+        assert answer.startswith(state.outcome.lead) and state.verdict.summary.strip() in answer
+        # The verdict whole, as every screen gives it: where they agree and disagree, and what was new.
+        for item in [*state.verdict.areas_of_agreement, *state.verdict.insights]:
+            assert f"- {item}" in answer
     else:
         assert state.outcome is None and state.verdict is None and answer == state.turns[-1].text.strip()
 

@@ -43,7 +43,7 @@ async def test_opening_an_empty_database_creates_the_schema(postgres_db: str) ->
         indexes = sorted(str(i["name"]) for i in inspector.get_indexes("debates"))
         assert indexes == ["ix_debates_created_at", "ix_debates_eval_run"]
         with engine.connect() as conn:
-            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0003",)]
+            assert conn.execute(sa.text("select version_num from alembic_version")).all() == [("0004",)]
     finally:
         engine.dispose()
 

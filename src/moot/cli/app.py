@@ -866,7 +866,7 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
     wide.add_column("winner", ratio=1)
     for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        wide.add_row(r.id[:8], when, r.status, topic, Text(who), Text(winner))
+        wide.add_row(r.id[:8], when, _listed_status(r), topic, Text(who), Text(winner))
     if fits(wide, console):
         return wide
     narrow = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
@@ -876,8 +876,16 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
     for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
         under = who + (f" · winner: {winner}" if winner else "")
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        narrow.add_row(r.id[:8], when, r.status, Text.assemble(topic, "\n", (under, "dim")))
+        narrow.add_row(r.id[:8], when, _listed_status(r), Text.assemble(topic, "\n", (under, "dim")))
     return narrow
+
+
+def _listed_status(row: DebateSummary) -> Text:
+    """The status as listed: a completed debate with problems is `degraded` (`moot show` lists them)."""
+    from moot.domain.problems import status_label
+
+    label = status_label(row.status, row.problems)
+    return Text(label, style="yellow" if label == "degraded" else "")
 
 
 def _listed_topic(row: DebateSummary) -> Text:

@@ -90,6 +90,10 @@ async def follow(events: AsyncIterator[Event], renderer: DebateRenderer, *, json
     return code
 
 
+# The exit code of a debate that completed degraded (a participant left, no verdict, a limit before any turn):
+# not 0, so a script cannot take it for one that ran as asked; not 1, which is a failure.
+DEGRADED = 3
+
 # The answer `moot run` records when the user continues at the cost prompt (CostAcknowledged.by).
 CONTINUED = "continued at the cost prompt of moot run"
 Ask = Callable[[str], bool]
@@ -148,7 +152,7 @@ def _resume_line(paused: DebatePaused, db: str | None) -> str:
 async def _follow(
     events: AsyncIterator[Event], renderer: DebateRenderer, *, json_lines: bool
 ) -> tuple[int, Event | None]:
-    from moot.domain.events import DebateFailed, DebateInterrupted
+    from moot.domain.events import DebateCompleted, DebateFailed, DebateInterrupted
 
     last: Event | None = None
     try:
@@ -165,4 +169,6 @@ async def _follow(
         return 1, last
     if isinstance(last, DebateInterrupted):
         return 130, last
+    if isinstance(last, DebateCompleted) and last.problems:
+        return DEGRADED, last
     return 0, last

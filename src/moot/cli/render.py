@@ -57,6 +57,7 @@ from moot.domain.events import (
     VerdictGiven,
 )
 from moot.domain.ledger import VOICE_IDS, Ledger
+from moot.domain.problems import status_label
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, ScoredCriterion
@@ -778,8 +779,13 @@ class DebateRenderer:
         self.console.print(Rule(style="dim"))
         # Before the status line: scripts read the debate's id from the last line.
         self._ledger_table()
+        label = status_label(s.status, s.problems)
+        if label == "degraded":
+            status_style = "yellow"
+        for problem in s.problems:
+            self.console.print(Text(f"• {problem.message}", style=status_style))
         line = Text.assemble(
-            (s.status, f"bold {status_style}"),
+            (label, f"bold {status_style}"),
             f" · {len(s.turns)} turns · {usage.input_tokens} in / {usage.output_tokens} out tokens · ",
             cache_text(usage),
             spent(usage),

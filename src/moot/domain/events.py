@@ -8,7 +8,7 @@ it is never stored, because a completed turn carries its whole text.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
@@ -19,9 +19,13 @@ from moot.domain.config import DebateConfig, JudgeConfig
 from moot.domain.faults import FaultKind
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona
+from moot.domain.problems import Problem
 from moot.domain.text import RECORDED
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, PanelResult, Verdict
+
+if TYPE_CHECKING:
+    from moot.domain.state import DebateState
 
 # Names an evaluation run (`moot eval`), e.g. 'gsm8k-3f9a1c': safe in a URL, a terminal and a file name.
 EvalRunId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
@@ -464,6 +468,18 @@ class VerdictGiven(_JudgeCall):
 
 class DebateCompleted(BaseEvent):
     type: Literal["debate_completed"] = "debate_completed"
+    problems: list[Problem] = Field(
+        default_factory=list,
+        description="What kept it from running as asked (a participant left, no verdict, a limit before any turn): "
+        "none when it did",
+    )
+
+    @classmethod
+    def of(cls, state: DebateState) -> DebateCompleted:
+        """The end of the debate `state` holds, with its problems worked out once, here, and recorded."""
+        from moot.domain.problems import problems_of
+
+        return cls(problems=problems_of(state))
 
 
 class DebateFailed(BaseEvent):

@@ -54,6 +54,7 @@ from moot.domain.events import (
 )
 from moot.domain.outcome import Outcome
 from moot.domain.personas import ProposedPersona, with_personas
+from moot.domain.problems import Problem
 from moot.domain.status import Status
 from moot.domain.usage import Usage
 from moot.domain.verdict import Absence, Ballot, PanelResult, Verdict
@@ -260,6 +261,10 @@ class DebateState(BaseModel):
         default_factory=Usage, description="Structured answers a format asked for (votes, rankings)"
     )
     error: str | None = None
+    problems: list[Problem] = Field(
+        default_factory=list,
+        description="What kept a completed debate from running as asked: none when it did (moot.domain.problems)",
+    )
     started_at: datetime | None = None
     ended_at: datetime | None = None
     last_seq: int = 0
@@ -534,6 +539,7 @@ class DebateState(BaseModel):
                 self.verdict_usage = Usage()
             case DebateCompleted():
                 self.status = "completed"
+                self.problems = list(event.problems)
                 self.judging_again = None
                 self.ended_at = event.at
             case DebateFailed():
@@ -559,6 +565,7 @@ class DebateState(BaseModel):
                     self.dropped.clear()  # a retry is the user's "try again": its cause (a key) may be fixed
                 self.status = "running"
                 self.error = None
+                self.problems = []
                 self.ended_at = None
                 self._drop_unfinished()
         return self

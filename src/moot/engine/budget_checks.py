@@ -104,4 +104,4 @@ async def after_hard_stop(ctx: RunContext) -> None:
         await ctx.emit(Notice(source=source, message=message))
     elif judged and not ctx.state.judged and await verdict_affordable(ctx):
         await judge(ctx)
-    await ctx.emit(DebateCompleted())
+    await ctx.emit(DebateCompleted.of(ctx.state))

@@ -14,6 +14,7 @@ from typing import Literal
 from moot.domain.assessment import ParticipantAssessment
 from moot.domain.events import DebateFailed, VerdictGiven
 from moot.domain.ledger import PERSON, ROLE_LABELS, Ledger, ledger
+from moot.domain.problems import status_label
 from moot.domain.state import AssessedRound, DebateState
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
@@ -587,6 +588,10 @@ def _status_text(record: DebateRecord, state: DebateState) -> str:
         return f"interrupted: {one_line(state.error or 'no reason given')}"
     if state.status in ("running", "judging"):
         return f"in progress ({state.status})"
+    if state.problems:
+        return f"{status_label(state.status, state.problems)}: " + "; ".join(
+            one_line(p.message) for p in state.problems
+        )
     return state.status
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from moot.domain.problems import status_label
 from moot.domain.state import DebateState
 from moot.domain.status import Status
 from moot.store import DebateSummary
@@ -17,6 +18,9 @@ class Score(BaseModel):
     participant_id: str
     name: str
     score: float = Field(description="The judge's score, 0-10")
+    key_arguments: list[str] = Field(
+        default_factory=list, description="Its main arguments, as the judge saw them"
+    )
 
 
 class Ranked(BaseModel):
@@ -42,12 +46,25 @@ class DebateResult(BaseModel):
     )
     verdict: str | None = Field(description="The judge's summary")
     scores: list[Score]
+    agreement: list[str] = Field(default_factory=list, description="Where the participants agreed")
+    disagreement: list[str] = Field(default_factory=list, description="Where they disagreed")
+    insights: list[str] = Field(
+        default_factory=list, description="Novel or surprising points the judge noted"
+    )
+    confidence: float | None = Field(default=None, description="How sure the judge said it was, 0-100")
+    absent: list[str] = Field(
+        default_factory=list, description="Who never spoke (not scored) or left early, and why"
+    )
     result: str | None = Field(
         description="The format's own result (a vote swing, a ranking, ...), in a sentence"
     )
     ranking: list[str] = Field(description="Participants by name, best first, where the format ranks them")
     answer: str | None = Field(description="The council chair's synthesis, for a council")
     error: str | None = Field(description="Why the debate or its verdict failed")
+    problems: list[str] = Field(
+        default_factory=list,
+        description="What kept a completed debate from running as asked (it is then degraded); none when it did",
+    )
     cost_usd: float | None
     input_tokens: int
     output_tokens: int
@@ -64,6 +81,9 @@ class CouncilResult(BaseModel):
     summary: str | None = Field(description="The ranking in a sentence")
     stop: str | None
     error: str | None
+    problems: list[str] = Field(
+        default_factory=list, description="What kept it from running as asked; none when it did"
+    )
 
 
 class DebateList(BaseModel):
@@ -89,11 +109,22 @@ def debate_result(state: DebateState) -> DebateResult:
         winners=[config.speaker_name(i) for i in verdict.winner_ids] if verdict else [],
         verdict=verdict.summary if verdict else None,
         scores=[
-            Score(participant_id=s.participant_id, name=config.speaker_name(s.participant_id), score=s.score)
+            Score(
+                participant_id=s.participant_id,
+                name=config.speaker_name(s.participant_id),
+                score=s.score,
+                key_arguments=list(s.key_arguments),
+            )
             for s in verdict.scores
         ]
         if verdict
         else [],
+        agreement=list(verdict.areas_of_agreement) if verdict else [],
+        disagreement=list(verdict.areas_of_disagreement) if verdict else [],
+        insights=list(verdict.insights) if verdict else [],
+        confidence=verdict.confidence if verdict else None,
+        absent=[a.line for a in verdict.absent] if verdict else [],
+        problems=[p.message for p in state.problems],
         result=outcome.summary if outcome else None,
         ranking=[config.speaker_name(i) for i in outcome.ranking] if outcome else [],
         answer=chair,
@@ -128,18 +159,33 @@ def council_result(state: DebateState) -> CouncilResult:
         summary=result.result,
         stop=result.stop,
         error=result.error,
+        problems=result.problems,
     )
 
 
 def debate_text(result: DebateResult) -> str:
     """The result as a reader takes it in: how it ended, who won, the verdict, the format's result."""
-    lines = [f"Debate {result.debate_id} ({result.format}): {_ended(result.status, result.stop)}"]
+    lines = [
+        f"Debate {result.debate_id} ({result.format}): {_ended(result.status, result.stop, result.problems)}"
+    ]
+    lines += [f"Problem: {p}" for p in result.problems]
     if result.winners:
         lines.append(("Tie: " if len(result.winners) > 1 else "Winner: ") + ", ".join(result.winners))
     if result.scores:
         lines.append("Scores: " + ", ".join(f"{s.name} {s.score:g}/10" for s in result.scores))
+    lines += [f"Not scored: {a}" if "not scored" in a else f"Left: {a}" for a in result.absent]
     if result.verdict:
         lines.append(f"Verdict: {result.verdict}")
+    for s in result.scores:
+        lines += [f"{s.name}'s key argument: {a}" for a in s.key_arguments]
+    for title, items in (
+        ("Agreement", result.agreement),
+        ("Disagreement", result.disagreement),
+        ("Insight", result.insights),
+    ):
+        lines += [f"{title}: {item}" for item in items]
+    if result.confidence is not None:
+        lines.append(f"The judge's confidence: {result.confidence:g}/100")
     if result.result:
         lines.append(f"Result: {result.result}")
     if result.answer:
@@ -150,7 +196,8 @@ def debate_text(result: DebateResult) -> str:
 
 
 def council_text(result: CouncilResult) -> str:
-    lines = [f"Council {result.debate_id}: {_ended(result.status, result.stop)}"]
+    lines = [f"Council {result.debate_id}: {_ended(result.status, result.stop, result.problems)}"]
+    lines += [f"Problem: {p}" for p in result.problems]
     if result.ranking:
         lines.append(
             "Ranking: "
@@ -166,10 +213,10 @@ def council_text(result: CouncilResult) -> str:
     return "\n".join(lines)
 
 
-def _ended(status: Status, stop: str | None) -> str:
+def _ended(status: Status, stop: str | None, problems: list[str]) -> str:
     if status == "paused":
         return "paused; carry it on with moot resume, or the web page"
-    return status + (f"; {stop}" if stop else "")
+    return status_label(status, problems) + (f"; {stop}" if stop else "")
 
 
 __all__ = [

@@ -17,6 +17,12 @@ ANSWERING_VOICES = frozenset({"chair", "orchestrator"})
 
 
 def debate_answer(state: DebateState) -> str:
+    """The answer, after what kept the debate from running as asked (a chat client shows nothing else)."""
+    problems = [f"Degraded: {p.message}" for p in state.problems]
+    return "\n\n".join(p for p in [*problems, _answer(state)] if p)
+
+
+def _answer(state: DebateState) -> str:
     turns = state.turns
     if turns and turns[-1].participant_id in ANSWERING_VOICES:
         return turns[-1].text.strip()
@@ -29,6 +35,16 @@ def debate_answer(state: DebateState) -> str:
             names = [state.config.speaker_name(pid) for pid in verdict.winner_ids]
             parts.append(f"{'Winner' if len(names) == 1 else 'Tie between'}: {names_text(names)}")
         parts.append(verdict.summary.strip())
+        parts += [a.line for a in verdict.absent]
+        for title, items in (
+            ("Where they agree", verdict.areas_of_agreement),
+            ("Where they disagree", verdict.areas_of_disagreement),
+            ("Insights", verdict.insights),
+        ):
+            if items:
+                parts.append(f"{title}:\n" + "\n".join(f"- {item}" for item in items))
+        if verdict.confidence is not None:
+            parts.append(f"The judge's confidence: {verdict.confidence:g}/100")
     elif state.outcome is not None and state.outcome.summary != state.outcome.lead:
         parts.append(state.outcome.summary)
     if parts:

@@ -78,6 +78,8 @@ debates = sa.Table(
     sa.Column("config", sa.JSON, nullable=False),
     # DebateStarted.eval_run: the `moot eval` run that held the debate (listings leave these out by default).
     sa.Column("eval_run", sa.String(ID_LENGTH), nullable=True, index=True),
+    # DebateCompleted.problems, as their messages: what kept the debate from running as asked (NULL: none).
+    sa.Column("problems", sa.JSON, nullable=True),
 )
 
 # The log itself. `payload` is the event's own JSON, so reading it back needs no other column.

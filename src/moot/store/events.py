@@ -24,6 +24,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 from moot.domain.events import (
     EVENT_ADAPTER,
     ConfigEdited,
+    DebateCompleted,
     DebateResumed,
     DebateStarted,
     Event,
@@ -305,6 +306,10 @@ class EventStore(SeatIndex):
         for e in batch:
             if (status := status_after(e)) is not None and not isinstance(e, DebateStarted):
                 values["status"] = status
+            if isinstance(e, DebateCompleted):
+                values["problems"] = [p.message for p in e.problems] or None
+            elif isinstance(e, DebateResumed):
+                values["problems"] = None
             if isinstance(e, ConfigEdited):
                 # The listing shows the debate as it will run: topic, format, rounds and who takes part.
                 values.update(edited_row(e))

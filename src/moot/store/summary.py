@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from moot.domain.status import Status
 from moot.store.db import debates
@@ -41,6 +41,15 @@ class DebateSummary(BaseModel):
     eval_run: str | None = Field(
         default=None, description="The `moot eval` run that held it; None: not an eval's"
     )
+    problems: list[str] = Field(
+        default_factory=list,
+        description="What kept it from running as asked (a completed debate with problems is degraded)",
+    )
+
+    @field_validator("problems", mode="before")
+    @classmethod
+    def _none_is_none(cls, value: object) -> object:
+        return [] if value is None else value
 
 
 # Listing reads these and never `config`, which can carry up to 200 kB of context per debate.

@@ -26,5 +26,5 @@ class VerdictAgain(Feature):
             await stop_now(ctx, StopReason(kind="user", detail=detail))
         if not ctx.state.judged:
             await take(ctx, Judge())
-        await ctx.emit(DebateCompleted())
+        await ctx.emit(DebateCompleted.of(ctx.state))
         return Flow.END

@@ -73,13 +73,13 @@ class JudgeHandler:
     async def take(self, ctx: RunContext, step: Judge) -> bool:
         if (unheard := too_few_spoke(ctx)) is not None:
             await ctx.emit(Notice(source="verdict", message=f"no verdict: {unheard}"))
-            await ctx.emit(DebateCompleted())
+            await ctx.emit(DebateCompleted.of(ctx.state))
             return True
         # A judging asked for later is a call the user chose to pay for: the debate's limits bounded its rounds.
         if ctx.state.judging_again is not None or await verdict_affordable(ctx):
             await judge(ctx)
             return False
-        await ctx.emit(DebateCompleted())
+        await ctx.emit(DebateCompleted.of(ctx.state))
         return True
 
 

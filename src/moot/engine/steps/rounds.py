@@ -61,7 +61,7 @@ class ConcludeHandler(Bookkeeping):
 
 class FinishHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: Finish) -> bool:
-        await ctx.emit(DebateCompleted())
+        await ctx.emit(DebateCompleted.of(ctx.state))
         return True
 
 

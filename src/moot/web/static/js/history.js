@@ -173,7 +173,9 @@ export function renderHistory(main, params) {
         d.eval_run ? [" ", h("span", { class: "status eval", title: `Held by the evaluation run ${d.eval_run}` }, "eval")] : null),
       h("td", {}, d.format ?? ""),
       h("td", {}, participants(d.participants ?? [])),
-      h("td", {}, h("span", { class: `status ${d.status}` }, d.status)),
+      h("td", {}, (d.problems ?? []).length && d.status === "completed"
+        ? h("span", { class: "status degraded", title: d.problems.join("\n") }, "degraded")
+        : h("span", { class: `status ${d.status}` }, d.status)),
       h("td", {}, h("time", { datetime: d.created_at }, when(d.created_at))),
       h("td", { class: "num" }, d.rounds ?? ""),
       h("td", {}, d.winner ? names[d.winner] ?? d.winner : ""),

@@ -40,7 +40,7 @@ export async function renderResult({ summary, details, debateId, transcript, onJ
   const verdict = state.verdict;
   const card = h("div", { class: "card summary", dataset: { testid: "summary" } });
   // The headline leads (the format's own result line where it records one), then the format's result in full.
-  append(card, [verdictCard(state, name), outcomeCard(state), audienceResult(state)]);
+  append(card, [problemsNote(state), verdictCard(state, name), outcomeCard(state), audienceResult(state)]);
   if (verdict) {
     const criteria = scoredCriteria(verdict);
     append(card, [
@@ -87,6 +87,18 @@ export async function renderResult({ summary, details, debateId, transcript, onJ
   }
   if (book) details.append(h("h2", {}, "Cost ledger"), ledgerTable(book, name));
   return state;
+}
+
+/** A completed debate that did not run as asked says so first, in the engine's words (DebateCompleted.problems). */
+function problemsNote(state) {
+  const problems = state.problems ?? [];
+  if (!problems.length) return null;
+  return h(
+    "div",
+    { class: "notice degraded", role: "note", dataset: { testid: "problems" } },
+    h("strong", {}, "Degraded: it did not run as asked"),
+    h("ul", {}, problems.map((p) => h("li", {}, p.message))),
+  );
 }
 
 /** Why it stopped and what it cost, one line each. */
