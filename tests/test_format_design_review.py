@@ -65,7 +65,9 @@ def call_of(config: DebateConfig, system: str, user: str) -> tuple[str, str, str
     ("rounds", "schedule"),
     [
         (1, ["proposal"]),
-        (2, ["proposal", "critique"]),
+        # An even count holds one round more: the refinement that answers the last critiques.
+        (2, ["proposal", "critique", "refinement"]),
+        (4, ["proposal", "critique", "refinement", "critique", "refinement"]),
         (3, ["proposal", "critique", "refinement"]),
         (5, ["proposal", "critique", "refinement", "critique", "refinement"]),
     ],
@@ -74,7 +76,7 @@ def test_rounds_alternate_critique_and_refinement_after_the_proposals(
     rounds: int, schedule: list[str]
 ) -> None:
     assert [p.name for p in PROTOCOL.phases(rounds)] == schedule
-    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, rounds + 1)] == schedule
+    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, len(schedule) + 1)] == schedule
     assert PROTOCOL.traits.names_winner is False
 
 

@@ -70,6 +70,12 @@ _JUDGE_ASKS: dict[str, str] = {
 }
 
 
+def _planned(rounds: int) -> int:
+    """The rounds a review of `rounds` holds."""
+    # An even count would end on a critique round: one round more, its refinement, so every critique is answered.
+    return rounds + 1 if rounds % 2 == 0 else rounds
+
+
 class DesignReviewOptions(FormatOptions):
     synthesis: SynthesisMethod = Field(
         default="judge",
@@ -107,7 +113,16 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
     )
 
     def phases(self, rounds: int) -> list[Phase]:
-        return [Phase(phase_of(r), r, r, _PHASES[phase_of(r)]) for r in range(1, rounds + 1)]
+        return [Phase(phase_of(r), r, r, _PHASES[phase_of(r)]) for r in range(1, _planned(rounds) + 1)]
+
+    def notices(self, config: DebateConfig) -> tuple[str, ...]:
+        planned = _planned(config.rounds)
+        if planned == config.rounds:
+            return ()
+        return (
+            f"rounds: {config.rounds} would end on critiques nobody answers, so the review holds {planned}: "
+            f"round {planned} is the refinement that answers them",
+        )
 
     def check(self, config: DebateConfig) -> None:
         super().check(config)
@@ -149,7 +164,9 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             holds_proposals = phase_of(done) != "critique"
             if holds_proposals and assesses_rounds(self, config) and state.assessed(done) is None:
                 return Assess(done)
-            reason = stop_reason(config, state)
+            planned = _planned(config.rounds)
+            plan = config if planned == config.rounds else config.model_copy(update={"rounds": planned})
+            reason = stop_reason(plan, state)
             if reason is not None and (holds_proposals or reason.kind == "max_rounds"):
                 return Stop(reason)
             return StartRound(done + 1, phase_of(done + 1))
@@ -189,7 +206,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             context=config.context,
             phase=phase,
             round=round_number,
-            rounds=config.rounds,
+            rounds=_planned(config.rounds),
             synthesis=self.options(config).synthesis,
         )
         common: dict[str, Any] = {"participant": participant, "roles": ROLES, "round": round_number}
