@@ -68,7 +68,7 @@ class Judge:
                     "convergence_reached": False,
                 },
                 "participants": {
-                    pid: {
+                    p.id: {
                         "score": 6,
                         "relevance": 8,
                         "novelty": 6,
@@ -76,10 +76,8 @@ class Judge:
                         "strengths": [],
                         "weaknesses": [],
                     }
-                    for pid in props["participants"]["required"]
-                }
-                if "required" in props["participants"]
-                else {},
+                    for p in self.config.participants
+                },
                 "reasoning": "Enough said.",
                 "recommendations": "",
             }
@@ -183,3 +181,32 @@ def test_an_odd_number_of_rounds_is_the_plan_as_asked() -> None:
     for rounds in (1, 3, 5):
         assert len(PROTOCOL.phases(rounds)) == rounds
         assert PROTOCOL.notices(review(3, rounds=rounds)) == ()
+
+
+# --- the judge's assessment stops a review only after a refinement -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stopping", "kind"),
+    [
+        ({"quality_at_least": 8}, "quality"),
+        ({"assess_rounds": True, "judge_can_stop": True}, "judge"),
+    ],
+)
+async def test_the_judges_assessment_stops_a_review_only_after_a_refinement(
+    stopping: dict[str, Any], kind: str
+) -> None:
+    # Every round the judge assesses reaches the quality asked for, and it advises stopping each time.
+    config = review(3, rounds=5, stopping=stopping)
+    judge = Judge(config, quality=9, go_on=False)
+    _, state = await hold(config, Recorder(), judge)
+
+    assert phases(state) == ["proposal", "critique", "refinement"]
+    assert state.stop_reason is not None and state.stop_reason.kind == kind
+    assert state.stopped_after == 3
+    if kind == "quality":
+        assert state.stop_reason.detail.startswith("the judge rated round 3's quality 9/10")
+    # A critique round is never assessed, so never judged good enough to end the review on.
+    assert 2 not in {a.round for a in state.assessments}
+    [synthesis] = state.decided(SYNTHESIS)
+    assert synthesis.round == 3

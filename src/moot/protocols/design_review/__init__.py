@@ -11,9 +11,9 @@ Rounds, all of whose turns are taken at the same time (nobody sees a turn of the
 `rounds` counts these rounds, as design-team CLIs do ("Round 2/3: Critique Phase"): 3, the default, is one
 critique and refinement cycle, 5 two; 1 is proposals only. An even number would end on critiques nobody
 answers, so the review holds one round more, their refinement (a notice says so). The stopping rules
-(convergence, repetition, the judge's assessment, its quality score with `stopping.quality_at_least`, which has
-every round of full proposals assessed) apply only after rounds that hold everyone's full proposal, so no
-critique goes unread because of them. `turn_order` has no effect: no
+(convergence, repetition, the judge's advice, its quality score with `stopping.quality_at_least`, which has
+every round of full proposals assessed: the proposals and each refinement) end a review only after a
+refinement round, so it never ends on proposals nobody critiqued or on critiques nobody answered. `turn_order` has no effect: no
 turn of a round depends on another of the same round.
 
 Then the result, by `format_options.synthesis` (a design-team config's synthesisMethod):

@@ -160,14 +160,16 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             return Speak(current.number, waiting) if waiting else EndRound(current.number)
         done = current.number
         if state.stop_reason is None:
-            # Early stops only where everyone's full proposal stands: never with critiques unanswered.
+            # The judge assesses the rounds where everyone's full proposal stands: the proposals, each refinement.
             holds_proposals = phase_of(done) != "critique"
             if holds_proposals and assesses_rounds(self, config) and state.assessed(done) is None:
                 return Assess(done)
             planned = _planned(config.rounds)
             plan = config if planned == config.rounds else config.model_copy(update={"rounds": planned})
             reason = stop_reason(plan, state)
-            if reason is not None and (holds_proposals or reason.kind == "max_rounds"):
+            # An early stop only after a refinement: after the proposals alone nothing was reviewed, and after a
+            # critique nobody answered it. The plan's end is always a refinement, or the proposals of `rounds: 1`.
+            if reason is not None and (phase_of(done) == "refinement" or reason.kind == "max_rounds"):
                 return Stop(reason)
             return StartRound(done + 1, phase_of(done + 1))
         ask = self._result_ask(config, state, done)
