@@ -211,6 +211,9 @@ class DebateState(BaseModel):
         default_factory=dict,
         description="Participants that failed for good, with why: they speak no more (until a retry of a failed debate)",
     )
+    dropped_rounds: dict[str, int] = Field(
+        default_factory=dict, description="The round in which each of the `dropped` participants left"
+    )
     retries: int = Field(default=0, description="Model calls tried again after a fault")
     context_trims: list[ContextTrimmed] = Field(
         default_factory=list, description="Prompts whose history was cut to fit a context window"
@@ -422,6 +425,7 @@ class DebateState(BaseModel):
                     self.calling.pop(key, None)
             case ParticipantDropped():
                 self.dropped[event.participant_id] = event.error
+                self.dropped_rounds[event.participant_id] = event.round
                 for key in [k for k in self.speaking if split_turn_key(k)[0] == event.participant_id]:
                     self.speaking.pop(key)
                     self.calling.pop(key, None)
@@ -507,6 +511,7 @@ class DebateState(BaseModel):
             case DebateResumed():
                 if event.after_status == "failed":
                     self.dropped.clear()  # a retry is the user's "try again": its cause (a key) may be fixed
+                    self.dropped_rounds.clear()
                 self.status = "running"
                 self.error = None
                 self.ended_at = None
