@@ -16,14 +16,16 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
 from moot.domain.config import DebateConfig, ModelOptions
-from moot.domain.events import DebateStarted, Event
+from moot.domain.events import DebateStarted, Event, ParticipantDropped, TurnCompleted
 from moot.domain.faults import Fault
 from moot.domain.state import DebateState, fold
 from moot.engine.control import RunControl
 from moot.engine.runner import InMemoryLog, run_debate
 from moot.errors import ModelCallError
+from moot.export import export
+from moot.export.record import DebateRecord
 from moot.protocols import get_protocol
-from moot.protocols.design_review import SYNTHESIS
+from moot.protocols.design_review import SYNTHESIS, VOTE
 from tests.conftest import Recorder, judge_answer, make_config, prompt_text
 
 PROTOCOL = get_protocol("design-review")
@@ -107,15 +109,17 @@ def failing(name: str) -> Model:
 
 
 def resolving(
-    rec: Recorder, judge: Judge, broken: frozenset[str] = frozenset()
+    rec: Recorder, judge: Judge, broken: frozenset[str] = frozenset(), slow: frozenset[str] = frozenset()
 ) -> Callable[[ModelOptions], Model]:
     judge_model = judge.model()
+    # Turns that would take seconds: a stop cuts them.
+    sluggish = Recorder(delay=5.0)
 
     def resolve(options: ModelOptions) -> Model:
         name = options.model.name
         if name == "judge":
             return judge_model
-        return failing(name) if name in broken else rec.model(name)
+        return failing(name) if name in broken else sluggish.model(name) if name in slow else rec.model(name)
 
     return resolve
 
@@ -126,11 +130,13 @@ async def hold(
     judge: Judge,
     *,
     broken: frozenset[str] = frozenset(),
+    slow: frozenset[str] = frozenset(),
     stop_when: Callable[[Event], bool] | None = None,
 ) -> tuple[list[Event], DebateState]:
     log, control = InMemoryLog(), RunControl()
     events: list[Event] = []
-    async for event in run_debate(config, log=log, resolve=resolving(rec, judge, broken), control=control):
+    resolve = resolving(rec, judge, broken, slow)
+    async for event in run_debate(config, log=log, resolve=resolve, control=control):
         events.append(event)
         if stop_when is not None and stop_when(event):
             control.stop()
@@ -210,3 +216,137 @@ async def test_the_judges_assessment_stops_a_review_only_after_a_refinement(
     assert 2 not in {a.round for a in state.assessments}
     [synthesis] = state.decided(SYNTHESIS)
     assert synthesis.round == 3
+
+
+# --- a review always ends with its synthesis, saying who is missing ----------------------------------
+
+
+def left_in_round(state: DebateState, pid: str) -> tuple[int, str]:
+    """The round in which `pid` left, and why, as the engine recorded it."""
+    return state.dropped_rounds[pid], state.dropped[pid]
+
+
+async def test_an_agent_that_fails_for_good_leaves_and_the_others_review_on_to_the_synthesis() -> None:
+    config = review(3)
+    judge = Judge(config)
+    events, state = await hold(config, Recorder(), judge, broken=frozenset({"bo"}))
+
+    [dropped] = [e for e in events if isinstance(e, ParticipantDropped)]
+    assert (dropped.participant_id, dropped.round) == ("bo", 1)
+    # Ada and Cy go on without Bo: they critique each other and refine; nobody critiques a proposal Bo never made.
+    assert [(r.phase, sorted((t.participant_id, t.target) for t in r.turns)) for r in state.rounds] == [
+        ("proposal", [("ada", None), ("cy", None)]),
+        ("critique", [("ada", "cy"), ("cy", "ada")]),
+        ("refinement", [("ada", None), ("cy", None)]),
+    ]
+    assert state.stop_reason is not None and state.stop_reason.kind == "max_rounds"
+    # The judge synthesised (no verdict of scores instead), from the proposals that exist, told who left.
+    assert state.verdict is None and judge.asked["verdict"] == []
+    [decision] = state.decided(SYNTHESIS)
+    assert decision.answer is not None and set(decision.answer["kept_ideas"]) == {"p0", "p1"}
+    [prompt] = judge.asked["synthesis"]
+    assert "Bo (id: bo)" in prompt and "left the review in round 1" in prompt
+    assert state.dropped["bo"] in prompt and "do not speak for" in prompt
+    assert '"kept_ideas" with one entry per expert id ("ada", "cy")' in prompt
+    # The stored result records who is missing, for programs and in words every screen shows.
+    outcome = state.outcome
+    assert outcome is not None and outcome.details["method"] == "judge"
+    assert outcome.details["kept_ideas"] == {"ada": ["ada's idea"], "cy": ["cy's idea"]}
+    assert outcome.details["missing"] == {"bo": {"round": 1, "why": state.dropped["bo"]}}
+    assert outcome.headline is not None and outcome.headline.endswith("; without Bo, who left the review")
+    assert section(state, "Missing") == [f"Bo left the review in round 1: {state.dropped['bo']}"]
+    text = export(DebateRecord.from_events([e for e in events if e.durable]), "markdown")
+    result = text.split("## Result", 1)[1]
+    assert "without Bo, who left the review" in result and "Bo left the review in round 1:" in result
+
+
+async def test_a_review_left_with_one_agent_still_ends_with_a_synthesis_of_its_proposal() -> None:
+    config = review(2)
+    judge = Judge(config)
+    _, state = await hold(config, Recorder(), judge, broken=frozenset({"bo"}))
+
+    # Too few to critique each other: the rounds end after the proposals, and the result is still a synthesis.
+    assert phases(state) == ["proposal"] and [t.participant_id for t in state.turns] == ["ada"]
+    assert state.stop_reason is not None and state.stop_reason.kind == "participants"
+    assert state.verdict is None and judge.asked["verdict"] == []
+    [prompt] = judge.asked["synthesis"]
+    assert "left the review in round 1" in prompt
+    ada = state.turns[0].text
+    assert prompt.split("FINAL PROPOSALS", 1)[1].count("<<<") == 1 and ada in prompt
+    outcome = state.outcome
+    assert outcome is not None and outcome.details["missing"] == {
+        "bo": {"round": 1, "why": state.dropped["bo"]}
+    }
+    assert left_in_round(state, "bo") == (1, state.dropped["bo"])
+
+
+async def test_a_review_the_user_stops_mid_critique_ends_with_a_synthesis_of_what_exists() -> None:
+    config = review(3)
+    judge = Judge(config)
+    rec = Recorder(delay=0.01)
+    _, state = await hold(
+        config, rec, judge, stop_when=lambda e: isinstance(e, TurnCompleted) and e.round == 2
+    )
+
+    assert state.stop_reason is not None and state.stop_reason.kind == "user"
+    assert state.stopped_after == 2 and phases(state) == ["proposal", "critique"]
+    # No more debating after the stop: the judge's synthesis of the proposals, not a verdict of scores.
+    assert not any("NOW: REFINEMENT" in system for system, _ in rec.calls)
+    assert state.verdict is None and judge.asked["verdict"] == []
+    [decision] = state.decided(SYNTHESIS)
+    assert decision.round == 2
+    [prompt] = judge.asked["synthesis"]
+    finals = prompt.split("FINAL PROPOSALS", 1)[1]
+    assert all(t.text in finals for t in state.rounds[0].turns)
+    outcome = state.outcome
+    assert outcome is not None and outcome.details["method"] == "judge" and "missing" not in outcome.details
+    assert state.status == "completed"
+
+
+async def test_a_review_the_user_stops_before_everyone_proposed_synthesises_the_proposals_made() -> None:
+    config = review(3)
+    judge = Judge(config)
+    slow = frozenset({"bo", "cy"})
+    _, state = await hold(
+        config, Recorder(), judge, slow=slow, stop_when=lambda e: isinstance(e, TurnCompleted)
+    )
+
+    assert state.stop_reason is not None and state.stop_reason.kind == "user"
+    [proposal] = state.turns
+    [prompt] = judge.asked["synthesis"]
+    assert prompt.split("FINAL PROPOSALS", 1)[1].count("<<<") == 1 and proposal.text in prompt
+    silent = [p for p in config.participants if p.id != proposal.participant_id]
+    for p in silent:
+        assert (
+            f"{p.name} (id: {p.id}): made no proposal before the review stopped: do not speak for it"
+            in prompt
+        )
+    assert state.verdict is None and state.outcome is not None and state.outcome.details["method"] == "judge"
+
+
+async def test_a_voting_review_the_user_stops_still_counts_the_votes() -> None:
+    config = review(3, format_options={"synthesis": "voting"})
+    votes = {"ada": "Bo", "bo": "Cy", "cy": "Bo"}
+    rec = Recorder(delay=0.01, answer=lambda name, _m, _i: {"proposal": votes[name], "reason": "Sound."})
+    _, state = await hold(
+        config, rec, Judge(config), stop_when=lambda e: isinstance(e, TurnCompleted) and e.round == 2
+    )
+    assert state.stop_reason is not None and state.stop_reason.kind == "user"
+    assert {d.by for d in state.decided(VOTE)} == {"ada", "bo", "cy"}
+    assert state.verdict is None
+    assert state.outcome is not None and state.outcome.winner_ids == ["bo"]
+
+
+async def test_an_agent_that_left_neither_votes_nor_stands_in_the_vote_and_is_named_missing() -> None:
+    config = review(3, format_options={"synthesis": "voting"})
+    votes = {"ada": "Cy", "cy": "Ada"}
+    rec = Recorder(answer=lambda name, _m, _i: {"proposal": votes[name], "reason": "Sound."})
+    judge = Judge(config)
+    _, state = await hold(config, rec, judge, broken=frozenset({"bo"}))
+
+    assert {d.by for d in state.decided(VOTE)} == {"ada", "cy"}
+    outcome = state.outcome
+    assert outcome is not None and set(outcome.details["tally"]) == {"ada", "cy"}
+    assert outcome.details["missing"] == {"bo": {"round": 1, "why": state.dropped["bo"]}}
+    assert section(state, "Missing") == [f"Bo left the review in round 1: {state.dropped['bo']}"]
+    assert outcome.headline is not None and outcome.headline.endswith("; without Bo, who left the review")

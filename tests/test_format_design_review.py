@@ -350,9 +350,18 @@ async def test_early_stops_wait_for_a_round_of_full_proposals() -> None:
 
 def test_the_synthesis_is_asked_once_the_rounds_stop_then_the_format_concludes() -> None:
     config = review(2, rounds=1)
+    proposal = {
+        "round": 1,
+        "participant_id": "ada",
+        "model": "fake:ada",
+        "text": "Use Redis.",
+        "usage": {},
+        "latency_s": 0.1,
+        "at": "2026-01-01T00:00:00Z",
+    }
     state = DebateState.model_validate(
         {
-            "rounds": [{"number": 1, "phase": "proposal", "completed": True}],
+            "rounds": [{"number": 1, "phase": "proposal", "completed": True, "turns": [proposal]}],
             "stop_reason": {"kind": "max_rounds", "detail": "the one planned round was held"},
         }
     )
@@ -363,6 +372,28 @@ def test_the_synthesis_is_asked_once_the_rounds_stop_then_the_format_concludes()
         )
     )
     assert PROTOCOL.next_step(config, state) == Conclude()
+
+
+def test_with_every_proposal_author_gone_the_judge_is_asked_nothing_and_the_result_says_why() -> None:
+    config = review(2, rounds=3)
+    state = DebateState.model_validate(
+        {
+            "rounds": [{"number": 1, "phase": "proposal", "completed": True}],
+            "stop_reason": {"kind": "participants", "detail": "Ada, Bo failed"},
+            "dropped": {"ada": "fake:ada: down", "bo": "fake:bo: down"},
+            "dropped_rounds": {"ada": 2, "bo": 2},
+        }
+    )
+    assert PROTOCOL.next_step(config, state) == Conclude()
+    outcome = PROTOCOL.outcome(config, state)
+    assert outcome is not None
+    assert outcome.headline == (
+        "No synthesis: no proposal of an expert still in the review; without Ada and Bo, who left the review"
+    )
+    assert outcome.details["missing"] == {
+        "ada": {"round": 2, "why": "fake:ada: down"},
+        "bo": {"round": 2, "why": "fake:bo: down"},
+    }
 
 
 # --- bad input --------------------------------------------------------------------------------------

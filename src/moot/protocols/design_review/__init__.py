@@ -31,6 +31,14 @@ Then the result, by `format_options.synthesis` (a design-team config's synthesis
   only (Ask kind "tiebreak"); with no judge, or no valid choice from it, the proposal of the participant
   listed first in the config wins, and the outcome says so. With two participants every vote is a 1-1 tie.
 
+Whatever ends the rounds, the review ends with that result. An expert that fails for good leaves (the engine drops
+it) and the others review on without it; a stop from outside the rules (the user, failures that leave one
+expert, a deadline; not a budget, whose rest is the judge's reserve for a verdict) goes straight to the result,
+made from the proposals that exist. The judge is told who left, in which round and why, and who made no
+proposal before a stop, so it speaks for none of them. Those who left are not among the final proposals (no
+vote, kept idea or merged part goes to them), and the result names them in its headline, a section and
+`details['missing']`.
+
 The implementation sketch is kept in the outcome's details only (`implementation`, "" under voting): the
 exports show it when asked to include code. The complexity is named in the headline with the confidence, as
 design-team CLIs show them ("Implementation Complexity: Medium", "Confidence Score: 87/100"); a vote has

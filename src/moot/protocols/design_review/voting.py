@@ -202,8 +202,6 @@ def _voted(config: DebateConfig, state: DebateState) -> Outcome | None:
     done = state.current_round.number if state.current_round is not None else 0
     proposal = next(t for t in final_proposals(config, state, done) if t.participant_id == winner)
     seat = {c: i for i, c in enumerate(count.candidates)}
-    asked = {b.voter for b in count.ballots}
-    absent = [p.id for p in config.participants if p.id not in asked and p.id in state.dropped]
     sections = [
         OutcomeSection(
             title=f"The solution: {name(winner)}'s "
@@ -224,8 +222,7 @@ def _voted(config: DebateConfig, state: DebateState) -> Outcome | None:
                 if b.choice is not None
                 else f"{name(b.voter)}: no vote counted: {' '.join((b.error or '').split())}"
                 for b in count.ballots
-            ]
-            + [f"{name(pid)}: did not vote (it had left the debate)" for pid in absent],
+            ],
         ),
     ]
     if tied:
