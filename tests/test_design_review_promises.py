@@ -174,7 +174,7 @@ async def test_rounds_that_would_end_on_a_critique_get_its_refinement_before_the
     assert state.stopped_after == held and f"all {held} planned rounds were held" in state.stop_reason.detail
     assert any(f"NOW: REFINEMENT, round {held} of {held}" in system for system, _ in rec.calls)
     # The last critiques were read by those they were addressed to.
-    last = [t for t in state.rounds[held - 2].turns]
+    last = state.rounds[held - 2].turns
     refined = [user for system, user in rec.calls if f"NOW: REFINEMENT, round {held} " in system]
     assert len(refined) == 3 and all(any(t.text in user for user in refined) for t in last)
     # Why one round more than asked for is said once, where every screen shows it.

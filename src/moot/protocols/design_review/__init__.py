@@ -45,9 +45,9 @@ design-team CLIs show them ("Implementation Complexity: Medium", "Confidence Sco
 none: its result is a participant's own proposal.
 
 The package, one concept a module: `protocol.py` (the format: phases, checks, steps, prompts, the result's
-dispatch), `proposals.py` (phases of rounds, latest and final proposals, quoting), `answers.py` (the kinds of
-structured answer and the judge's schemas), `voting.py` (ballots, the count, the tie-break, the voted outcome)
-and `outcomes.py` (the judge's synthesis and merge as the result).
+dispatch), `proposals.py` (phases of rounds, latest and final proposals, quoting, who left), `answers.py` (the
+kinds of structured answer and the judge's schemas), `voting.py` (ballots, the count, the tie-break, the voted
+outcome) and `outcomes.py` (the judge's synthesis and merge as the result, and who is missing from any result).
 """
 
 from moot.protocols.design_review.answers import (

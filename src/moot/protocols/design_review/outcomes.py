@@ -1,5 +1,6 @@
 """The design review's result when the judge makes it: the synthesis, the merge (each part credited to the
-proposals it comes from), or the plain word that no valid answer came.
+proposals it comes from), or the plain word that no valid answer came (or that there was nothing to weigh); and,
+whatever made the result, the words that say who left the review and is missing from it.
 
 These read the judge's stored answer (a mapping, as the events keep it), not the schema's model, so a log from
 an earlier version reads the same; the voted outcome is `voting.py`'s.

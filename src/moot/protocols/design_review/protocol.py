@@ -271,9 +271,8 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             TIEBREAK: self._tiebreak_request,
         }
 
-    # The answer credits only those still in the review: its ideas kept, or its parts' sources, name no one who left.
-
     def _synthesis_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
+        # Its kept ideas (and a merge's sources) name those still in the review only, as the outcome reads them.
         answer_type = synthesis_model(still_in(ctx.config, ctx.state))
         return self._judge_request(ctx, "design_review_synthesis", answer_type)
 
