@@ -6,6 +6,7 @@ Each test runs the real engine with scripted models and reads the stored events.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -15,6 +16,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
+from moot.cli.render import DebateRenderer
+from moot.cli.safe_text import SafeConsole
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import DebateStarted, Event, ParticipantDropped, TurnCompleted
 from moot.domain.faults import Fault
@@ -258,6 +261,13 @@ async def test_an_agent_that_fails_for_good_leaves_and_the_others_review_on_to_t
     text = export(DebateRecord.from_events([e for e in events if e.durable]), "markdown")
     result = text.split("## Result", 1)[1]
     assert "without Bo, who left the review" in result and "Bo left the review in round 1:" in result
+    out = io.StringIO()
+    renderer = DebateRenderer(SafeConsole(file=out, width=400, color_system=None), live=False)
+    for event in events:
+        renderer.handle(event)
+    renderer.close()
+    panel = out.getvalue().split("Result", 1)[1]
+    assert "without Bo, who left the review" in panel and "Bo left the review in round 1:" in panel
 
 
 async def test_a_review_left_with_one_agent_still_ends_with_a_synthesis_of_its_proposal() -> None:
