@@ -360,3 +360,22 @@ async def test_an_agent_that_left_neither_votes_nor_stands_in_the_vote_and_is_na
     assert outcome.details["missing"] == {"bo": {"round": 1, "why": state.dropped["bo"]}}
     assert section(state, "Missing") == [f"Bo left the review in round 1: {state.dropped['bo']}"]
     assert outcome.headline is not None and outcome.headline.endswith("; without Bo, who left the review")
+
+
+async def test_a_vote_with_one_proposal_left_claims_no_vote() -> None:
+    # Bo fails at once: Ada's proposal is the only one, and nobody has another's to vote for.
+    config = review(2, format_options={"synthesis": "voting"})
+    rec = Recorder(answer=lambda name, _m, _i: {"proposal": "Bo", "reason": "Sound."})
+    _, state = await hold(config, rec, Judge(config), broken=frozenset({"bo"}))
+
+    assert state.decided(VOTE) == [] and rec.asks == []
+    outcome = state.outcome
+    assert outcome is not None and outcome.winner_ids == ["ada"]
+    assert outcome.summary == "Ada's proposal was the only one left, so no vote was taken."
+    assert outcome.headline == (
+        "Solution: Ada's proposal, the only one left (no vote was taken); without Bo, who left the review"
+    )
+    assert [s.title for s in outcome.sections or []] == [
+        "The solution: Ada's proposal (round 1)",
+        "Missing: who left the review",
+    ]
