@@ -6,6 +6,7 @@ Each test runs the real engine with scripted models and reads the stored events.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from collections.abc import AsyncIterator, Callable
@@ -184,6 +185,35 @@ async def test_rounds_that_would_end_on_a_critique_get_its_refinement_before_the
     assert any(f"rounds: {rounds}" in n and "refinement" in n for n in state.notices)
     [synthesis] = state.decided(SYNTHESIS)
     assert synthesis.round == held and state.outcome is not None
+
+
+async def test_a_review_whose_time_runs_out_in_a_critique_round_still_refines_before_the_synthesis() -> None:
+    # The critiques take a second, the rounds' budget half of that: it is spent by the end of round 2.
+    config = review(3, rounds=5, stopping={"timeout_s": 0.5})
+    judge = Judge(config)
+
+    def slow_critiques(options: ModelOptions) -> Model:
+        if options.model.name == "judge":
+            return judge.model()
+
+        async def stream(
+            messages: list[ModelMessage], info: AgentInfo
+        ) -> AsyncIterator[str | DeltaToolCalls]:
+            if "NOW: CRITIQUE" in prompt_text(messages)[0]:
+                await asyncio.sleep(1.0)
+            yield f"{options.model.name} speaks."
+
+        return FunctionModel(stream_function=stream, model_name=f"slow-critic-{options.model.name}")
+
+    log = InMemoryLog()
+    [e async for e in run_debate(config, log=log, resolve=slow_critiques)]
+    state = fold(log.events)
+
+    assert phases(state) == ["proposal", "critique", "refinement"]
+    assert state.stop_reason is not None and state.stop_reason.kind == "timeout"
+    assert state.stopped_after == 3
+    [synthesis] = state.decided(SYNTHESIS)
+    assert synthesis.round == 3
 
 
 def test_an_odd_number_of_rounds_is_the_plan_as_asked() -> None:

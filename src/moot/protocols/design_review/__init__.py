@@ -10,11 +10,12 @@ Rounds, all of whose turns are taken at the same time (nobody sees a turn of the
 
 `rounds` counts these rounds, as design-team CLIs do ("Round 2/3: Critique Phase"): 3, the default, is one
 critique and refinement cycle, 5 two; 1 is proposals only. An even number would end on critiques nobody
-answers, so the review holds one round more, their refinement (a notice says so). The stopping rules
+answers, so the review holds one round more, their refinement (a notice says so); nor does the rounds' time
+budget (`stopping.timeout_s`) spent in a critique round hold back the refinement after it. The stopping rules
 (convergence, repetition, the judge's advice, its quality score with `stopping.quality_at_least`, which has
 every round of full proposals assessed: the proposals and each refinement) end a review only after a
-refinement round, so it never ends on proposals nobody critiqued or on critiques nobody answered. `turn_order` has no effect: no
-turn of a round depends on another of the same round.
+refinement round, so it never ends on proposals nobody critiqued or on critiques nobody answered.
+`turn_order` has no effect: no turn of a round depends on another of the same round.
 
 Then the result, by `format_options.synthesis` (a design-team config's synthesisMethod):
 

@@ -183,7 +183,8 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             # critique nobody answered it. The plan's end is always a refinement, or the proposals of `rounds: 1`.
             if reason is not None and (phase_of(done) == "refinement" or reason.kind == "max_rounds"):
                 return Stop(reason)
-            return StartRound(done + 1, phase_of(done + 1))
+            # A refinement is owed to the critiques before it: the rounds' clock stops the review after it.
+            return StartRound(done + 1, phase_of(done + 1), owed=phase_of(done + 1) == "refinement")
         ask = self._result_ask(config, state, done)
         return ask if ask is not None else conclude_then_finish(self, config, state)
 
