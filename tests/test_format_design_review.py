@@ -65,7 +65,9 @@ def call_of(config: DebateConfig, system: str, user: str) -> tuple[str, str, str
     ("rounds", "schedule"),
     [
         (1, ["proposal"]),
-        (2, ["proposal", "critique"]),
+        # An even count holds one round more: the refinement that answers the last critiques.
+        (2, ["proposal", "critique", "refinement"]),
+        (4, ["proposal", "critique", "refinement", "critique", "refinement"]),
         (3, ["proposal", "critique", "refinement"]),
         (5, ["proposal", "critique", "refinement", "critique", "refinement"]),
     ],
@@ -74,7 +76,7 @@ def test_rounds_alternate_critique_and_refinement_after_the_proposals(
     rounds: int, schedule: list[str]
 ) -> None:
     assert [p.name for p in PROTOCOL.phases(rounds)] == schedule
-    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, rounds + 1)] == schedule
+    assert [phase_at(PROTOCOL, rounds, r).name for r in range(1, len(schedule) + 1)] == schedule
     assert PROTOCOL.traits.names_winner is False
 
 
@@ -348,9 +350,18 @@ async def test_early_stops_wait_for_a_round_of_full_proposals() -> None:
 
 def test_the_synthesis_is_asked_once_the_rounds_stop_then_the_format_concludes() -> None:
     config = review(2, rounds=1)
+    proposal = {
+        "round": 1,
+        "participant_id": "ada",
+        "model": "fake:ada",
+        "text": "Use Redis.",
+        "usage": {},
+        "latency_s": 0.1,
+        "at": "2026-01-01T00:00:00Z",
+    }
     state = DebateState.model_validate(
         {
-            "rounds": [{"number": 1, "phase": "proposal", "completed": True}],
+            "rounds": [{"number": 1, "phase": "proposal", "completed": True, "turns": [proposal]}],
             "stop_reason": {"kind": "max_rounds", "detail": "the one planned round was held"},
         }
     )
@@ -361,6 +372,28 @@ def test_the_synthesis_is_asked_once_the_rounds_stop_then_the_format_concludes()
         )
     )
     assert PROTOCOL.next_step(config, state) == Conclude()
+
+
+def test_with_every_proposal_author_gone_the_judge_is_asked_nothing_and_the_result_says_why() -> None:
+    config = review(2, rounds=3)
+    state = DebateState.model_validate(
+        {
+            "rounds": [{"number": 1, "phase": "proposal", "completed": True}],
+            "stop_reason": {"kind": "participants", "detail": "Ada, Bo failed"},
+            "dropped": {"ada": "fake:ada: down", "bo": "fake:bo: down"},
+            "dropped_rounds": {"ada": 2, "bo": 2},
+        }
+    )
+    assert PROTOCOL.next_step(config, state) == Conclude()
+    outcome = PROTOCOL.outcome(config, state)
+    assert outcome is not None
+    assert outcome.headline == (
+        "No synthesis: no proposal of an expert still in the review; without Ada and Bo, who left the review"
+    )
+    assert outcome.details["missing"] == {
+        "ada": {"round": 2, "why": "fake:ada: down"},
+        "bo": {"round": 2, "why": "fake:bo: down"},
+    }
 
 
 # --- bad input --------------------------------------------------------------------------------------

@@ -108,7 +108,8 @@ def test_a_seat_reads_its_debate_without_the_operator_s_configuration(server: Te
         assert set(seen.json()) == set(whole.json()) == {
             "debate_id", "config", "planned_rounds", "gives_verdict", "assesses_rounds", "status", "rounds",
             "speaking", "calling", "assessments", "embedded", "embedding_usage", "decisions", "notices", "dropped",
-            "dropped_in", "retries", "context_trims", "context_warned", "cost_pause", "cost_acknowledged", "summary",
+            "dropped_rounds",
+            "retries", "context_trims", "context_warned", "cost_pause", "cost_acknowledged", "summary",
             "summary_tried", "summary_usage", "outcome", "stop_reason", "stopped_after", "judged", "verdict",
             "verdict_error", "ballots", "verdicts", "judging_requests", "judging_again", "verdict_usage", "panel",
             "judge_usage", "decision_usage", "error", "problems", "started_at", "ended_at", "last_seq", "awaiting",

@@ -212,8 +212,8 @@ class DebateState(BaseModel):
         default_factory=dict,
         description="Participants that failed for good, with why: they speak no more (until a retry of a failed debate)",
     )
-    dropped_in: dict[str, int] = Field(
-        default_factory=dict, description="The round each dropped participant left in"
+    dropped_rounds: dict[str, int] = Field(
+        default_factory=dict, description="The round in which each of the `dropped` participants left"
     )
     retries: int = Field(default=0, description="Model calls tried again after a fault")
     context_trims: list[ContextTrimmed] = Field(
@@ -321,7 +321,7 @@ class DebateState(BaseModel):
                         participant_id=p.id,
                         name=p.name,
                         spoke=p.id in spoke,
-                        round=self.dropped_in.get(p.id),
+                        round=self.dropped_rounds.get(p.id),
                         reason=self.dropped[p.id],
                     )
                 )
@@ -475,7 +475,7 @@ class DebateState(BaseModel):
                     self.calling.pop(key, None)
             case ParticipantDropped():
                 self.dropped[event.participant_id] = event.error
-                self.dropped_in[event.participant_id] = event.round
+                self.dropped_rounds[event.participant_id] = event.round
                 for key in [k for k in self.speaking if split_turn_key(k)[0] == event.participant_id]:
                     self.speaking.pop(key)
                     self.calling.pop(key, None)
@@ -561,8 +561,8 @@ class DebateState(BaseModel):
                 self.status = "queued"
             case DebateResumed():
                 if event.after_status == "failed":
-                    self.dropped_in.clear()
                     self.dropped.clear()  # a retry is the user's "try again": its cause (a key) may be fixed
+                    self.dropped_rounds.clear()
                 self.status = "running"
                 self.error = None
                 self.problems = []

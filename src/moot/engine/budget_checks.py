@@ -15,7 +15,8 @@ from moot.engine.stops import stop_now as stop_now
 if TYPE_CHECKING:
     from moot.engine.context import RunContext
 
-# Stops that end the rounds from outside the format's rules: after them only the verdict is asked for.
+# Stops that end the rounds from outside the format's rules: after them only the verdict is asked for (or the
+# format's own result, where it follows such a stop: `Traits.concludes_after_stop`).
 HARD_STOPS = frozenset({"budget", "user", "deadline", "participants", "context", "person"})
 # Who ended the rounds, for the notice when there is nothing to judge.
 _STOPPED_BY = {

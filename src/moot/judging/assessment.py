@@ -163,5 +163,6 @@ def assessment_prompt(
         "round_assessment.j2",
         history_chars=history_chars,
         round=round_number,
-        rounds=config.rounds,
+        # The format's plan, which may differ from `rounds` (a fixed structure, a design review's last refinement).
+        rounds=state.planned_rounds or config.rounds,
     )

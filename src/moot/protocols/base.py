@@ -93,6 +93,11 @@ class Traits:
     # everyone does the same thing each round can; fixed pairings, sides and rankings cannot, and end their
     # rounds there, with a verdict on what was said.
     continues_without: bool = False
+    # Whether the format's own result still follows a stop from outside its rules (the user, failures, a deadline;
+    # not a budget, whose rest is the judge's reserve for the verdict): a design review's synthesis or vote is
+    # made from the proposals that exist, where other formats get the judge's verdict on what exists. After such a
+    # stop the format's steps must be its result only (an Ask, Conclude, Judge, Finish): no more rounds.
+    concludes_after_stop: bool = False
     # Formats with a fixed structure hold this many rounds whatever `rounds` says (None: `rounds` decides).
     fixed_rounds: int | None = None
     # The rounds a debate of this format holds when the user names none (None: the config's default).

@@ -11,6 +11,9 @@ from moot.domain.assessment import StopReason
 class StartRound:
     number: int
     phase: str | None = None
+    # A round the format owes to the one before it (a design review's refinement, answering its critiques): the
+    # rounds' wall-clock budget (`stopping.timeout_s`), spent, does not hold it back.
+    owed: bool = False
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def unheard(ctx: RunContext) -> str | None:
     if len(state.spoke) >= min(2, len(config.participants)):
         return None
     failed = "; ".join(
-        f"{config.speaker_name(pid)} failed in round {state.dropped_in.get(pid, '?')}: {error}"
+        f"{config.speaker_name(pid)} failed in round {state.dropped_rounds.get(pid, '?')}: {error}"
         for pid, error in state.dropped.items()
     )
     spoke = f"only {config.speaker_name(state.spoke[0])} spoke" if state.spoke else "no turn could be taken"

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 class StartRoundHandler(Bookkeeping):
     async def take(self, ctx: RunContext, step: StartRound) -> bool:
-        if step.number > 1 and (reason := out_of_time(ctx)) is not None:
+        if step.number > 1 and not step.owed and (reason := out_of_time(ctx)) is not None:
             await ctx.emit(DebateStopping(reason=reason, after_round=step.number - 1))
         else:
             now = utc_now()

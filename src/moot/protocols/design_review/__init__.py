@@ -9,11 +9,13 @@ Rounds, all of whose turns are taken at the same time (nobody sees a turn of the
   round before addressed to it (`critiques_shown: all`: every critique of that round).
 
 `rounds` counts these rounds, as design-team CLIs do ("Round 2/3: Critique Phase"): 3, the default, is one
-critique and refinement cycle, 5 two; 1 is proposals only and an even number ends on critiques the judge
-weighs unanswered. The stopping rules (convergence, repetition, the judge's assessment, its quality score
-with `stopping.quality_at_least`, which has every round of full proposals assessed) apply only after rounds
-that hold everyone's full proposal, so no critique goes unread because of them. `turn_order` has no effect: no
-turn of a round depends on another of the same round.
+critique and refinement cycle, 5 two; 1 is proposals only. An even number would end on critiques nobody
+answers, so the review holds one round more, their refinement (a notice says so); nor does the rounds' time
+budget (`stopping.timeout_s`) spent in a critique round hold back the refinement after it. The stopping rules
+(convergence, repetition, the judge's advice, its quality score with `stopping.quality_at_least`, which has
+every round of full proposals assessed: the proposals and each refinement) end a review only after a
+refinement round, so it never ends on proposals nobody critiqued or on critiques nobody answered.
+`turn_order` has no effect: no turn of a round depends on another of the same round.
 
 Then the result, by `format_options.synthesis` (a design-team config's synthesisMethod):
 
@@ -30,15 +32,23 @@ Then the result, by `format_options.synthesis` (a design-team config's synthesis
   only (Ask kind "tiebreak"); with no judge, or no valid choice from it, the proposal of the participant
   listed first in the config wins, and the outcome says so. With two participants every vote is a 1-1 tie.
 
+Whatever ends the rounds, the review ends with that result. An expert that fails for good leaves (the engine drops
+it) and the others review on without it; a stop from outside the rules (the user, failures that leave one
+expert, a deadline; not a budget, whose rest is the judge's reserve for a verdict) goes straight to the result,
+made from the proposals that exist. The judge is told who left, in which round and why, and who made no
+proposal before a stop, so it speaks for none of them. Those who left are not among the final proposals (no
+vote, kept idea or merged part goes to them), and the result names them in its headline, a section and
+`details['missing']`.
+
 The implementation sketch is kept in the outcome's details only (`implementation`, "" under voting): the
 exports show it when asked to include code. The complexity is named in the headline with the confidence, as
 design-team CLIs show them ("Implementation Complexity: Medium", "Confidence Score: 87/100"); a vote has
 none: its result is a participant's own proposal.
 
 The package, one concept a module: `protocol.py` (the format: phases, checks, steps, prompts, the result's
-dispatch), `proposals.py` (phases of rounds, latest and final proposals, quoting), `answers.py` (the kinds of
-structured answer and the judge's schemas), `voting.py` (ballots, the count, the tie-break, the voted outcome)
-and `outcomes.py` (the judge's synthesis and merge as the result).
+dispatch), `proposals.py` (phases of rounds, latest and final proposals, quoting, who left), `answers.py` (the
+kinds of structured answer and the judge's schemas), `voting.py` (ballots, the count, the tie-break, the voted
+outcome) and `outcomes.py` (the judge's synthesis and merge as the result, and who is missing from any result).
 """
 
 from moot.protocols.design_review.answers import (

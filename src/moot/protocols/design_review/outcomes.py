@@ -1,5 +1,6 @@
 """The design review's result when the judge makes it: the synthesis, the merge (each part credited to the
-proposals it comes from), or the plain word that no valid answer came.
+proposals it comes from), or the plain word that no valid answer came (or that there was nothing to weigh); and,
+whatever made the result, the words that say who left the review and is missing from it.
 
 These read the judge's stored answer (a mapping, as the events keep it), not the schema's model, so a log from
 an earlier version reads the same; the voted outcome is `voting.py`'s.
@@ -7,11 +8,47 @@ an earlier version reads the same; the voted outcome is `voting.py`'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from moot.domain.config import DebateConfig
 from moot.domain.outcome import Outcome, OutcomeSection, names_text
+from moot.protocols.design_review.proposals import Left
+
+
+def without_those_who_left(outcome: Outcome, left: Sequence[Left]) -> Outcome:
+    """The result, saying who is missing from it, whatever made it (a synthesis, a merge, a vote): in its headline,
+    which every screen shows, even one that shows nothing else; in a section, with the round each left in and
+    why; and in its details, for programs."""
+    if not left:
+        return outcome
+    return outcome.model_copy(
+        update={
+            "headline": f"{outcome.lead}; without {names_text([x.name for x in left])}, who left the review",
+            "sections": [
+                *(outcome.sections or []),
+                OutcomeSection(
+                    title="Missing: who left the review",
+                    lines=[
+                        f"{x.name} left the review in round {x.round}: {' '.join(x.why.split())}"
+                        for x in left
+                    ],
+                ),
+            ],
+            "details": {**outcome.details, "missing": {x.id: {"round": x.round, "why": x.why} for x in left}},
+        }
+    )
+
+
+def nothing_to_weigh(method: Literal["judge", "merge"]) -> Outcome:
+    """Every proposal's author left the review: the judge was asked nothing, and the result says why."""
+    what = "synthesis" if method == "judge" else "merge"
+    return Outcome(
+        summary=f"No {what}: every expert who made a proposal left the review.",
+        details={"method": method, "implementation": ""},
+        headline=f"No {what}: no proposal of an expert still in the review",
+        sections=[],
+    )
 
 
 def _not_given(method: Literal["judge", "merge"], error: str) -> Outcome:

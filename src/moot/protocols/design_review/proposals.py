@@ -71,10 +71,23 @@ def _clip(text: str, limit: int | None) -> str:
 
 
 def final_proposals(config: DebateConfig, state: DebateState, round_number: int) -> list[Turn]:
-    """Each participant's newest proposal or refinement up to this round, in the config's order."""
+    """Each participant's newest proposal or refinement up to this round, in the config's order; none of those
+    who left the review (its author answers no critique of it, and stands by it no more)."""
     return [
-        t for p in config.participants if (t := latest_proposal(state, p.id, round_number + 1)) is not None
+        t
+        for p in config.participants
+        if p.id not in state.dropped and (t := latest_proposal(state, p.id, round_number + 1)) is not None
     ]
+
+
+def still_in(config: DebateConfig, state: DebateState) -> DebateConfig:
+    """The config with only the participants still in the review: the ones its result credits, whichever config
+    it is given (the engine schedules without those who left; a prompt is built from everyone)."""
+    if not any(p.id in state.dropped for p in config.participants):
+        return config
+    return config.model_copy(
+        update={"participants": [p for p in config.participants if p.id not in state.dropped]}
+    )
 
 
 def _quoted(config: DebateConfig, turn: Turn, limit: int | None) -> Contribution:
@@ -85,3 +98,24 @@ def _quoted(config: DebateConfig, turn: Turn, limit: int | None) -> Contribution
         "",
         _clip(turn.text, limit),
     )
+
+
+@dataclass(frozen=True)
+class Left:
+    """A participant that failed for good and left the review: in which round, and why (the engine's words)."""
+
+    id: str
+    name: str
+    round: int
+    why: str
+
+
+def who_left(config: DebateConfig, state: DebateState) -> list[Left]:
+    """Those who left the review, in the config's order."""
+    # The engine hands the format only those still in: their names are in the config the debate began with.
+    team = state.config if state.config is not None else config
+    return [
+        Left(p.id, p.name, state.dropped_rounds.get(p.id, 0), state.dropped[p.id])
+        for p in team.participants
+        if p.id in state.dropped
+    ]

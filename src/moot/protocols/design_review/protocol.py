@@ -39,7 +39,13 @@ from moot.protocols.design_review.answers import (
     merge_model,
     synthesis_model,
 )
-from moot.protocols.design_review.outcomes import _merged, _not_given, _synthesised
+from moot.protocols.design_review.outcomes import (
+    _merged,
+    _not_given,
+    _synthesised,
+    nothing_to_weigh,
+    without_those_who_left,
+)
 from moot.protocols.design_review.proposals import (
     PhaseName,
     _clip,
@@ -48,6 +54,8 @@ from moot.protocols.design_review.proposals import (
     final_proposals,
     latest_proposal,
     phase_of,
+    still_in,
+    who_left,
 )
 from moot.protocols.design_review.voting import _voted, choice_answer, count_votes, vote_answer, voters
 from moot.protocols.steps import Ask, AskSpec, Assess, EndRound, Speak, StartRound, Step, Stop, TurnSpec
@@ -68,6 +76,12 @@ _JUDGE_ASKS: dict[str, str] = {
     "voting": "breaks a tie between the most voted proposals",
     "merge": "merges the refined proposals into one solution, each part attributed to its authors",
 }
+
+
+def _planned(rounds: int) -> int:
+    """The rounds a review of `rounds` holds."""
+    # An even count would end on a critique round: one round more, its refinement, so every critique is answered.
+    return rounds + 1 if rounds % 2 == 0 else rounds
 
 
 class DesignReviewOptions(FormatOptions):
@@ -104,10 +118,23 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         # The quality threshold is the judge's score of each round: asking for it, with assess_rounds left out,
         # asks for the assessments (set assess_rounds: false and the config refuses the threshold).
         quality_asks_assessment=True,
+        # Everyone does the same each round: those left critique each other and refine without who failed.
+        continues_without=True,
+        # A review ends with its synthesis (or vote) whatever stops it: the proposals that exist still stand.
+        concludes_after_stop=True,
     )
 
     def phases(self, rounds: int) -> list[Phase]:
-        return [Phase(phase_of(r), r, r, _PHASES[phase_of(r)]) for r in range(1, rounds + 1)]
+        return [Phase(phase_of(r), r, r, _PHASES[phase_of(r)]) for r in range(1, _planned(rounds) + 1)]
+
+    def notices(self, config: DebateConfig) -> tuple[str, ...]:
+        planned = _planned(config.rounds)
+        if planned == config.rounds:
+            return ()
+        return (
+            f"rounds: {config.rounds} would end on critiques nobody answers, so the review holds {planned}: "
+            f"round {planned} is the refinement that answers them",
+        )
 
     def check(self, config: DebateConfig) -> None:
         super().check(config)
@@ -145,14 +172,19 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             return Speak(current.number, waiting) if waiting else EndRound(current.number)
         done = current.number
         if state.stop_reason is None:
-            # Early stops only where everyone's full proposal stands: never with critiques unanswered.
+            # The judge assesses the rounds where everyone's full proposal stands: the proposals, each refinement.
             holds_proposals = phase_of(done) != "critique"
             if holds_proposals and assesses_rounds(self, config) and state.assessed(done) is None:
                 return Assess(done)
-            reason = stop_reason(config, state)
-            if reason is not None and (holds_proposals or reason.kind == "max_rounds"):
+            planned = _planned(config.rounds)
+            plan = config if planned == config.rounds else config.model_copy(update={"rounds": planned})
+            reason = stop_reason(plan, state)
+            # An early stop only after a refinement: after the proposals alone nothing was reviewed, and after a
+            # critique nobody answered it. The plan's end is always a refinement, or the proposals of `rounds: 1`.
+            if reason is not None and (phase_of(done) == "refinement" or reason.kind == "max_rounds"):
                 return Stop(reason)
-            return StartRound(done + 1, phase_of(done + 1))
+            # A refinement is owed to the critiques before it: the rounds' clock stops the review after it.
+            return StartRound(done + 1, phase_of(done + 1), owed=phase_of(done + 1) == "refinement")
         ask = self._result_ask(config, state, done)
         return ask if ask is not None else conclude_then_finish(self, config, state)
 
@@ -161,7 +193,9 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         method = self.options(config).synthesis
         if method != "voting":
             kind = SYNTHESIS if method == "judge" else MERGE
-            return None if state.decided(kind) else Ask(done, (AskSpec(kind, "judge"),))
+            if state.decided(kind) or not final_proposals(config, state, done):
+                return None
+            return Ask(done, (AskSpec(kind, "judge"),))
         # Everyone votes at once; then, on a tie, the judge (where there is one) chooses among the tied.
         votes = tuple(AskSpec(VOTE, v) for v in voters(config, state, done) if not state.decided(VOTE, v))
         if votes:
@@ -189,7 +223,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             context=config.context,
             phase=phase,
             round=round_number,
-            rounds=config.rounds,
+            rounds=_planned(config.rounds),
             synthesis=self.options(config).synthesis,
         )
         common: dict[str, Any] = {"participant": participant, "roles": ROLES, "round": round_number}
@@ -239,10 +273,13 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         }
 
     def _synthesis_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
-        return self._judge_request(ctx, "design_review_synthesis", synthesis_model(ctx.config))
+        # Its kept ideas (and a merge's sources) name those still in the review only, as the outcome reads them.
+        answer_type = synthesis_model(still_in(ctx.config, ctx.state))
+        return self._judge_request(ctx, "design_review_synthesis", answer_type)
 
     def _merge_request(self, ctx: PromptContext, spec: AskSpec) -> AskRequest:
-        return self._judge_request(ctx, "design_review_merge", merge_model(ctx.config), max_parts=MAX_PARTS)
+        answer_type = merge_model(still_in(ctx.config, ctx.state))
+        return self._judge_request(ctx, "design_review_merge", answer_type, max_parts=MAX_PARTS)
 
     def _judge_request(
         self, ctx: PromptContext, template: str, answer_type: type[BaseModel], **extra: Any
@@ -264,6 +301,10 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
             topic=config.topic,
             context=config.context,
             participants=config.participants,
+            authors=still_in(config, state).participants,
+            # Named with when and why, so the judge does not speak for who left: its words stop where it did.
+            left={x.id: {"round": x.round, "why": " ".join(x.why.split())} for x in who_left(config, state)},
+            proposed={t.participant_id for t in finals},
             roles=ROLES,
             history=shown,
             omitted=omitted,
@@ -281,7 +322,7 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         system = render(
             "design_review_vote_system.j2",
             participant=voter,
-            others=[p for p in config.participants if p.id != voter.id],
+            others=[p for p in still_in(config, state).participants if p.id != voter.id],
             roles=ROLES,
             topic=config.topic,
             context=config.context,
@@ -342,13 +383,19 @@ class DesignReview(DebateProtocol[DesignReviewOptions]):
         )
 
     def outcome(self, config: DebateConfig, state: DebateState) -> Outcome | None:
-        method = self.options(config).synthesis
+        result = self._result(still_in(config, state), state)
+        return None if result is None else without_those_who_left(result, who_left(config, state))
+
+    def _result(self, team: DebateConfig, state: DebateState) -> Outcome | None:
+        """The result by the synthesis method, crediting `team`, those still in the review."""
+        method = self.options(team).synthesis
         if method == "voting":
-            return _voted(config, state)
+            return _voted(team, state)
         decided = state.decided(SYNTHESIS if method == "judge" else MERGE)
         if not decided:
-            return None
+            done = state.current_round.number if state.current_round is not None else 0
+            return None if final_proposals(team, state, done) else nothing_to_weigh(method)
         answer = decided[-1]
         if answer.answer is None:
             return _not_given(method, answer.error or "unknown error")
-        return _synthesised(config, answer.answer) if method == "judge" else _merged(config, answer.answer)
+        return _synthesised(team, answer.answer) if method == "judge" else _merged(team, answer.answer)

@@ -191,6 +191,11 @@ def _voted(config: DebateConfig, state: DebateState) -> Outcome | None:
             f"Voted solution: {name(winner)}'s proposal, tied at {count_text(count.top, 'vote')} and "
             + ("chosen by the judge" if tie_break == "judge" else "first in the config")
         )
+    elif not count.ballots:
+        # The only proposal left (its rivals' authors left the review): nothing was voted on, and nothing is claimed.
+        winner, tie_break = count.leaders[0], None
+        said = f"{name(winner)}'s proposal was the only one left, so no vote was taken."
+        headline = f"Solution: {name(winner)}'s proposal, the only one left (no vote was taken)"
     else:
         winner, tie_break = count.leaders[0], None
         said = f"{name(winner)}'s proposal won the vote with {count.top} of {count_text(len(cast), 'vote')}."
@@ -202,32 +207,32 @@ def _voted(config: DebateConfig, state: DebateState) -> Outcome | None:
     done = state.current_round.number if state.current_round is not None else 0
     proposal = next(t for t in final_proposals(config, state, done) if t.participant_id == winner)
     seat = {c: i for i, c in enumerate(count.candidates)}
-    asked = {b.voter for b in count.ballots}
-    absent = [p.id for p in config.participants if p.id not in asked and p.id in state.dropped]
     sections = [
         OutcomeSection(
             title=f"The solution: {name(winner)}'s "
             f"{'refined ' if phase_of(proposal.round) == 'refinement' else ''}proposal (round {proposal.round})",
             text=proposal.text,
         ),
-        OutcomeSection(
-            title=f"The tally ({count_text(len(cast), 'valid vote')})",
-            lines=[
-                f"{name(c)}'s proposal: {count_text(count.tally[c], 'vote')}"
-                for c in sorted(count.candidates, key=lambda c: (-count.tally[c], seat[c]))
-            ],
-        ),
-        OutcomeSection(
-            title="The votes",
-            lines=[
-                f"{name(b.voter)} voted for {name(b.choice)}'s proposal: {' '.join(b.reason.split())}"
-                if b.choice is not None
-                else f"{name(b.voter)}: no vote counted: {' '.join((b.error or '').split())}"
-                for b in count.ballots
-            ]
-            + [f"{name(pid)}: did not vote (it had left the debate)" for pid in absent],
-        ),
     ]
+    if count.ballots:
+        sections += [
+            OutcomeSection(
+                title=f"The tally ({count_text(len(cast), 'valid vote')})",
+                lines=[
+                    f"{name(c)}'s proposal: {count_text(count.tally[c], 'vote')}"
+                    for c in sorted(count.candidates, key=lambda c: (-count.tally[c], seat[c]))
+                ],
+            ),
+            OutcomeSection(
+                title="The votes",
+                lines=[
+                    f"{name(b.voter)} voted for {name(b.choice)}'s proposal: {' '.join(b.reason.split())}"
+                    if b.choice is not None
+                    else f"{name(b.voter)}: no vote counted: {' '.join((b.error or '').split())}"
+                    for b in count.ballots
+                ],
+            ),
+        ]
     if tied:
         sections.append(
             OutcomeSection(
