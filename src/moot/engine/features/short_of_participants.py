@@ -26,16 +26,20 @@ class ShortOfParticipants(Feature):
 
 
 def unheard(ctx: RunContext) -> str | None:
-    """Why the failures left too few speakers to judge (fewer than two ever spoke), naming each who failed."""
+    """Why the failures left too few speakers to go on to a result (to judge: two), naming each who failed."""
     config, state = ctx.config, ctx.state
-    if len(state.spoke) >= min(2, len(config.participants)):
+    # A verdict weighs speakers against each other: it needs two. A format whose result is its own (a design
+    # review's synthesis) can make it of one proposal, saying who is missing.
+    needed = min(2, len(config.participants)) if ctx.protocol.traits.gives_verdict else 1
+    if len(state.spoke) >= needed:
         return None
     failed = "; ".join(
         f"{config.speaker_name(pid)} failed in round {state.dropped_rounds.get(pid, '?')}: {error}"
         for pid, error in state.dropped.items()
     )
     spoke = f"only {config.speaker_name(state.spoke[0])} spoke" if state.spoke else "no turn could be taken"
-    return f"{spoke}, too few to judge ({failed}); once the cause is fixed, resume the debate to carry it on"
+    short = "too few to judge" if ctx.protocol.traits.gives_verdict else "nothing to make a result of"
+    return f"{spoke}, {short} ({failed}); once the cause is fixed, resume the debate to carry it on"
 
 
 def short_of_participants(ctx: RunContext) -> StopReason | None:
