@@ -4,6 +4,7 @@ and a larger one complete degraded (exit 3), named on the terminal, in `moot lis
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 from pydantic_ai import models
 
 from moot.domain.config import COMPAT_KEY_VAR
-from moot.domain.events import DebateCompleted, VerdictGiven
+from moot.domain.events import CallRetried, DebateCompleted, VerdictGiven
+from moot.domain.ledger import ledger
 from moot.domain.state import fold
 from moot.export import export
 from moot.mcp.results import debate_result, debate_text
@@ -86,6 +88,11 @@ def test_three_debaters_one_of_them_down_completes_degraded_with_exit_3(tmp_path
     flat = " ".join(out.split())
     assert f"• {problem.message}" in flat and "degraded · 2 turns" in flat
     assert out.rstrip().splitlines()[-1].endswith(f"id {state.debate_id}")  # scripts read the last line
+    # Cy's calls were made and failed: the ledger has its row, every call counted, none priced.
+    tries = 1 + sum(isinstance(e, CallRetried) and e.speaker == "cy" for e in events)
+    [cy] = [r for r in ledger(events).rows if r.who == "cy"]
+    assert tries > 1 and cy.failed == tries and cy.usage.requests == 0
+    assert re.search(rf"Cy \(debater\)\s+0 \+ {tries} failed\s+0\s+0\s+none \(no reply\)", out), out
     code, listed, _ = moot("list")
     assert code == 0 and "degraded" in listed
     code, listed, _ = moot("list", "--json")

@@ -762,7 +762,7 @@ class DebateRenderer:
             for u in rows:
                 table.add_row(
                     Text("  " + u.label),
-                    f"{u.requests:,}",
+                    u.calls,
                     f"{u.input_tokens:,}",
                     f"{u.output_tokens:,}",
                     u.cost,

@@ -61,7 +61,7 @@ def _row(*cells: str) -> str:
 
 
 def _usage_row(u: UsageView, cached: bool) -> str:
-    cells = [u.label, f"{u.requests:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost]
+    cells = [u.label, u.calls, f"{u.input_tokens:,}", f"{u.output_tokens:,}", u.cost]
     return _row(*cells, *([u.cache or "0 read / 0 written"] if cached else []))
 
 

@@ -246,7 +246,7 @@ def _usage(v: DebateView) -> list[str]:
         if rows:
             out += ["", f"  {title}"]
             out += [
-                f"  {u.label}: {u.requests:,} requests, {u.input_tokens:,} in / {u.output_tokens:,} out, {u.cost}"
+                f"  {u.label}: {u.calls} requests, {u.input_tokens:,} in / {u.output_tokens:,} out, {u.cost}"
                 + (f" (cache: {u.cache})" if u.cache else "")
                 for u in rows
             ]

@@ -13,7 +13,7 @@ from typing import Literal
 
 from moot.domain.assessment import ParticipantAssessment
 from moot.domain.events import DebateFailed, VerdictGiven
-from moot.domain.ledger import PERSON, ROLE_LABELS, Ledger, ledger
+from moot.domain.ledger import PERSON, ROLE_LABELS, Ledger, LedgerRow, ledger
 from moot.domain.problems import status_label
 from moot.domain.state import AssessedRound, DebateState
 from moot.domain.usage import Usage
@@ -209,6 +209,12 @@ class UsageView:
     # Parts of input_tokens served from / written to the provider's prompt cache.
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    failed: int = 0  # calls that got no reply, beside `requests` (moot.domain.ledger)
+
+    @property
+    def calls(self) -> str:
+        """`12`, or `0 + 3 failed` for calls made that got no reply."""
+        return f"{self.requests:,}" + (f" + {self.failed:,} failed" if self.failed else "")
 
     @property
     def cache(self) -> str:
@@ -631,20 +637,22 @@ def ledger_views(
             return "Audience"
         return clean(config.speaker_name(who)) if config is not None else who
 
-    totals = (
-        book.by(lambda r: f"{speaker(r.who)} ({ROLE_LABELS[r.role]})") if by == "speaker" else book.by_model()
-    )
+    def key(r: LedgerRow) -> str:
+        return f"{speaker(r.who)} ({ROLE_LABELS[r.role]})" if by == "speaker" else r.model
+
+    failed = book.failed_by(key)
     return tuple(
         UsageView(
             label=label,
             requests=u.requests,
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
-            cost=cost_text(u),
+            cost=cost_text(u) if u.requests or not failed[label] else "none (no reply)",
             cache_read_tokens=u.cache_read_tokens,
             cache_write_tokens=u.cache_write_tokens,
+            failed=failed[label],
         )
-        for label, u in totals.items()
+        for label, u in book.by(key).items()
     )
 
 

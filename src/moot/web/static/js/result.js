@@ -421,6 +421,9 @@ function stopLine(state) {
 }
 
 function ledgerTable(book, name) {
+  // Calls that got no reply have no usage; each row counts them (LedgerRow.failed), as every export does.
+  const failedOf = (who) => book.rows.filter((r) => r.who === who).reduce((n, r) => n + (r.failed ?? 0), 0);
+  const calls = (n, failed) => count(n) + (failed ? ` + ${count(failed)} failed` : "");
   const rows = Object.entries(book.by_who).map(([who, u]) => {
     const role = book.rows.find((r) => r.who === who)?.role ?? "";
     return h(
@@ -428,7 +431,7 @@ function ledgerTable(book, name) {
       {},
       h("td", {}, role === "participant" ? name(who) : who),
       h("td", {}, role),
-      h("td", { class: "num" }, count(u.requests)),
+      h("td", { class: "num" }, calls(u.requests, failedOf(who))),
       h("td", { class: "num" }, count(u.input_tokens)),
       h("td", { class: "num" }, count(u.output_tokens)),
       h("td", { class: "num" }, money(u.cost_usd)),
@@ -458,7 +461,7 @@ function ledgerTable(book, name) {
           {},
           h("th", {}, "Total"),
           h("td", {}),
-          h("td", { class: "num" }, count(t.requests)),
+          h("td", { class: "num" }, calls(t.requests, book.rows.reduce((n, r) => n + (r.failed ?? 0), 0))),
           h("td", { class: "num" }, count(t.input_tokens)),
           h("td", { class: "num" }, count(t.output_tokens)),
           h("td", { class: "num" }, money(t.cost_usd)),
