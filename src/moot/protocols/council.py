@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import string
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -286,7 +287,7 @@ class Council(DebateProtocol[NoOptions]):
                 "invalid_rankings": invalid,
                 "shown": shown,
             },
-            headline=_headline(config, aggregate, ranked, bool(chair)),
+            headline=_headline(config, aggregate, ranked, chair[-1].text if chair else None),
             sections=_sections(config, aggregate, ranked, invalid, shown, chair[-1].text if chair else None),
         )
 
@@ -302,19 +303,33 @@ def _order_text(ranked: list[str], aggregate: RankAggregate, name: Callable[[str
     return text
 
 
-def _headline(config: DebateConfig, aggregate: RankAggregate, ranked: list[str], synthesised: bool) -> str:
-    """'The chair's synthesis is the council's answer; Ada leads the peer ranking (mean rank 1.50)'."""
-    answer = (
-        "The chair's synthesis is the council's answer"
-        if synthesised
-        else "No answer: the council stopped before the chair's synthesis"
-    )
+def _headline(
+    config: DebateConfig, aggregate: RankAggregate, ranked: list[str], answer_text: str | None
+) -> str:
+    """The answer a user asked the council for, leading: 'The council's answer: <the synthesis's first
+    sentence>' (the whole answer is the first section); without one, why, and who led the peer ranking."""
+    if answer_text is not None and (first := _first_sentence(answer_text)):
+        return f"The council's answer: {first}"
+    answer = "No answer: the council stopped before the chair's synthesis"
     if not ranked:
         return f"{answer}; no valid peer ranking was given"
     best = aggregate.mean_rank[ranked[0]]
     leaders = [config.speaker_name(pid) for pid in ranked if aggregate.mean_rank[pid] == best]
     lead = "leads" if len(leaders) == 1 else "share the lead of"
     return f"{answer}; {names_text(leaders)} {lead} the peer ranking (mean rank {best:.2f})"
+
+
+def _first_sentence(text: str, most: int = 200) -> str:
+    """The first sentence of a model's answer as plain words: markdown marks dropped, cut after a word at `most`
+    characters."""
+    prose = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))  # not headings
+    plain = " ".join(re.sub(r"[#*_`>|]+", " ", prose).split())
+    found = re.match(r"(.+?[.!?])(\s|$)", plain)
+    sentence = found.group(1) if found else plain
+    if len(sentence) <= most:
+        return sentence
+    cut = sentence[:most]
+    return cut[: cut.rfind(" ")] if " " in cut else cut + "…"
 
 
 def _sections(
