@@ -112,7 +112,7 @@ def test_a_seat_reads_its_debate_without_the_operator_s_configuration(server: Te
             "retries", "context_trims", "context_warned", "cost_pause", "cost_acknowledged", "summary",
             "summary_tried", "summary_usage", "outcome", "stop_reason", "stopped_after", "judged", "verdict",
             "verdict_error", "ballots", "verdicts", "judging_requests", "judging_again", "verdict_usage", "panel",
-            "judge_usage", "decision_usage", "error", "problems", "started_at", "ended_at", "last_seq", "awaiting",
+            "judge_usage", "decision_usage", "error", "problems", "started_at", "ended_at", "last_seq", "awaiting", "headline",
             "audience_personas", "audience_open", "audience_votes", "audience_usage", "awaiting_people", "audience",
         }  # fmt: skip
         for route in ("/status", "/ledger", "/seat"):

@@ -58,13 +58,14 @@ from moot.domain.events import (
 )
 from moot.domain.ledger import VOICE_IDS, Ledger
 from moot.domain.problems import status_label
+from moot.domain.result import verdict_line
 from moot.domain.state import DebateState, split_turn_key, turn_key
 from moot.domain.usage import Usage
 from moot.domain.verdict import ParticipantScore, ScoredCriterion
 from moot.export.audience_view import audience_view
 from moot.export.backfill import backfill
 from moot.export.formatting import cost_text
-from moot.export.outcome_view import SCORES_NAME_NO_WINNER, outcome_view
+from moot.export.outcome_view import outcome_view
 from moot.export.palette import participant_colours
 from moot.export.view import ledger_views
 
@@ -665,6 +666,7 @@ class DebateRenderer:
                     self.console.print(
                         Text.assemble((f"{p.name}: ", f"bold {self._colour(p.id)}"), reasoning)
                     )
+                self._key_arguments(s)
         else:
             for s in ranked:
                 self._score_block(s, criteria, medians)
@@ -674,13 +676,12 @@ class DebateRenderer:
         for c in criteria:
             if not c.is_default and c.description:
                 self.console.print(Text(f"{c.title}: {c.description}", style="dim"))
-        names = [self._participant(w).name for w in verdict.winner_ids]
-        if not verdict.names_winner:
-            self.console.print(Text(SCORES_NAME_NO_WINNER, style="bold"))
-        elif verdict.is_tie:
-            self.console.print(Text(f"Tie between {', '.join(names)}", style="bold yellow"))
-        else:
-            self.console.print(Text(f"Winner: {names[0]}", style="bold green"))
+        line = verdict_line(verdict, lambda pid: self._participant(pid).name)
+        if verdict.names_winner:
+            self.console.print(Text(line, style="bold yellow" if verdict.is_tie else "bold green"))
+        elif self.state.outcome is None or not self.state.outcome.winner_ids:
+            # Where the format's result names a winner (Oxford's side), that line leads alone.
+            self.console.print(Text(line, style="bold"))
         if event.failed:
             tried = "; ".join(f"{f.model}: {f.error}" for f in event.failed)
             self.console.print(Text(f"Judged by the fallback {event.model} after {tried}", style="yellow"))
@@ -745,7 +746,13 @@ class DebateRenderer:
         reasoning = " ".join(score.reasoning.split())
         if reasoning:
             self.console.print(Padding(Text(reasoning, style="dim"), (0, 0, 0, len(INDENT))))
+        self._key_arguments(score)
         self.console.print()
+
+    def _key_arguments(self, score: ParticipantScore) -> None:
+        """Its main arguments as the judge saw them, one bullet each (every export lists them too)."""
+        for argument in score.key_arguments:
+            self.console.print(Padding(Text(f"• {' '.join(argument.split())}"), (0, 0, 0, len(INDENT))))
 
     def _ledger_table(self) -> None:
         """Who spent what and on which model, when more than one speaker or model made calls."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from moot.domain.assessment import RoundAssessment, StopReason
 from moot.domain.audience import Phase as AudiencePhase
@@ -300,6 +300,14 @@ class DebateState(BaseModel):
         proposal in place of the speaker's last). A round's own `turns` holds them all, so a format sees who
         has had their turn."""
         return [t for r in self.rounds for t in r.turns if not t.said_nothing]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def headline(self) -> str:
+        """The result in one line, as every screen leads with it (moot.domain.result)."""
+        from moot.domain.result import headline
+
+        return headline(self)
 
     @property
     def spoke(self) -> list[str]:

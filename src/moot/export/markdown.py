@@ -193,7 +193,8 @@ def _verdict(v: DebateView) -> list[str]:
     verdict = v.verdict
     if verdict is None:
         return [*out, f"**{inline(v.verdict_note)}**", ""]
-    out += [f"**{inline(verdict.outcome)}**", "", f"Judged by {inline(verdict.model)}.", ""]
+    out += [f"**{inline(verdict.outcome)}**", ""] if verdict.outcome else []
+    out += [f"Judged by {inline(verdict.model)}.", ""]
     if verdict.fallback:
         out += [f"*{inline(verdict.fallback)}.*", ""]
     if verdict.quality:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moot.domain.outcome import Outcome
-from moot.export.formatting import clean, one_line
 
 # A verdict of a format that names no winner by its scores (a consensus format, or Oxford, whose vote decides):
 # the line says what the scores are, so it never contradicts the format's own result.
-SCORES_NAME_NO_WINNER = "The scores name no winner: they weigh each contribution"
+from moot.domain.result import SCORES_NAME_NO_WINNER
+from moot.export.formatting import clean, one_line
 
 
 @dataclass(frozen=True, slots=True)

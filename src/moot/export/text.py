@@ -180,7 +180,11 @@ def _verdict(v: DebateView) -> list[str]:
     verdict = v.verdict
     if verdict is None:
         return [*out, "", *wrap(v.verdict_note, "  ")]
-    out += ["", *wrap(verdict.outcome, "  "), *wrap(f"Judged by {verdict.model}.", "  ")]
+    out += [
+        "",
+        *(wrap(verdict.outcome, "  ") if verdict.outcome else []),
+        *wrap(f"Judged by {verdict.model}.", "  "),
+    ]
     if verdict.fallback:
         out += wrap(verdict.fallback + ".", "  ")
     if verdict.quality:

@@ -15,12 +15,13 @@ from moot.domain.assessment import ParticipantAssessment
 from moot.domain.events import DebateFailed, VerdictGiven
 from moot.domain.ledger import PERSON, ROLE_LABELS, Ledger, LedgerRow, ledger
 from moot.domain.problems import status_label
+from moot.domain.result import verdict_line, verdict_note
 from moot.domain.state import AssessedRound, DebateState
 from moot.domain.usage import Usage
 from moot.domain.verdict import FailedTry, Verdict
 from moot.export.audience_view import AudienceView, audience_view
-from moot.export.formatting import clean, cost_text, duration, join_names, one_line, score_text, when
-from moot.export.outcome_view import SCORES_NAME_NO_WINNER, OutcomeView, outcome_view
+from moot.export.formatting import clean, cost_text, duration, one_line, score_text, when
+from moot.export.outcome_view import OutcomeView, outcome_view
 from moot.export.palette import VOICE_COLOUR, participant_colours
 from moot.export.record import DebateRecord
 
@@ -258,6 +259,7 @@ class DebateView:
     # Above the list of verdicts, once for every renderer.
     verdicts_note: str = ""
     audience: AudienceView | None = None  # the audience's votes before and after, when it has one
+    headline: str = ""  # the result in one line (moot.domain.result), which a reader sees first
 
     @property
     def topic_line(self) -> str:
@@ -353,6 +355,7 @@ def build_view(record: DebateRecord) -> DebateView:
         rounds=rounds,
         verdict=verdict,
         verdict_note="" if verdict else _verdict_note(state),
+        headline=one_line(state.headline) if state.finished else "",
         status=state.status,
         status_text=_status_text(record, state),
         usage=_usage_rows(state),
@@ -432,8 +435,11 @@ def _verdict_view(
     name_of: Callable[[str], str],
     colour_by_id: Callable[[str], str],
 ) -> VerdictView:
-    outcome = _outcome_text(verdict, name_of)
     state = record.state
+    # Where the format's own result names the winner (Oxford's side), a verdict that names none adds no line of its
+    # own: "the scores name no winner" under "Winner: the for side" would say two things.
+    quiet = not verdict.names_winner and state.outcome is not None and bool(state.outcome.winner_ids)
+    outcome = "" if quiet else _outcome_text(verdict, name_of)
     panel = state.panel
     medians = {p.participant_id: score_text(p.median) for p in panel.scores} if panel else {}
     criteria = [c.name for c in verdict.scored_criteria()]
@@ -524,13 +530,7 @@ def _judge_model(record: DebateRecord) -> str:
 
 
 def _outcome_text(verdict: Verdict, name_of: Callable[[str], str]) -> str:
-    winners = [name_of(pid) for pid in verdict.winner_ids]
-    best = score_text(max(s.score for s in verdict.scores))
-    if not verdict.names_winner:
-        return SCORES_NAME_NO_WINNER
-    if verdict.is_tie:
-        return f"Tie between {join_names(winners)} ({best} each)"
-    return f"Winner: {winners[0]} ({best})"
+    return verdict_line(verdict, name_of)
 
 
 def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[GivenVerdictView, ...]:
@@ -574,15 +574,7 @@ def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[
 
 
 def _verdict_note(state: DebateState) -> str:
-    if state.gives_verdict is False:
-        return "No verdict: this format's result (above) is its judgement."
-    if state.judged:
-        return f"No verdict: {one_line(state.verdict_error or 'the judge gave no valid verdict')}"
-    if state.config is not None and state.config.judge is None:
-        return "Not judged: no judge was configured."
-    if state.finished:
-        return "Not judged: the debate ended before judging."
-    return "Not judged yet."
+    return verdict_note(state)
 
 
 def _status_text(record: DebateRecord, state: DebateState) -> str:

@@ -37,6 +37,7 @@ class DebateResult(BaseModel):
     status: Status
     topic: str
     format: str
+    headline: str = Field(default="", description="The result in one line, as every screen leads with it")
     rounds: int = Field(description="Rounds held")
     turns: int = Field(description="Turns spoken")
     stop: str | None = Field(description="Why the rounds ended, in a sentence (a user's stop included)")
@@ -102,6 +103,7 @@ def debate_result(state: DebateState) -> DebateResult:
         status=state.status,
         topic=config.topic,
         format=config.format,
+        headline=state.headline,
         rounds=len(state.rounds),
         turns=len(state.turns),
         stop=state.stop_reason.detail if state.stop_reason else None,
@@ -169,8 +171,7 @@ def debate_text(result: DebateResult) -> str:
         f"Debate {result.debate_id} ({result.format}): {_ended(result.status, result.stop, result.problems)}"
     ]
     lines += [f"Problem: {p}" for p in result.problems]
-    if result.winners:
-        lines.append(("Tie: " if len(result.winners) > 1 else "Winner: ") + ", ".join(result.winners))
+    lines.append(result.headline)
     if result.scores:
         lines.append("Scores: " + ", ".join(f"{s.name} {s.score:g}/10" for s in result.scores))
     lines += [f"Not scored: {a}" if "not scored" in a else f"Left: {a}" for a in result.absent]

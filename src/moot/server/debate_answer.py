@@ -9,7 +9,6 @@ answers with its result. A debate with none of these answers with its last turn.
 
 from __future__ import annotations
 
-from moot.domain.outcome import names_text
 from moot.domain.state import DebateState
 
 # The voices whose closing turn is the format's answer; a moderator asks, it does not answer.
@@ -27,13 +26,10 @@ def _answer(state: DebateState) -> str:
     if turns and turns[-1].participant_id in ANSWERING_VOICES:
         return turns[-1].text.strip()
     parts: list[str] = []
-    if state.outcome is not None:
-        parts.append(state.outcome.lead)
+    if state.outcome is not None or state.verdict is not None:
+        parts.append(state.headline)  # the one line every screen leads with (moot.domain.result)
     if state.verdict is not None:
         verdict = state.verdict
-        if verdict.names_winner and verdict.winner_ids and state.config is not None:
-            names = [state.config.speaker_name(pid) for pid in verdict.winner_ids]
-            parts.append(f"{'Winner' if len(names) == 1 else 'Tie between'}: {names_text(names)}")
         parts.append(verdict.summary.strip())
         parts += [a.line for a in verdict.absent]
         for title, items in (

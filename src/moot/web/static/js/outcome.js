@@ -49,6 +49,8 @@ export function outcomeCard(state) {
  * the verdict card both show this line, so the page never says two things about who won.
  */
 export function resultHeadline(state, name) {
+  // The engine's own line (moot.domain.result), which every other screen leads with too.
+  if (state.headline) return state.headline;
   if (state.outcome) return outcomeHeadline(state.outcome);
   const v = state.verdict;
   if (!v) return verdictNote(state);

@@ -247,7 +247,13 @@ function reasons(verdict, name, criteria) {
             h("td", { class: "who" }, name(s.participant_id)),
             h("td", { class: "num", dataset: { label: "Score" } }, String(s.score)),
             criteria.map((c) => h("td", { class: "num", dataset: { label: c.title } }, score(s, c))),
-            h("td", { class: "why", dataset: { label: "Why" } }, s.reasoning),
+            h(
+              "td",
+              { class: "why", dataset: { label: "Why" } },
+              s.reasoning,
+              // Its main arguments as the judge saw them, as the terminal and every export list them.
+              s.key_arguments?.length ? h("ul", { class: "key-arguments", dataset: { testid: "key-arguments" } }, s.key_arguments.map((a) => h("li", {}, a))) : null,
+            ),
           ),
         ),
       ),
