@@ -19,6 +19,7 @@ from moot.domain.verdict import Absence, ParticipantScore, Verdict
 from moot.engine import InMemoryLog, run_debate
 from moot.engine.control import RunControl
 from moot.errors import ModelCallError
+from moot.models.providers import build_model
 from tests.conftest import FAST_RETRY, Recorder, judge_answer, make_config
 
 
@@ -198,3 +199,17 @@ async def test_every_surface_says_who_was_not_scored_in_the_same_words() -> None
     for kind in ("markdown", "text", "html"):
         assert line in " ".join(export(log.events, kind).split()), kind
     assert absent.model_dump()["line"] == line  # the API's JSON (and the page, which shows it) carry it as is
+
+
+async def test_a_round_assessment_reviews_only_those_who_spoke() -> None:
+    config = make_config(3, rounds=1, limits={"retry": FAST_RETRY}, stopping={"assess_rounds": True})
+    never = speaks_then_fails(0)
+
+    def resolve(options: ModelOptions) -> Model:  # moot's own fakes, which answer any shape, but for Cy
+        return never if options.model.name == "cy" else build_model(options)
+
+    log = InMemoryLog()
+    await collect(config, log=log, resolve=resolve)
+    [assessed] = fold(log.events).assessments
+    assert assessed.assessment is not None
+    assert [p.participant_id for p in assessed.assessment.participants] == ["ada", "bo"]

@@ -315,6 +315,15 @@ class DebateState(BaseModel):
         said = {t.participant_id for t in self.turns}
         return [p.id for p in self.config.participants if p.id in said] if self.config is not None else []
 
+    def heard(self, config: DebateConfig) -> DebateConfig:
+        """`config` as a judge sees the debate: only the participants who spoke (all of them before anyone has).
+        The judging code reads `participants` for the roster, the answer's shape and the scores, so a judge is never
+        shown, asked about or able to score one who did not speak."""
+        spoke = set(self.spoke)
+        if not spoke:
+            return config
+        return config.model_copy(update={"participants": [p for p in config.participants if p.id in spoke]})
+
     def absences(self) -> list[Absence]:
         """Who never spoke, or left before the end, and why, in the config's order."""
         if self.config is None:

@@ -170,7 +170,8 @@ class PromptBuilder:
 
     def assessment(self, round_number: int) -> Fitted[JudgePrompt]:
         def build(chars: int | None) -> JudgePrompt:
-            return assessment_prompt(self.ctx.config, self.ctx.state, round_number, history_chars=chars)
+            heard = self.ctx.state.heard(self.ctx.config)  # as the assessment's answer is shaped
+            return assessment_prompt(heard, self.ctx.state, round_number, history_chars=chars)
 
         assert self.ctx.config.judge is not None
         what = f"the assessment of round {round_number}"

@@ -87,10 +87,7 @@ def judged(ctx: RunContext) -> DebateConfig:
     """The debate as a verdict sees it: only the participants who spoke. A judge is never shown, asked about or
     able to score one who did not (moot.judging reads `participants` for the roster, the answer's shape and the
     scores), so it cannot invent their arguments; `Verdict.on_what_was_said` checks the answer all the same."""
-    spoke = set(ctx.state.spoke)
-    return ctx.config.model_copy(
-        update={"participants": [p for p in ctx.config.participants if p.id in spoke]}
-    )
+    return ctx.state.heard(ctx.config)
 
 
 def too_few_spoke(ctx: RunContext) -> str | None:
@@ -155,8 +152,9 @@ async def _assess(ctx: RunContext, round_number: int) -> None:
     assert judge is not None
     fit = ctx.prompts.assessment(round_number)
     await ctx.prompts.record_fit(fit, judge, "judge", round_number, "assessment")
-    result = await _ask_judge(ctx, assessment_model(ctx.config), fit, "assessment", round_number=round_number)
-    assessment = to_round_assessment(result.answer, ctx.config) if result.answer is not None else None
+    heard = judged(ctx)  # a participant who never spoke is not assessed either
+    result = await _ask_judge(ctx, assessment_model(heard), fit, "assessment", round_number=round_number)
+    assessment = to_round_assessment(result.answer, heard) if result.answer is not None else None
     await ctx.emit(
         RoundAssessed(
             round=round_number,
