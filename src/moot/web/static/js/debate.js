@@ -191,7 +191,7 @@ class DebateView {
       default:
         break;
     }
-    if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type]);
+    if (STATUS_AFTER[event.type]) this.setStatus(STATUS_AFTER[event.type], event.problems ?? []);
     this.audience.apply(event);
     if (this.awaiting.apply(event) || event.type !== "token_delta") this.showPeople();
     if (SPENDS.has(event.type)) this.refreshMeter();
@@ -257,10 +257,12 @@ class DebateView {
     }
   }
 
-  setStatus(status) {
+  setStatus(status, problems = []) {
     this.status = status;
-    this.statusPill.textContent = status;
-    this.statusPill.className = `status ${status}`;
+    // A completed debate with recorded problems reads as degraded, as `moot list` and the exports say it.
+    const label = status === "completed" && problems.length ? "degraded" : status;
+    this.statusPill.textContent = label;
+    this.statusPill.className = `status ${label}`;
     this.refreshButtons();
   }
 
@@ -338,6 +340,7 @@ class DebateView {
         if (this.follower.on && this.follower.moved) this.result.scrollIntoView({ block: "start" });
         this.follower.moved = false;
         this.judged = state.judged;
+        this.setStatus(state.status, state.problems ?? []);
         // A completed debate whose verdict failed is retried: its run is the verdict again.
         this.verdictFailed = state.status === "completed" && state.verdicts?.at(-1)?.verdict === null;
         this.refreshButtons();

@@ -195,7 +195,9 @@ function verdictCard(state, name) {
   if (v.confidence != null) card.append(h("p", { class: "muted small", dataset: { testid: "verdict-confidence" } }, `The judge's confidence: ${v.confidence}/100`));
   if (v.quality != null) card.append(h("p", { class: "muted small" }, `Quality of the debate: ${v.quality}/100`));
   // Who never spoke (not scored) or left early, worded by the engine (Absence.line).
-  for (const a of v.absent ?? []) card.append(h("p", { class: "small notice", dataset: { testid: "absent" } }, a.line));
+  // A line the problems above already give is not given twice.
+  const said = new Set((state.problems ?? []).map((p) => p.message));
+  for (const a of (v.absent ?? []).filter((x) => !said.has(x.line))) card.append(h("p", { class: "small notice", dataset: { testid: "absent" } }, a.line));
   if (state.panel) {
     const p = state.panel;
     card.append(
