@@ -315,9 +315,11 @@ def test_moot_run_estimate_prints_the_table_without_calling_a_model() -> None:
 async def test_a_cost_limit_reached_before_any_turn_ends_degraded_not_as_a_clean_run() -> None:
     cfg = config({"cost_limit": 0.000001}, priced=True)
     resolve, calls = priced_resolver(cfg)
-    events, state = await run(cfg, resolve)
+    _, state = await run(cfg, resolve)
     assert calls == [] and state.turns == [] and state.verdict is None
-    assert state.status == "completed" and state.stop_reason is not None and state.stop_reason.kind == "budget"
+    assert (
+        state.status == "completed" and state.stop_reason is not None and state.stop_reason.kind == "budget"
+    )
     kinds = [p.kind for p in state.problems]
     assert kinds == ["limit_before_any_turn", "no_verdict"], state.problems
     assert state.problems[0].message.startswith("stopped before any turn: cost_limit: ")

@@ -65,6 +65,7 @@ def test_two_debaters_one_of_them_down_fails_with_exit_1_and_no_verdict(tmp_path
     code, out, err = moot("run", "--config", str(config_file(tmp_path, ["Ada", "Bo"], down="Bo")))
     assert code == 1, out + err
     assert "only Ada spoke, too few to judge (Bo failed in round 1: " in " ".join((out + err).split())
+    assert "Carry it on: moot resume " in out
     events = stored()
     state = fold(events)
     assert state.status == "failed" and state.verdict is None

@@ -801,6 +801,8 @@ class DebateRenderer:
         self.console.print(line)
         if s.status in ("failed", "interrupted") and s.error:
             self.console.print(Text(s.error, style=status_style))
+        if s.status in ("failed", "interrupted"):  # its completed turns are kept: nothing said is asked again
+            self.console.print(Text(f"Carry it on: moot resume {s.debate_id}", style="dim"))
 
 
 def _packed(items: list[str], separator: str, width: int) -> list[str]:
