@@ -83,3 +83,16 @@ async def test_each_debaters_key_arguments_are_on_the_terminal_at_any_width() ->
     for width in (80, 120):
         shown = flat(terminal(list(log.events), width))
         assert all(f"• {flat(a)}" in shown for a in arguments), width
+
+
+async def test_a_design_reviews_trade_offs_and_recommendations_reach_agents_and_chat_clients() -> None:
+    log = InMemoryLog()
+    [e async for e in run_debate(config_for("design-review"), log=log)]
+    state = fold(log.events)
+    assert state.outcome is not None
+    wanted = {s.title: s.lines for s in state.outcome.sections or []}
+    assert wanted["Trade-offs"] and wanted["Recommendations"]
+    told = {"mcp": debate_text(debate_result(state)), "/v1": debate_answer(state)}
+    for surface, text in told.items():
+        for title in ("Trade-offs", "Recommendations"):
+            assert f"{title}:" in text and all(f"- {line}" in text for line in wanted[title]), surface

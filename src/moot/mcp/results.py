@@ -23,6 +23,14 @@ class Score(BaseModel):
     )
 
 
+class Section(BaseModel):
+    """One part of the format's result (a design review's trade-offs, a council's answer), as every screen shows it."""
+
+    title: str
+    lines: list[str] = Field(default_factory=list)
+    text: str = Field(default="", description="An answer a model wrote (markdown)")
+
+
 class Ranked(BaseModel):
     participant_id: str
     name: str
@@ -60,6 +68,9 @@ class DebateResult(BaseModel):
         description="The format's own result (a vote swing, a ranking, ...), in a sentence"
     )
     ranking: list[str] = Field(description="Participants by name, best first, where the format ranks them")
+    sections: list[Section] = Field(
+        default_factory=list, description="The format's result in parts: trade-offs, recommendations, ..."
+    )
     answer: str | None = Field(description="The council chair's synthesis, for a council")
     error: str | None = Field(description="Why the debate or its verdict failed")
     problems: list[str] = Field(
@@ -129,6 +140,9 @@ def debate_result(state: DebateState) -> DebateResult:
         problems=[p.message for p in state.problems],
         result=outcome.summary if outcome else None,
         ranking=[config.speaker_name(i) for i in outcome.ranking] if outcome else [],
+        sections=[Section(title=s.title, lines=s.lines, text=s.text) for s in (outcome.sections or [])]
+        if outcome
+        else [],
         answer=chair,
         error=state.error or state.verdict_error,
         cost_usd=usage.cost_usd,
@@ -189,6 +203,10 @@ def debate_text(result: DebateResult) -> str:
         lines.append(f"The judge's confidence: {result.confidence:g}/100")
     if result.result:
         lines.append(f"Result: {result.result}")
+    for section in result.sections:
+        lines.append(f"{section.title}:")
+        lines += [f"- {line}" for line in section.lines]
+        lines += [section.text] if section.text else []
     if result.answer:
         lines.append(f"Answer:\n{result.answer}")
     if result.error:

@@ -43,6 +43,11 @@ def _answer(state: DebateState) -> str:
             parts.append(f"The judge's confidence: {verdict.confidence:g}/100")
     elif state.outcome is not None and state.outcome.summary != state.outcome.lead:
         parts.append(state.outcome.summary)
+    if state.outcome is not None:  # its parts, as every screen gives them: a design's trade-offs, its advice
+        for section in state.outcome.sections or []:
+            body = "\n".join(f"- {line}" for line in section.lines) or section.text.strip()
+            if body:
+                parts.append(f"{section.title}:\n{body}")
     if parts:
         return "\n\n".join(p for p in parts if p)
     return turns[-1].text.strip() if turns else ""
