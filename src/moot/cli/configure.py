@@ -66,8 +66,13 @@ def configure_command(
                     "--reset forgets every default; give --model/--judge/--team/--rounds after it",
                     field="--reset",
                 )
-            had = reset_user_defaults()
-            err.print(f"{'removed' if had else 'nothing saved at'} {config_path()}", markup=False)
+            backup = reset_user_defaults()
+            said = (
+                f"removed {config_path()} (kept as {backup})"
+                if backup
+                else f"nothing saved at {config_path()}"
+            )
+            err.print(said, markup=False)
             return
         if model or judge or team or rounds is not None:
             if rounds is not None and not 1 <= rounds <= MAX_ROUNDS:

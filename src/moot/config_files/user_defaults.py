@@ -17,12 +17,14 @@ preset runs with no key.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from moot.config_files.design_team_config import from_design_team_config, is_design_team_config
 from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, ModelOptions, RoleName, config_error
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
@@ -103,12 +105,26 @@ def config_path() -> Path:
 
 
 def load_user_defaults() -> UserDefaults:
-    """The saved defaults; none saved (no file): the embedded model's."""
+    """The saved defaults; none saved (no file): the embedded model's. `$MOOT_CONFIG_PATH` may name a design
+    team's configuration file too: its enabled agents' models and roles, its judge and rounds are the defaults."""
     path = config_path()
+    data = _read(path)
+    if data is None:
+        return UserDefaults()
+    if is_design_team_config(data):
+        return _from_design_team(path, data)
+    try:
+        return UserDefaults.model_validate(data)
+    except ValidationError as exc:
+        raise _broken(path, f"{path}: {config_error(exc)}") from None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """The file's data (YAML, JSON being YAML); None when there is no file."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return UserDefaults()
+        return None
     except OSError as exc:
         raise _broken(path, f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
     except UnicodeDecodeError:
@@ -117,34 +133,106 @@ def load_user_defaults() -> UserDefaults:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError:
         raise _broken(path, f"{path} is not valid YAML") from None
+    if not isinstance(data, dict):
+        raise _broken(path, f"{path} holds no settings (a mapping of fields)")
+    return data
+
+
+def _from_design_team(path: Path, data: dict[str, Any]) -> UserDefaults:
     try:
-        return UserDefaults.model_validate(data)
+        config = from_design_team_config(data)
+    except ConfigError as exc:
+        raise _broken(path, f"{path}: {exc}") from None
+    agents = [p for p in config.get("participants") or [] if isinstance(p, dict)]
+    roles = [p["role"] for p in agents if p.get("role")]
+    judge = config.get("judge")
+    try:
+        return UserDefaults.model_validate(
+            {
+                "participants": [{"model": p["model"]} for p in agents if p.get("model")],
+                "judge": {"model": judge["model"]}
+                if isinstance(judge, dict) and judge.get("model")
+                else None,
+                "rounds": config.get("rounds"),
+                **({"team": roles} if len(roles) >= 2 else {}),
+            }
+        )
     except ValidationError as exc:
         raise _broken(path, f"{path}: {config_error(exc)}") from None
 
 
 def _broken(path: Path, problem: str) -> ConfigError:
     # No field: the fault is in the saved file, not in what the command or request gave.
-    return ConfigError(f"{problem}; fix it or run moot configure --reset", paths={str(path): SAVED_DEFAULTS})
+    way_out = "run moot configure --reset" if _homes(path) else f"point {CONFIG_PATH_VAR} at another file"
+    return ConfigError(f"{problem}; fix it or {way_out}", paths={str(path): SAVED_DEFAULTS})
+
+
+def _homes(path: Path) -> bool:
+    """Whether `path` is moot's own file ($MOOT_HOME/config.yaml), which moot may replace or remove even when it
+    cannot read it; a file `$MOOT_CONFIG_PATH` names is moot's only when it holds moot's defaults."""
+    return path == moot_home() / CONFIG_FILENAME
 
 
 def save_user_defaults(defaults: UserDefaults) -> Path:
+    """Write the defaults to moot's own file, keeping what it replaces beside it (`<file>.bak`)."""
     path = config_path()
+    _own(path, "save the defaults over it")
     path.parent.mkdir(parents=True, exist_ok=True)
     data = defaults.model_dump(mode="json", exclude_defaults=True)
     for item in [*data.get("participants", []), data.get("judge") or {}]:
         item.setdefault("model", DEFAULT_MODEL)  # the default is what was chosen: keep it in the file
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    _back_up(path)
+    # Written beside it, then moved over it: a crash mid-write leaves the old file whole, never half a new one.
+    fresh = path.with_name(f".{path.name}.new")
+    fresh.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    fresh.replace(path)
     return path
 
 
-def reset_user_defaults() -> bool:
-    """Forget the saved defaults; whether there were any."""
+def reset_user_defaults() -> Path | None:
+    """Forget the saved defaults, keeping them as `<file>.bak`; that backup, or None when none were saved."""
+    path = config_path()
+    if not path.exists():
+        return None
+    _own(path, "reset it")
+    backup = _back_up(path)
+    path.unlink()
+    return backup
+
+
+def _own(path: Path, doing: str) -> None:
+    """Refuse to write over or remove a file moot did not write: `$MOOT_CONFIG_PATH` may name a design team's
+    configuration, which moot reads but which is not moot's to change."""
     try:
-        config_path().unlink()
-    except FileNotFoundError:
+        data = _read(path)
+    except ConfigError:
+        if _homes(path):
+            return  # moot's own file, broken: what --reset is for (it is kept as the backup)
+        raise
+    if data is None:
+        return
+    if is_design_team_config(data) or not (_is_defaults(data) or _homes(path)):
+        raise ConfigError(
+            f"{path} is not moot's saved defaults (it is read, not written, by moot); moot will not {doing}. "
+            f"Unset {CONFIG_PATH_VAR}, or point it at a file of moot's own",
+            paths={str(path): SAVED_DEFAULTS},
+        )
+
+
+def _is_defaults(data: dict[str, Any]) -> bool:
+    try:
+        UserDefaults.model_validate(data)
+    except ValidationError:
         return False
     return True
+
+
+def _back_up(path: Path) -> Path | None:
+    if not path.exists():
+        return None
+    backup = path.with_name(path.name + ".bak")
+    shutil.copy2(path, backup)
+    return backup
 
 
 def _as_data(options: ModelOptions) -> dict[str, Any]:
