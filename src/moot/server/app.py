@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot import __version__
 from moot.config_files import RequestedConfig
 from moot.domain.config import MAX_JUDGES, FormatName
-from moot.domain.events import ConfigEdited, DebateStarted, Event
+from moot.domain.events import ConfigEdited, DebatePaused, DebateStarted, Event
 from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.rubric import Rubric
 from moot.domain.state import DebateState
@@ -491,6 +491,27 @@ def create_app(
 async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIterator[Event | str]:
     """Stored events after `after`, then live ones, with no gap and no repeat; a str is the reason the
     feed was cut. Raises NotFoundError (before yielding anything) for an unknown debate."""
+    last = after
+    while True:
+        # A created debate's feed replays its log, waits for its start, then goes on from where it was.
+        created = False
+        async for item in _feed_once(manager, debate_id, after, last):
+            if isinstance(item, int):  # the pass's last item: it ends (and unsubscribes) right after
+                last, created = item, True
+                continue
+            yield item
+            if not isinstance(item, str):
+                last = item.seq or last
+        if not created:
+            return
+        await manager.until_carried_on(debate_id)
+
+
+async def _feed_once(
+    manager: DebateManager, debate_id: str, after: int, last: int
+) -> AsyncIterator[Event | str | int]:
+    """One pass of `_feed` from `last`; ends with the last seq sent (an int) when the debate is created and not
+    started, so the caller waits for its start and comes back."""
     # Subscribe before reading the store: an event appended in between then arrives live and is
     # dropped by seq, instead of falling between the two.
     sub: Subscriber | None = manager.subscribe(debate_id)
@@ -498,16 +519,18 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
         # Progress markers wait in memory for the next checkpoint; one already sent live to others
         # would otherwise be in neither the store nor this feed.
         await manager.store.flush()
-        stored = await manager.store.events(debate_id, after_seq=after)
-        if sub is None and not stored and not await _exists(manager.store, debate_id):
+        stored = await manager.store.events(debate_id, after_seq=last)
+        if sub is None and not stored and last == after and not await _exists(manager.store, debate_id):
             raise NotFoundError(f"no debate {debate_id!r}")
         if any(lacks_display(e) for e in stored):  # recorded by an older moot: completed as the exports are
-            stored = backfilled(stored, await manager.store.state(debate_id) if after else DebateState())
-        last = after
+            stored = backfilled(stored, await manager.store.state(debate_id) if last else DebateState())
         for event in stored:  # a resumed debate's log holds earlier runs' ends: replay past them
             yield event
             last = event.seq or last
         if sub is None:
+            if await _created(manager, debate_id, stored):
+                yield last  # nothing runs it yet: its start is worth waiting for
+                return
             async for event in manager.follow(debate_id, last):  # a worker's debate: tail the store
                 yield event
             return
@@ -524,6 +547,15 @@ async def _feed(manager: DebateManager, debate_id: str, after: int) -> AsyncIter
     finally:
         if sub is not None:
             manager.unsubscribe(debate_id, sub)
+
+
+async def _created(manager: DebateManager, debate_id: str, stored: list[Event]) -> bool:
+    """Whether the debate was created and not started: its log ends at the pause of its creation, and no worker
+    has it (a worker's run is followed through the store)."""
+    tail = stored[-1] if stored else await manager.store.last_event(debate_id)
+    if not (isinstance(tail, DebatePaused) and tail.before_start):
+        return False
+    return not (manager.dispatcher is not None and await manager.dispatcher.active(debate_id))
 
 
 _UNDER_WAY: dict[Action, Literal["starting", "resuming", "retrying", "stopping"]] = {

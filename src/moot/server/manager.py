@@ -191,6 +191,9 @@ class DebateManager:
         # The checks of debates created but not started yet, oldest first: a start in this process runs them as
         # checked; one after a restart, or beyond the bound, checks again (its only check in that process).
         self._held: collections.OrderedDict[str, Checked] = collections.OrderedDict()
+        # Streams of created debates waiting for a run of them to begin (`until_carried_on`): a client subscribes
+        # first and then starts, and its stream must not end at the created debate's pause.
+        self._carried_on: dict[str, asyncio.Event] = {}
 
     def start(
         self, config: DebateConfig, *, hold: bool = False, seats: bool = False, how: str = "this way in"
@@ -337,8 +340,30 @@ class DebateManager:
         if self.dispatcher is not None and not verdict_failed(state):
             self._held.pop(debate_id, None)  # the worker that takes it checks it in its own process
             await self.dispatcher.dispatch(debate_id, events[-1].seq or 0, action)
+            self._wake(debate_id)
             return None
-        return self.resume_run(debate_id, events, state, reason or _REASONS[action], stop=action == "stop")
+        run = self.resume_run(debate_id, events, state, reason or _REASONS[action], stop=action == "stop")
+        self._wake(debate_id)
+        return run
+
+    async def until_carried_on(self, debate_id: str) -> None:
+        """Wait until a run of this debate begins here or is dispatched (a created debate's start)."""
+        waiting = self._carried_on.setdefault(debate_id, asyncio.Event())
+        # Asked after the waiter is in place: a start between the caller's read and now is seen here.
+        if self.running(debate_id) or (
+            self.dispatcher is not None and await self.dispatcher.active(debate_id)
+        ):
+            waiting.set()
+        try:
+            await waiting.wait()
+        finally:
+            if self._carried_on.get(debate_id) is waiting and waiting.is_set():
+                self._carried_on.pop(debate_id, None)
+
+    def _wake(self, debate_id: str) -> None:
+        waiting = self._carried_on.get(debate_id)
+        if waiting is not None:
+            waiting.set()
 
     def resume_run(
         self, debate_id: str, events: Sequence[Event], state: DebateState, reason: str, *, stop: bool = False
