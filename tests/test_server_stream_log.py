@@ -328,3 +328,21 @@ def test_a_debate_that_fails_streams_its_log_to_the_failure(db: str) -> None:
         assert_is_the_log(got, log)
         assert got[-1].type == "debate_failed"
         assert any(not e.durable for e in got)  # Bo's turn, at least, came live
+
+
+def test_a_config_edited_while_the_debate_is_queued_reaches_its_subscribers(db: str) -> None:
+    with serving(db, max_running=1) as client, contextlib.ExitStack() as stack:
+        holding = post(client, debate("fake:drip-50", "fake:drip-50", rounds=5))
+        debate_id = post(client, debate(rounds=1))
+        sse, ws = open_sse(stack, client, debate_id), open_ws(stack, client, debate_id)
+        from_sse, from_ws = joined(sse), joined(ws)
+        edited = client.patch(f"/api/debates/{debate_id}", json={"rounds": 2})  # stored while it waits
+        assert edited.status_code == 200, edited.text
+        assert client.post(f"/api/debates/{holding}/stop").status_code == 202
+        from_sse += sse.rest()
+        from_ws += ws.rest()
+        log = stored(client, debate_id)
+    assert kinds(log)[:4] == ["debate_started", "debate_queued", "config_edited", "debate_resumed"]
+    assert log[-1].type == "debate_completed"
+    for streamed in (from_sse, from_ws):
+        assert_is_the_log(streamed, log)
