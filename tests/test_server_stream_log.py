@@ -8,6 +8,7 @@ order, with nothing missing or repeated where the replay hands over to the live 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -24,12 +25,14 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
-from moot.domain.config import ModelOptions
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import EVENT_ADAPTER, CallRetried, Event
 from moot.domain.faults import Fault, FaultKind
 from moot.errors import ModelCallError
 from moot.models.fake import canned_argument, fake_model
 from moot.server import DebateManager, create_app
+from moot.server.app import _feed
+from moot.store import EventStore
 
 FAST_RETRY = {"base_delay_s": 0.01, "jitter_s": 0, "max_delay_s": 0.05}
 ENDS = ("debate_completed", "debate_failed", "debate_paused", "debate_interrupted")
@@ -346,3 +349,28 @@ def test_a_config_edited_while_the_debate_is_queued_reaches_its_subscribers(db: 
     assert log[-1].type == "debate_completed"
     for streamed in (from_sse, from_ws):
         assert_is_the_log(streamed, log)
+
+
+async def test_feeds_that_join_as_each_event_goes_out_get_the_log(db: str) -> None:
+    # The feed both routes send (SSE and WebSocket), joined right as each event of the run is published, while
+    # the run goes on storing the next: the replay meets the live feed at every point of the run, markers that
+    # wait for their checkpoint included.
+    async with await EventStore.open(db) as store:
+        manager = DebateManager(store, resolve=Models())
+        run = manager.start(DebateConfig.model_validate(debate("fake:flaky-ada", "fake:drip-5")))
+        spy = manager.subscribe(run.id)
+        assert spy is not None
+
+        async def read() -> list[Event | str]:
+            return [item async for item in _feed(manager, run.id, 0)]
+
+        feeds = []
+        while await spy.get() is not None:
+            feeds.append(asyncio.create_task(read()))
+        streamed = await asyncio.gather(*feeds)
+        log = await store.events(run.id)
+    assert len(feeds) > len(log) and log[-1].type == "debate_completed"
+    for got in streamed:
+        events = [item for item in got if not isinstance(item, str)]
+        assert events == got, "a feed was cut"
+        assert_is_the_log(events, log)
