@@ -1,9 +1,10 @@
 """What a client streams of a debate (SSE and WebSocket) is the stored log, event for event.
 
-Each debate runs through the real app with fake models; subscribers join before its start (while it is queued),
-mid-debate (after turns are stored, so the replay and the live feed meet), and again after a pause. Token deltas
-are live-only and left out; every durable event the streams send must be the store's, with the same seq, in
-order, with nothing missing or repeated where the replay hands over to the live feed.
+Each debate runs through the real app with fake models; subscribers join before its start (while it is queued,
+its config edited meanwhile), mid-debate (after turns are stored, so the replay and the live feed meet), and again
+after a pause; the feed both routes send is also joined as each event of a run goes out. Token deltas are
+live-only and left out; every durable event the streams send must be the store's, with the same seq, in order,
+with nothing missing or repeated where the replay hands over to the live feed.
 """
 
 from __future__ import annotations
@@ -239,9 +240,8 @@ def kinds(events: list[Event]) -> list[str]:
 
 def test_subscribers_from_before_the_start_get_the_whole_log_with_its_retried_call(db: str) -> None:
     with serving(db, max_running=1) as client, contextlib.ExitStack() as stack:
-        holding = post(
-            client, debate("fake:drip-50", "fake:drip-50", rounds=5)
-        )  # takes the only running slot
+        # This one takes the only running slot, so the next waits, queued, until it is stopped.
+        holding = post(client, debate("fake:drip-50", "fake:drip-50", rounds=5))
         debate_id = post(client, debate("fake:flaky-ada"))
         assert status(client, debate_id)["status"] == "queued"
         sse, ws = open_sse(stack, client, debate_id), open_ws(stack, client, debate_id)
