@@ -121,7 +121,7 @@ async def _edit(
     )
     await _not_started_here(manager, debate_id)  # a start may have come in while the store was read
     try:
-        await manager.store.append(edited)
+        await manager.record(edited)
     except StoreConflictError:
         raise StateError(
             f"debate {debate_id!r} changed while its config was being edited (it was started?); "
@@ -132,7 +132,7 @@ async def _edit(
     if (unpriced := price_notice(config)) is not None:
         messages.append(("budget", unpriced))
     for source, message in messages:
-        await manager.store.append(Notice(debate_id=debate_id, source=source, message=message))
+        await manager.record(Notice(debate_id=debate_id, source=source, message=message))
     manager.keep_checks(debate_id, checked)
     return config
 

@@ -301,6 +301,16 @@ class DebateManager:
             run.task.cancel()
             await asyncio.wait({run.task})
 
+    async def record(self, event: Event) -> Event:
+        """Store an event that no run makes (an edit of a debate that waits for its start) and send it to the
+        subscribers of the debate's run here, as a run's own events go: a stream that subscribed before it
+        would find it in neither its replay nor its live feed, and go on past the gap."""
+        stored = await self.store.append(event)
+        run = self._runs.get(stored.debate_id)
+        if run is not None:
+            self._publish(run, stored)
+        return stored
+
     def queued(self, debate_id: str) -> bool:
         """Recorded and waiting here for a running slot."""
         run = self._runs.get(debate_id)
