@@ -4,15 +4,11 @@ the Markdown, text and HTML exports, the page's state, MCP and /v1), and no scre
 from __future__ import annotations
 
 import html
-import io
 import re
 
 import pytest
 
-from moot.cli.render import DebateRenderer
-from moot.cli.safe_text import SafeConsole
 from moot.domain.config import DebateConfig
-from moot.domain.events import Event
 from moot.domain.result import SCORES_NAME_NO_WINNER
 from moot.domain.state import fold
 from moot.engine.runner import InMemoryLog, run_debate
@@ -22,6 +18,7 @@ from moot.protocols.registry import PROTOCOLS
 from moot.protocols.tournament import tournament_rounds
 from moot.server.debate_answer import ANSWERING_VOICES, debate_answer
 from tests.conftest import make_config
+from tests.test_format_results import norm, terminal
 
 
 def config_for(name: str) -> DebateConfig:
@@ -30,16 +27,7 @@ def config_for(name: str) -> DebateConfig:
     return make_config(3 if name in ("council", "design-review") else 2, format=name, rounds=2)
 
 
-def flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def terminal(events: list[Event], width: int) -> str:
-    out = io.StringIO()
-    renderer = DebateRenderer(SafeConsole(file=out, width=width, color_system=None), live=False)
-    for event in events:
-        renderer.handle(event)
-    return out.getvalue()
+flat = norm  # one line, whitespace as one space: how wrapped text is compared
 
 
 def contradicts(text: str) -> bool:
