@@ -234,3 +234,43 @@ def test_a_hand_edited_file_over_the_limit_is_one_line_naming_the_field_and_the_
     code, _, err = moot("run", "Tabs?", "-r", "1")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "participants" in err and "at most 10" in err and "moot configure --reset" in err
+
+
+def test_agents_beside_a_design_teams_file_keep_its_agents_models_and_say_what_they_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from moot.cli.app import _assemble_config
+
+    team = tmp_path / "team.json"
+    agents = [
+        {"id": "a1", "name": "System Architect", "role": "architect", "model": "gpt-4", "provider": "openai"},
+        {"id": "a2", "name": "Perf", "role": "performance", "model": "gpt-4o-mini", "provider": "openai"},
+        {"id": "a3", "name": "Tester", "role": "testing", "model": "gpt-4o", "provider": "openai"},
+    ]
+    team.write_text(
+        json.dumps(
+            {"debate": {"rounds": 2}, "agents": agents, "judge": {"model": "gpt-4o", "provider": "openai"}}
+        )
+    )
+    config = _assemble_config(
+        "Design a cache",
+        team,
+        [],
+        None,
+        False,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        agents=["architect,security"],
+    )
+    by_role = {p.role: str(p.model) for p in config.participants}
+    # The architect is the file's own; security, which the file lacks, takes the model of its agent at that place.
+    assert by_role == {"architect": "openai:gpt-4", "security": "openai:gpt-4o-mini"}
+    assert next(p for p in config.participants if p.role == "architect").name == "System Architect"
+    line = " ".join(capsys.readouterr().err.split())
+    assert "--agents replaced the 3 participants of team.json (kept 1 by role;" in line

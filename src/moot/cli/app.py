@@ -153,7 +153,8 @@ def _assemble_config(
         )
     if participants:
         data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
-    data = with_team(data, agents, participants_given=bool(participants), fmt=fmt)
+    source = config_file.name if config_file else f"preset {preset}" if preset else "the config"
+    data = with_team(data, agents, participants_given=bool(participants), fmt=fmt, source=source)
     judges = [judge] if isinstance(judge, str) else list(judge or [])
     data = with_configured(data, judge_flags=bool(judges) or no_judge)  # `moot configure`'s models
     if no_judge:

@@ -87,11 +87,18 @@ def start_from_preset(data: dict[str, Any], name: str | None) -> dict[str, Any]:
 
 
 def with_team(
-    data: dict[str, Any], agents: list[str] | None, *, participants_given: bool, fmt: str | None
+    data: dict[str, Any],
+    agents: list[str] | None,
+    *,
+    participants_given: bool,
+    fmt: str | None,
+    source: str = "the config",
 ) -> dict[str, Any]:
     """A design team of role agents: `--agents ROLE,...` (a design review unless a format is named), or the
-    configured team (`moot configure --team`) for a design review that names no participants. Each agent's model
-    is then the configured participant model at its place (`with_configured`)."""
+    configured team (`moot configure --team`) for a design review that names no participants. An agent of a role
+    the config file or preset (`source`) already has is that agent, model and all; another takes the model of the
+    file's agent at its place; with neither, the configured participant model at its place (`with_configured`).
+    Replacing the file's agents is said in one line, never silently."""
     from moot.roles import parse_roles
 
     out = dict(data)
@@ -101,13 +108,33 @@ def with_team(
                 "give the debaters once: --agents ROLES (models from moot configure) or -p MODEL,role=ROLE ...",
                 field="--agents",
             )
-        out["participants"] = [{"role": role} for role in parse_roles(",".join(agents))]
+        given = [p for p in out.get("participants") or [] if isinstance(p, dict)]
+        team = [_agent(role, i, given) for i, role in enumerate(parse_roles(",".join(agents)))]
+        if given:
+            kept = sum(1 for a in team if a in given)
+            err.print(
+                f"--agents replaced the {len(given)} participant{'s' * (len(given) != 1)} of {source}"
+                f" (kept {kept} by role; the others take the models of its agents by place)",
+                markup=False,
+            )
+        out["participants"] = team
         if fmt is None:
             out.setdefault("format", DESIGN_REVIEW)  # a config file or preset naming a format keeps it
         return out
     if (fmt or out.get("format")) == DESIGN_REVIEW and "participants" not in out:
         out["participants"] = [{"role": role} for role in load_user_defaults().team]
     return out
+
+
+def _agent(role: str, place: int, given: list[dict[str, Any]]) -> dict[str, Any]:
+    """The agent of `role`: the given one in that role whole, else a new one on the model of the given one at its
+    place (none given: no model, so the configured one)."""
+    same = next((p for p in given if p.get("role") == role), None)
+    if same is not None:
+        return same
+    at_place = given[place % len(given)] if given else {}
+    # Its model where it is reached too: a `base_url` server's model means nothing without the address.
+    return {"role": role, **{k: at_place[k] for k in ("model", "base_url") if k in at_place}}
 
 
 def with_configured(data: dict[str, Any], *, judge_flags: bool) -> dict[str, Any]:
