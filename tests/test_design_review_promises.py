@@ -31,6 +31,7 @@ from moot.export.record import DebateRecord
 from moot.protocols import get_protocol
 from moot.protocols.design_review import SYNTHESIS, VOTE
 from tests.conftest import Recorder, judge_answer, make_config, prompt_text
+from tests.test_design_review_synthesis import assessment
 
 PROTOCOL = get_protocol("design-review")
 
@@ -64,29 +65,8 @@ class Judge:
                 "confidence": 80,
             }
         if "should_continue" in props:
-            return "assessment", {
-                "quality": self.quality,
-                "should_continue": self.go_on,
-                "flags": {
-                    "repetitive": False,
-                    "drifting": False,
-                    "diminishing_returns": False,
-                    "convergence_reached": False,
-                },
-                "participants": {
-                    p.id: {
-                        "score": 6,
-                        "relevance": 8,
-                        "novelty": 6,
-                        "engagement": 7,
-                        "strengths": [],
-                        "weaknesses": [],
-                    }
-                    for p in self.config.participants
-                },
-                "reasoning": "Enough said.",
-                "recommendations": "",
-            }
+            given = assessment(self.config, self.quality)
+            return "assessment", {**given, "should_continue": self.go_on, "reasoning": "Enough said."}
         return "verdict", judge_answer(self.config)
 
     def model(self) -> FunctionModel:

@@ -71,6 +71,18 @@ async def collect(config: Any, **kwargs: Any) -> list[Event]:
     return [e async for e in run_debate(config, **kwargs)]
 
 
+async def stopped_at(config: Any, judge: Judge, speaker: str) -> InMemoryLog:
+    """The debate, stopped by its user once `speaker`'s first turn is in."""
+    control = RunControl()
+    log = InMemoryLog()
+    async for event in run_debate(
+        config, log=log, resolve=resolver(judge, Recorder(), {}), control=control, debate_id="d"
+    ):
+        if isinstance(event, TurnCompleted) and event.participant_id == speaker:
+            control.stop()
+    return log
+
+
 async def test_a_participant_who_never_spoke_is_not_scored_cannot_win_and_is_named_with_why() -> None:
     config = make_config(3, rounds=2, limits={"retry": FAST_RETRY})
     judge = Judge(judge_answer(config, {"ada": 5.0, "bo": 6.0, "cy": 10.0}))  # Cy, who never spoke, "wins"
@@ -129,13 +141,7 @@ async def test_a_panel_scores_only_those_who_spoke() -> None:
 async def test_a_debate_stopped_before_a_participant_spoke_names_why_it_is_not_scored() -> None:
     config = make_config(3, rounds=2)
     judge = Judge(judge_answer(config))
-    control = RunControl()
-    log = InMemoryLog()
-    async for event in run_debate(
-        config, log=log, resolve=resolver(judge, Recorder(), {}), control=control, debate_id="d"
-    ):
-        if isinstance(event, TurnCompleted) and event.participant_id == "bo":
-            control.stop()
+    log = await stopped_at(config, judge, "bo")
     verdict = fold(log.events).verdict
     assert verdict is not None and [s.participant_id for s in verdict.scores] == ["ada", "bo"]
     [absent] = verdict.absent
@@ -146,13 +152,7 @@ async def test_a_debate_stopped_before_a_participant_spoke_names_why_it_is_not_s
 async def test_one_side_alone_gets_no_verdict_and_no_judge_is_asked() -> None:
     config = make_config(2, rounds=2)
     judge = Judge(judge_answer(config))
-    control = RunControl()
-    log = InMemoryLog()
-    async for event in run_debate(
-        config, log=log, resolve=resolver(judge, Recorder(), {}), control=control, debate_id="d"
-    ):
-        if isinstance(event, TurnCompleted):
-            control.stop()
+    log = await stopped_at(config, judge, "ada")
     state = fold(log.events)
     assert state.status == "completed" and state.verdict is None and judge.prompts == []
     assert not any(isinstance(e, VerdictGiven) for e in log.events)

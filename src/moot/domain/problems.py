@@ -48,10 +48,11 @@ def status_label(status: str, problems: list[Problem] | list[str]) -> str:
 
 
 def _no_verdict(state: DebateState) -> str:
-    if state.verdict_error:
-        return f"no verdict: {state.verdict_error}"
-    said = [n.split(": ", 1)[1] for n in state.notices if ": no verdict: " in n]
-    return said[-1] if said else "no verdict was given"
+    """Why there is no verdict, as the result's own line words it (moot.domain.result), in a list's lower case."""
+    from moot.domain.result import verdict_note
+
+    note = verdict_note(state)
+    return note[0].lower() + note[1:] if note.startswith("No verdict: ") else "no verdict was given"
 
 
 __all__ = ["Problem", "ProblemKind", "problems_of", "status_label"]

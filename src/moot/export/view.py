@@ -354,7 +354,7 @@ def build_view(record: DebateRecord) -> DebateView:
         participants=participants,
         rounds=rounds,
         verdict=verdict,
-        verdict_note="" if verdict else _verdict_note(state),
+        verdict_note="" if verdict else verdict_note(state),
         headline=one_line(state.headline) if state.finished else "",
         status=state.status,
         status_text=_status_text(record, state),
@@ -439,7 +439,7 @@ def _verdict_view(
     # Where the format's own result names the winner (Oxford's side), a verdict that names none adds no line of its
     # own: "the scores name no winner" under "Winner: the for side" would say two things.
     quiet = not verdict.names_winner and state.outcome is not None and bool(state.outcome.winner_ids)
-    outcome = "" if quiet else _outcome_text(verdict, name_of)
+    outcome = "" if quiet else verdict_line(verdict, name_of)
     panel = state.panel
     medians = {p.participant_id: score_text(p.median) for p in panel.scores} if panel else {}
     criteria = [c.name for c in verdict.scored_criteria()]
@@ -529,10 +529,6 @@ def _judge_model(record: DebateRecord) -> str:
     return PERSON_LABEL if models[-1].startswith(PERSON) else models[-1]
 
 
-def _outcome_text(verdict: Verdict, name_of: Callable[[str], str]) -> str:
-    return verdict_line(verdict, name_of)
-
-
 def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[GivenVerdictView, ...]:
     """Every verdict on record with who gave it: the debate's own judge at its end, or a judging asked for later
     by its own judge(s) or others."""
@@ -562,7 +558,7 @@ def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[
                 at=when(given.at),
                 reason=one_line(given.reason or ""),
                 outcome=(
-                    _outcome_text(verdict, name_of)
+                    verdict_line(verdict, name_of)
                     if verdict is not None
                     else f"No verdict: {one_line(given.error or 'no valid verdict')}"
                 ),
@@ -571,10 +567,6 @@ def _given_verdicts(state: DebateState, name_of: Callable[[str], str]) -> tuple[
             )
         )
     return tuple(views)
-
-
-def _verdict_note(state: DebateState) -> str:
-    return verdict_note(state)
 
 
 def _status_text(record: DebateRecord, state: DebateState) -> str:

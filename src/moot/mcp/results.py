@@ -188,7 +188,7 @@ def debate_text(result: DebateResult) -> str:
     lines.append(result.headline)
     if result.scores:
         lines.append("Scores: " + ", ".join(f"{s.name} {s.score:g}/10" for s in result.scores))
-    lines += [f"Not scored: {a}" if "not scored" in a else f"Left: {a}" for a in result.absent]
+    lines += result.absent  # each says whether it was scored
     if result.verdict:
         lines.append(f"Verdict: {result.verdict}")
     for s in result.scores:
