@@ -260,6 +260,9 @@ class DebateView:
     verdicts_note: str = ""
     audience: AudienceView | None = None  # the audience's votes before and after, when it has one
     headline: str = ""  # the result in one line (moot.domain.result), which a reader sees first
+    problems: tuple[
+        str, ...
+    ] = ()  # what kept a completed debate from running as asked (moot.domain.problems)
 
     @property
     def topic_line(self) -> str:
@@ -356,6 +359,7 @@ def build_view(record: DebateRecord) -> DebateView:
         verdict=verdict,
         verdict_note="" if verdict else verdict_note(state),
         headline=one_line(state.headline) if state.finished else "",
+        problems=tuple(one_line(p.message) for p in state.problems),
         status=state.status,
         status_text=_status_text(record, state),
         usage=_usage_rows(state),
