@@ -22,11 +22,11 @@ from pathlib import Path
 
 
 async def _hold(home: Path, count: int) -> None:
-    from moot.config_files.defaults import with_defaults
+    from moot.config_files import build_config
     from moot.engine import run_debate
     from moot.store import EventStore
 
-    config = with_defaults(
+    config = build_config(
         {
             "topic": "Should cities ban private cars from their centres?",
             "rounds": 3,

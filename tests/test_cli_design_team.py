@@ -1,4 +1,4 @@
-"""The design-team flow at the CLI: `--agents`, the configured team, `--interactive` and `moot run` with no topic."""
+"""The design-team flow at the CLI: `--agents`, the configured team and `--interactive`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 from rich.console import Console
 
 from moot.cli.interactive import Setup, ask_setup, flags_of
+from moot.config_files import read_config_file
+from moot.config_files.compose import ConfigFile, DebateRequest, compose
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.domain.config import ModelOptions
 from moot.domain.state import fold
@@ -172,10 +174,10 @@ def test_input_that_ends_early_is_an_error_not_a_half_made_debate() -> None:
 
 
 @pytest.mark.subprocess
-def test_moot_run_with_no_topic_at_a_terminal_asks_then_runs(tmp_path: Path) -> None:
+def test_moot_run_interactive_at_a_terminal_asks_then_runs(tmp_path: Path) -> None:
     home = os.environ["MOOT_HOME"]
     configured("fake:a", "fake:b")
-    leader, proc = _on_a_terminal(["run"], {"MOOT_HOME": home})
+    leader, proc = _on_a_terminal(["run", "--interactive"], {"MOOT_HOME": home})
     try:
         shown = b""
         for prompt, answer in [
@@ -241,8 +243,6 @@ def test_agents_beside_a_design_teams_file_keep_its_agents_models_and_say_what_t
 ) -> None:
     import json
 
-    from moot.cli.app import _assemble_config
-
     team = tmp_path / "team.json"
     agents = [
         {"id": "a1", "name": "System Architect", "role": "architect", "model": "gpt-4", "provider": "openai"},
@@ -254,23 +254,23 @@ def test_agents_beside_a_design_teams_file_keep_its_agents_models_and_say_what_t
             {"debate": {"rounds": 2}, "agents": agents, "judge": {"model": "gpt-4o", "provider": "openai"}}
         )
     )
-    config = _assemble_config(
-        "Design a cache",
-        team,
-        [],
-        None,
-        False,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        agents=["architect,security"],
+    code, _, err = moot(
+        "run", "Design a cache", "--config", str(team), "--agents", "architect,security", "--show-config"
     )
+    assert code == 0, err
+    composed = compose(
+        DebateRequest(
+            fields={"topic": "Design a cache"},
+            file=ConfigFile(name="team.json", fields=read_config_file(team)),
+            agents=["architect,security"],
+            given_by="flag",
+        )
+    )
+    config = composed.config
     by_role = {p.role: str(p.model) for p in config.participants}
     # The architect is the file's own; security, which the file lacks, takes the model of its agent at that place.
     assert by_role == {"architect": "openai:gpt-4", "security": "openai:gpt-4o-mini"}
     assert next(p for p in config.participants if p.role == "architect").name == "System Architect"
-    line = " ".join(capsys.readouterr().err.split())
+    line = " ".join(err.split())
+    assert composed.notes == [line]
     assert "--agents replaced the 3 participants of team.json (kept 1 by role;" in line

@@ -12,8 +12,11 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from moot.config_files import build_config as with_defaults
 from moot.config_files import load_config
-from moot.config_files.defaults import new_config, with_defaults, without_defaults
+from moot.config_files.compose import starting_config
+from moot.config_files.defaults import without_defaults
+from moot.config_files.user_defaults import UserDefaults
 from moot.domain.config import DebateConfig, Participant, panel_judge_name
 from moot.domain.personas import ProposedPersona, persona_text
 from moot.errors import ConfigError
@@ -136,7 +139,7 @@ def test_the_page_starts_from_the_servers_defaults_and_palette(tmp_path: Path) -
     with TestClient(create_app(str(tmp_path / "moot.db"))) as client:
         meta = client.get("/api/meta").json()
     assert meta["palette"] == list(PALETTE) and meta["voice_colour"] == VOICE_COLOUR
-    assert meta["new_config"] == new_config(meta["starting_model"])
+    assert meta["new_config"] == starting_config(meta["starting_model"], UserDefaults())
     assert [p["name"] for p in meta["new_config"]["participants"]] == ["Proponent", "Opponent"]
     assert meta["new_config"]["rounds"] == DebateConfig.model_fields["rounds"].default
     assert meta["panel_judge_names"][:2] == ["Judge 1", "Judge 2"]

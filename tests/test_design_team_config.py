@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from moot.config_files import build_config as with_defaults
 from moot.config_files import read_config_file
-from moot.config_files.defaults import with_defaults
 from moot.config_files.design_team_config import MAPPING, from_design_team_config, is_design_team_config
 from moot.errors import ConfigError
 from moot.protocols import get_protocol

@@ -12,9 +12,10 @@ import yaml
 from fastapi.testclient import TestClient
 
 from moot.config_files import build_config
-from moot.config_files.presets import list_presets, load_preset, save_preset, user_dir
+from moot.config_files.compose import DebateRequest, compose, compose_config
+from moot.config_files.presets import Preset, list_presets, load_preset, save_preset, user_dir
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults, save_user_defaults
-from moot.domain.config import ModelOptions
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.errors import ConfigError
 from moot.server import create_app
 from tests.cli_helpers import moot
@@ -33,6 +34,12 @@ def fakes() -> UserDefaults:
     return defaults
 
 
+def preset_config(preset: Preset, topic: str, **fields: object) -> DebateConfig:
+    """The debate a preset gives `topic`, the other fields on top, as `--preset NAME` composes it."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    return compose(DebateRequest(fields={"topic": topic, **given}, preset=preset.name)).config
+
+
 # --- the library ------------------------------------------------------------------------------------
 
 
@@ -41,26 +48,26 @@ def test_the_shipped_presets_run_on_the_embedded_model_when_nothing_is_configure
     assert set(presets) >= SHIPPED
     assert all(p.source == "shipped" and p.description for p in presets.values())
     for preset in presets.values():
-        cfg = preset.config_for("Is tea better than coffee?")
+        cfg = preset_config(preset, "Is tea better than coffee?")
         assert cfg.topic == "Is tea better than coffee?"
         assert {str(p.model) for p in cfg.participants} == {"local:smollm2"}
-    council = presets["council"].config_for("Q?")
+    council = preset_config(presets["council"], "Q?")
     assert council.format == "council" and len(council.participants) == 3
-    debate = presets["debate"].config_for("Q?")
+    debate = preset_config(presets["debate"], "Q?")
     assert [p.stance for p in debate.participants] == ["for the motion", "against the motion"]
     assert debate.judge is not None
-    review = presets["design-review"].config_for("Q?")
+    review = preset_config(presets["design-review"], "Q?")
     assert [p.role for p in review.participants] == ["architect", "security", "performance"]
-    assert presets["critique"].config_for("Q?").format == "critical-review"
-    assert presets["oxford"].config_for("Q?").format == "oxford"
+    assert preset_config(presets["critique"], "Q?").format == "critical-review"
+    assert preset_config(presets["oxford"], "Q?").format == "oxford"
 
 
 def test_configured_models_fill_every_place_cycling_and_judge(fakes: UserDefaults) -> None:
-    cfg = load_preset("council").config_for("Q?")
+    cfg = preset_config(load_preset("council"), "Q?")
     assert [str(p.model) for p in cfg.participants] == ["fake:a", "fake:b", "fake:a"]
     assert cfg.judge is not None and str(cfg.judge.model) == "fake:judge"
     # Overrides replace the preset's values.
-    assert load_preset("council").config_for("Q?", rounds=None, seed=7).seed == 7
+    assert preset_config(load_preset("council"), "Q?", rounds=None, seed=7).seed == 7
 
 
 def test_a_user_preset_shadows_a_shipped_one_and_unknown_names_list_the_known() -> None:
@@ -96,7 +103,7 @@ def test_preset_in_a_config_merges_settings_and_the_config_wins(fakes: UserDefau
     save_preset(
         "capped", {"format": "free-form", "rounds": 4, "limits": {"cost_limit": 1.0, "token_limit": 500}}
     )
-    cfg = build_config({"preset": "capped", "topic": "Q?", "rounds": 2, "limits": {"token_limit": 900}})
+    cfg = compose_config({"preset": "capped", "topic": "Q?", "rounds": 2, "limits": {"token_limit": 900}})
     assert cfg.rounds == 2
     assert cfg.limits.cost_limit == 1.0 and cfg.limits.token_limit == 900
     assert [str(p.model) for p in cfg.participants] == ["fake:a", "fake:b"]
@@ -266,7 +273,7 @@ def test_a_request_may_name_a_preset(tmp_path: Path, fakes: UserDefaults) -> Non
 
 def test_a_judge_named_without_a_model_gets_the_configured_one(fakes: UserDefaults) -> None:
     save_preset("named-judge", {"judge": {"name": "Arbiter"}})
-    cfg = load_preset("named-judge").config_for("Q?")
+    cfg = preset_config(load_preset("named-judge"), "Q?")
     assert cfg.judge is not None and cfg.judge.name == "Arbiter" and str(cfg.judge.model) == "fake:judge"
 
 

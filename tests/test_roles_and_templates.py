@@ -9,11 +9,12 @@ from typing import Any, get_args
 import pytest
 
 from moot.config_files import build_config, parse_participant_spec
+from moot.config_files.compose import ConfigFile, DebateRequest, compose
 from moot.domain.config import RoleName, validate_config
 from moot.domain.events import EVENT_ADAPTER
 from moot.domain.state import DebateState
 from moot.errors import ConfigError
-from moot.problem_templates import apply_template, get_template, parse_var, templates, with_cli_template
+from moot.problem_templates import get_template, parse_var, templates
 from moot.protocols import PROTOCOLS, PromptContext, TurnSpec, get_protocol
 from moot.roles import ROLES, instructions, role_prompt
 from tests.cli_helpers import moot
@@ -174,15 +175,13 @@ def test_filling_uses_given_values_then_defaults() -> None:
 
 
 def test_a_template_suggests_the_format_and_roles_only_where_none_are_given() -> None:
-    data = apply_template({"template": "authentication-service", "vars": {"application_type": "a bank"}})
-    assert data["format"] == "design-review"
-    assert [p["role"] for p in data["participants"]] == ["architect", "security"]
-    assert "template" not in data and "vars" not in data
-    config = build_config(data)
+    config = build_config({"template": "authentication-service", "vars": {"application_type": "a bank"}})
+    assert config.format == "design-review"
+    assert [p.role for p in config.participants] == ["architect", "security"]
     assert [p.name for p in config.participants] == ["System Architect", "Security Expert"]
     assert config.topic.startswith("Design an authentication service for a bank that:")
 
-    mine = apply_template(
+    mine = build_config(
         {
             "template": "rate-limiting",
             "vars": {"rate": "5"},
@@ -190,10 +189,8 @@ def test_a_template_suggests_the_format_and_roles_only_where_none_are_given() ->
             "participants": [{"model": "fake:a"}, {"model": "fake:b"}],
         }
     )
-    assert mine["format"] == "free-form" and mine["participants"] == [
-        {"model": "fake:a"},
-        {"model": "fake:b"},
-    ]
+    assert mine.format == "free-form"
+    assert [(str(p.model), p.role) for p in mine.participants] == [("fake:a", None), ("fake:b", None)]
 
 
 @pytest.mark.parametrize(
@@ -235,10 +232,11 @@ def test_command_line_vars_are_name_value_pairs_over_the_files() -> None:
     assert parse_var("requirements=a=b") == ("requirements", "a=b")
     with pytest.raises(ConfigError, match=r"^--var: 'rate' is not NAME=VALUE; e.g. --var rate=100"):
         parse_var("rate")
-    data = with_cli_template(
-        {"template": "rate-limiting", "vars": {"rate": 1, "time_period": "minute"}}, None, ["rate=7"]
+    file = ConfigFile(
+        name="t.yaml", fields={"template": "rate-limiting", "vars": {"rate": 1, "time_period": "minute"}}
     )
-    assert "Support 7 requests per minute" in data["topic"]
+    composed = compose(DebateRequest(file=file, vars=dict([parse_var("rate=7")]), saved_defaults=False))
+    assert "Support 7 requests per minute" in composed.config.topic
 
 
 # --- the command line -------------------------------------------------------------------------------

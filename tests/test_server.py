@@ -126,7 +126,17 @@ def test_bad_config_is_422_with_field_path(client: TestClient) -> None:
 def test_what_a_config_file_may_leave_out_is_filled_as_the_cli_fills_it(client: TestClient) -> None:
     # The README's request: no names, no stances, no rounds.
     data = {"topic": "Tabs or spaces?", "participants": [{"model": "fake:a"}, {"model": "fake:b"}]}
-    assert client.post("/api/configs/check", json=data).json() == {"ok": True}
+    checked = client.post("/api/configs/check", json=data).json()
+    assert checked["ok"] is True
+    # Where each value came from: what the request gave, and what moot filled.
+    assert checked["origins"] == {
+        "topic": "request",
+        "participants": "request",
+        "participants.0.name": "default",
+        "participants.0.stance": "default",
+        "participants.1.name": "default",
+        "participants.1.stance": "default",
+    }
     debate_id = start(client, data)
     config = DebateConfig.model_validate(client.get(f"/api/debates/{debate_id}").json()["config"])
     assert config == build_config(data)

@@ -209,7 +209,8 @@ def test_a_temperature_out_of_range_names_its_field() -> None:
 
 
 def test_temperatures_survive_the_servers_config_round_trip() -> None:
-    from moot.config_files.defaults import with_defaults, without_defaults
+    from moot.config_files import build_config as with_defaults
+    from moot.config_files.defaults import without_defaults
 
     data = make_config(2).model_dump(mode="json")
     data["temperatures"] = {"debater": 1.0, "judge": None}

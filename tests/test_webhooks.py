@@ -20,7 +20,7 @@ import yaml
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from moot.config_files.defaults import fill_config
+from moot.config_files.compose import compose_config
 from moot.domain.assessment import StopReason
 from moot.domain.config import DebateConfig
 from moot.domain.events import (
@@ -278,7 +278,7 @@ async def test_a_preset_s_notify_is_posted_for_a_debate_that_names_the_preset(
     setup["notify"] = [{"url": receiver.url, "events": ["completed"]}]
     (tmp_path / "presets" / "hooked.yaml").write_text(yaml.safe_dump(setup))
 
-    config = DebateConfig.model_validate(fill_config({"preset": "hooked", "topic": "Trams or buses?"}))
+    config = compose_config({"preset": "hooked", "topic": "Trams or buses?"}, saved_defaults=False)
     assert [str(n.url) for n in config.notify] == [receiver.url]
     events, _ = await debate(config)
 

@@ -7,11 +7,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
-from moot.domain.config import MAX_TOPIC, DebateConfig
+from moot.domain.config import MAX_TOPIC
+from moot.domain.text import TopicText
 from moot.errors import UserError
+
+# A motion is checked as a debate's topic is.
+_TOPIC: TypeAdapter[str] = TypeAdapter(Annotated[TopicText, Field(min_length=1, max_length=MAX_TOPIC)])
 
 MAX_MOTION_CHARS = MAX_TOPIC  # a motion is a debate's topic
 
@@ -96,7 +101,7 @@ def _motion(ident: str, text: str, where: str) -> Motion:
     if not text:
         raise UserError(f"{where}: the motion is empty", field="--motions")
     try:
-        DebateConfig.model_validate({"topic": text, "participants": [{"name": "A"}, {"name": "B"}]})
+        _TOPIC.validate_python(text)
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
         raise UserError(f"{where}: {problem}", field="--motions") from None

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from pydantic import ValidationError
-
 from moot.arena.motions import Motion, Motions
 from moot.arena.results import ArenaSpec
-from moot.domain.config import DebateConfig, ModelOptions, config_error
-from moot.errors import UserError
+from moot.config_files.compose import DebateRequest, compose
+from moot.domain.config import DebateConfig, ModelOptions
+from moot.errors import ConfigError, UserError
 
 # Formats of two sides whose judge names a winner. The others seat more than two, have no sides (council,
 # society-of-minds, roundtable, convergence-seeking), give the author's role to one (critical-review,
@@ -104,7 +103,7 @@ class ArenaPlan:
         return len(self.motions.items) * len(self.pairs()) * 2
 
     def config(self, match: Match) -> DebateConfig:
-        """The match's debate. Raises pydantic's ValidationError; `check` words it for the user."""
+        """The match's debate. Raises a ConfigError; `check` words it for the user."""
         sides = [(match.for_model, FOR), (match.against_model, AGAINST)]
         if not match.for_first:
             sides.reverse()
@@ -123,7 +122,8 @@ class ArenaPlan:
             "rounds": self.rounds,
             "seed": match.seed,
         }
-        return DebateConfig.model_validate(data)
+        # A rating means the same on every machine: no saved defaults.
+        return compose(DebateRequest(fields=data, given_by="arena match", saved_defaults=False)).config
 
     def labels(self, config: DebateConfig, match: Match) -> dict[str, str]:
         """Participant id -> model label in the match's debate."""
@@ -162,8 +162,8 @@ class ArenaPlan:
         for match in self.matches():
             try:
                 self.config(match)
-            except ValidationError as exc:
-                problem = str(config_error(exc))
+            except ConfigError as exc:
+                problem = str(exc)
                 if "recuse_same_model" in problem:
                     raise UserError(
                         f"every judge is a debater's model in {match.for_model.label} vs "

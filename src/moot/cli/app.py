@@ -59,19 +59,14 @@ def print_error(message: str) -> None:
     print_line(message)
 
 
-def _fixed_structure(fmt: object) -> bool:
-    """Whether `rounds` means something other than plain rounds of speeches in this format (a fixed structure,
-    cycles of critique), so the short default for local models must not be imposed on it."""
-    from moot.protocols import PROTOCOLS
-    from moot.protocols.round_robin import RoundRobin
-
-    protocol = PROTOCOLS.get(str(fmt or "free-form"))
-    return protocol is not None and not isinstance(protocol, RoundRobin)
-
-
 def _is_terminal() -> bool:
     """Whether a person can answer questions on stdin."""
     return sys.stdin.isatty()
+
+
+def _asks_at_terminal() -> bool:
+    """Whether a person at a terminal both sees questions and answers them (the wizard's)."""
+    return _is_terminal() and sys.stdout.isatty()
 
 
 def _print_version(wanted: bool) -> None:
@@ -104,104 +99,6 @@ def _main(
     except UserError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
-
-
-def _assemble_config(
-    topic: str | None,
-    config_file: Path | None,
-    participants: list[str],
-    judge: list[str] | str | None,
-    no_judge: bool,
-    rounds: int | None,
-    order: str | None,
-    fmt: str | None,
-    context: str | None,
-    context_file: Path | None,
-    seed: int | None,
-    stopping: dict[str, Any] | None = None,
-    *,
-    format_options: dict[str, Any] | None = None,
-    diversity: str | None = None,
-    auto_personas: bool = False,
-    template: str | None = None,
-    variables: list[str] | None = None,
-    preset: str | None = None,
-    audience: int | None = None,
-    agents: list[str] | None = None,
-) -> DebateConfig:
-    from moot.cli.presets import start_from_preset, with_configured, with_team
-    from moot.config_files import (
-        build_config,
-        mark_auto_personas,
-        parse_participant_spec,
-        read_config_file,
-        read_context,
-    )
-    from moot.config_files.context_flag import checked_context
-    from moot.domain.models import DEFAULT_MODEL
-    from moot.problem_templates import with_cli_template
-
-    data: dict[str, Any] = read_config_file(config_file) if config_file else {}
-    data = start_from_preset(data, preset)
-    if topic is not None:
-        data["topic"] = topic
-    data = with_cli_template(data, template, variables or [])
-    if "topic" not in data:
-        raise ConfigError(
-            'give the question to debate: moot run "TOPIC", or --template NAME (or topic: in --config)',
-            field="topic",
-        )
-    if participants:
-        data["participants"] = [parse_participant_spec(s, index=i) for i, s in enumerate(participants)]
-    source = config_file.name if config_file else f"preset {preset}" if preset else "the config"
-    data = with_team(data, agents, participants_given=bool(participants), fmt=fmt, source=source)
-    judges = [judge] if isinstance(judge, str) else list(judge or [])
-    data = with_configured(data, judge_flags=bool(judges) or no_judge)  # `moot configure`'s models
-    if no_judge:
-        data["judge"] = None
-        data.pop("judges", None)
-    elif len(judges) == 1:
-        data["judge"] = {**(data.get("judge") or {}), "model": judges[0]}
-    elif judges:
-        # Several --judge flags make a panel; the first also assesses rounds and answers the format's votes.
-        data["judges"] = [{"model": model} for model in judges]
-        data.pop("judge", None)
-    if context_file is not None and context is not None:
-        raise ConfigError(
-            "give the background once: --context TEXT or --context-file FILE", field="--context"
-        )
-    if context_file is not None:
-        data["context"] = read_context(context_file)
-    for key, value in (
-        ("rounds", rounds),
-        ("turn_order", order),
-        ("format", fmt),
-        ("context", None if context is None else checked_context(context)),
-        ("seed", seed),
-        ("persona_diversity", diversity),
-    ):
-        if value is not None:
-            data[key] = value
-    if (
-        config_file is None
-        and rounds is None
-        and "rounds" not in data  # a preset's own
-        and not _fixed_structure(data.get("format"))
-        and all(str(p.get("model", DEFAULT_MODEL)).startswith("local:") for p in data["participants"])
-    ):
-        # The embedded model is small: two rounds keep a first run short and inside its window.
-        data["rounds"] = 2
-    # Only the flags given: a flag left out (None) keeps the config file's value.
-    flags = {key: value for key, value in (stopping or {}).items() if value is not None}
-    if flags:
-        data["stopping"] = {**(data.get("stopping") or {}), **flags}
-    if format_options:
-        data["format_options"] = {**(data.get("format_options") or {}), **format_options}
-    if auto_personas:
-        data["participants"] = mark_auto_personas(data["participants"])
-    if audience is not None:
-        data["audience"] = {**(data.get("audience") or {}), "size": audience}
-    return build_config(data)
 
 
 @app.command()
@@ -260,8 +157,7 @@ def run(
         typer.Option(
             "--interactive",
             "-i",
-            help="Ask for the problem, agents, rounds and judge, showing the defaults (also when no topic is "
-            "given at a terminal).",
+            help="Ask for the problem, the design team, rounds and judge at the terminal, showing the defaults.",
         ),
     ] = False,
     order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
@@ -382,6 +278,14 @@ def run(
             "the format: .md, .json, .txt or .html.",
         ),
     ] = None,
+    show_config: Annotated[
+        bool,
+        typer.Option(
+            "--show-config",
+            help="Print the composed config as YAML, each value's origin (flag, file, preset, saved defaults, "
+            "default) as a comment, and exit without running.",
+        ),
+    ] = False,
     estimate_only: Annotated[
         bool,
         typer.Option("--estimate", help="Print the expected calls, tokens and cost range; call no model."),
@@ -399,15 +303,18 @@ def run(
 
     async def go() -> int:
         from moot.cli.embedded_notice import print_embedded_notice
-        from moot.cli.live import confirm, follow_pauses
+        from moot.cli.live import confirm, err, follow_pauses
         from moot.cli.live_check import checked_live
         from moot.cli.people import exit_code, people_for, refuse_where_nobody_asks
         from moot.cli.personas import review_personas
         from moot.cli.presets import save_run_preset
         from moot.cli.render import DebateRenderer
+        from moot.cli.run_request import FLAG_NAMES, flag_fields
         from moot.cli.worker import enqueue_debate
-        from moot.config_files import parse_options
-        from moot.engine import check_run, run_debate  # only `run` needs the engine and its provider SDKs
+        from moot.config_files import parse_options, read_config_file, read_context
+        from moot.config_files.compose import ConfigFile, DebateRequest, compose
+        from moot.engine import check_run, run_debate
+        from moot.problem_templates import parse_var  # only `run` needs the engine and its provider SDKs
         from moot.store import EventStore, db_url_from
 
         target = _output_target(output, estimate=estimate_only, enqueue=enqueue)
@@ -424,33 +331,54 @@ def run(
             # Quality is the judge's round score: asking to stop on it asks for the assessment too.
             **({"assess_rounds": True} if stop_at_quality is not None and assess is None else {}),
         }
-        chosen_topic, chosen_agents, chosen_rounds, chosen_judge = topic, agents, rounds, judge
-        if interactive or _asks_for_setup(topic, config, template, preset):
+        given_by, topic_, agents_, rounds_, judges = "flag", topic, agents, rounds, judge
+        if interactive:
             setup = _interactive_setup(topic, rounds, fmt, enabled=not (json_lines or quiet or enqueue))
-            chosen_topic, chosen_agents = setup.topic, [",".join(setup.agents)]
-            chosen_rounds, chosen_judge = setup.rounds, judge or ([setup.judge] if setup.judge else None)
-        cfg = _assemble_config(
-            chosen_topic,
-            config,
-            participant or [],
-            chosen_judge,
-            no_judge,
-            chosen_rounds,
-            order,
-            fmt,
-            context,
-            context_file,
-            seed,
-            stopping,
-            format_options=parse_options(option or []),
-            diversity=diversity,
-            auto_personas=auto_personas,
-            template=template,
-            variables=var,
+            given_by, topic_, agents_, rounds_ = "wizard", setup.topic, [",".join(setup.agents)], setup.rounds
+            judges = judge or ([setup.judge] if setup.judge else None)
+        if topic_ is None and config is None and template is None:
+            raise ConfigError(
+                'give the question to debate: moot run "TOPIC", or --template NAME (or topic: in --config); '
+                "--interactive asks for it",
+                field="topic",
+            )
+        if context_file is not None and context is not None:
+            raise ConfigError(
+                "give the background once: --context TEXT or --context-file FILE", field="--context"
+            )
+        request = DebateRequest(
+            fields=flag_fields(
+                topic=topic_,
+                participants=participant or [],
+                judges=judges or [],
+                no_judge=no_judge,
+                context=context,
+                context_file_text=read_context(context_file) if context_file else None,
+                stopping=stopping,
+                format_options=parse_options(option or []),
+                audience=audience,
+                rounds=rounds_,
+                turn_order=order,
+                format=fmt,
+                seed=seed,
+                persona_diversity=diversity,
+            ),
+            given_by=given_by,
+            spelled=FLAG_NAMES,
+            file=ConfigFile(name=config.name, fields=read_config_file(config)) if config else None,
             preset=preset,
-            audience=audience,
-            agents=chosen_agents,
+            template=template,
+            vars=dict(parse_var(spec) for spec in var or []),
+            agents=agents_,
+            auto_personas=auto_personas,
         )
+        composed = compose(request)
+        for note in composed.notes:
+            err.print(note, markup=False)
+        if show_config:
+            sys.stdout.write(composed.annotated_yaml())
+            return 0
+        cfg = composed.config
         refuse_where_nobody_asks(cfg, enqueue=enqueue)  # people here: before anything is written
         if estimate_only and live_check:
             raise UserError("--estimate calls no model; run --check without it", field="--check")
@@ -501,11 +429,6 @@ def run(
         raise typer.Exit(code)
 
 
-def _asks_for_setup(topic: str | None, config: Path | None, template: str | None, preset: str | None) -> bool:
-    """`moot run` with nothing to debate, at a terminal: ask for it."""
-    return topic is None and config is None and template is None and preset is None and _is_terminal()
-
-
 def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *, enabled: bool) -> Setup:
     from moot.cli.interactive import ask_setup, flags_of
     from moot.config_files.user_defaults import load_user_defaults
@@ -515,7 +438,7 @@ def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *
         raise UserError(
             "--interactive asks questions; leave out --json, --quiet and --enqueue", field="--interactive"
         )
-    if not (_is_terminal() and sys.stdout.isatty()):
+    if not _asks_at_terminal():
         raise UserError(
             '--interactive needs a terminal; give the problem instead: moot run "PROBLEM" --agents ROLES',
             field="--interactive",

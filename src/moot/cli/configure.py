@@ -13,6 +13,7 @@ from moot.cli.live import err, print_error
 from moot.cli.safe_text import SafeConsole
 from moot.config_files import parse_participant_spec
 from moot.config_files.user_defaults import (
+    DESIGN_REVIEW,
     UserDefaults,
     config_path,
     load_user_defaults,
@@ -25,7 +26,7 @@ from moot.roles import parse_roles
 
 # What a default model may carry from a -p spec: how to call it, not who speaks (names, stances are the run's).
 _MODEL_KEYS = ("model", "base_url", "temperature", "max_tokens")
-_FLAGS = {"participants": "--model", "team": "--team", "rounds": "--rounds"}
+_FLAGS = {"participants": "--model", "team": "--team", "rounds": "--rounds", "format": "--format"}
 
 
 def configure_command(
@@ -48,8 +49,13 @@ def configure_command(
             "--team",
             metavar="ROLE,ROLE,...",
             help="The role agents of a design review that names none (default: architect,security,performance); "
-            "agent N speaks through the Nth --model.",
+            "agent N speaks through the Nth --model. Saving a team makes a run that names no format a design "
+            "review (--format free-form undoes it).",
         ),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help="The format of a run that names none (default: free-form)."),
     ] = None,
     rounds: Annotated[
         int | None,
@@ -61,9 +67,9 @@ def configure_command(
     """Set the models `moot run` and the presets use when none is named (default: the embedded model)."""
     try:
         if reset:
-            if model or judge or team or rounds:
+            if model or judge or team or fmt or rounds:
                 raise UserError(
-                    "--reset forgets every default; give --model/--judge/--team/--rounds after it",
+                    "--reset forgets every default; give --model/--judge/--team/--format/--rounds after it",
                     field="--reset",
                 )
             backup = reset_user_defaults()
@@ -74,18 +80,27 @@ def configure_command(
             )
             err.print(said, markup=False)
             return
-        if model or judge or team or rounds is not None:
+        if model or judge or team or fmt or rounds is not None:
             if rounds is not None and not 1 <= rounds <= MAX_ROUNDS:
                 raise ConfigError(f"give 1 to {MAX_ROUNDS} rounds, not {rounds}", field="--rounds")
+            if fmt is not None:
+                fmt = _format(fmt)
             current = load_user_defaults()
+            given: dict[str, Any] = {
+                "participants": [_options(s, f"--model {i + 1}") for i, s in enumerate(model or [])] or None,
+                "judge": _options(judge, "--judge") if judge else None,
+                "team": parse_roles(team, field="--team") if team else None,
+                # A team is saved for design reviews: a run that names no format is one, unless --format says.
+                "format": fmt or (DESIGN_REVIEW if team and current.format is None else None),
+                "rounds": rounds,
+            }
             try:
-                updated = UserDefaults(
-                    participants=[_options(s, f"--model {i + 1}") for i, s in enumerate(model)]
-                    if model
-                    else current.participants,
-                    judge=_options(judge, "--judge") if judge else current.judge,
-                    team=parse_roles(team, field="--team") if team else current.team,
-                    rounds=rounds if rounds is not None else current.rounds,
+                # Only what was set is recorded as set: a default left alone is not shown as saved.
+                updated = UserDefaults.model_validate(
+                    {
+                        **current.model_dump(exclude_unset=True),
+                        **{k: v for k, v in given.items() if v is not None},
+                    }
                 )
             except ValidationError as exc:  # too many models or roles: named by the flag that gave them
                 problem = config_error(exc)
@@ -103,6 +118,16 @@ def configure_command(
     except UserError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
+
+
+def _format(name: str) -> str:
+    from moot.protocols import get_protocol
+
+    try:
+        get_protocol(name)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).removeprefix(f"{exc.field}: "), field="--format") from None
+    return name
 
 
 def _options(spec: str, field: str) -> ModelOptions:
@@ -125,6 +150,7 @@ def _print(defaults: UserDefaults) -> None:
         "participants": [d for d in defaults.participant_models(len(defaults.participants) or 1)],
         "judge": defaults.judge_data() or "the first participant's model",
         "team": list(defaults.team),
+        "format": defaults.format or "free-form",
         "rounds": defaults.rounds or "the format's",
     }
     SafeConsole().print(Text(yaml.safe_dump(data, sort_keys=False).rstrip()))

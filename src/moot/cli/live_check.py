@@ -11,7 +11,7 @@ from rich.text import Text
 
 from moot.cli.waiting import waiting
 from moot.config_files import parse_participant_spec, read_config_file
-from moot.config_files.defaults import with_defaults
+from moot.config_files.compose import ConfigFile, DebateRequest, compose
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.errors import ConfigError
 
@@ -41,7 +41,8 @@ async def check_models(console: Console, specs: list[str], config_file: Path | N
     if config_file is not None:
         data = read_config_file(config_file)
         data.setdefault("topic", _NO_TOPIC)
-        targets = live_targets(with_defaults(data))
+        file = ConfigFile(name=config_file.name, fields=data)
+        targets = live_targets(compose(DebateRequest(file=file, given_by="flag")).config)
     else:
         targets = []
     if specs:

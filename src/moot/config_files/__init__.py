@@ -11,17 +11,13 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BeforeValidator
 
-# The filling lives beside its inverse; its names stay importable from here, where they were.
 from moot.config_files.aliases import with_moot_names
+from moot.config_files.compose import ConfigFile, DebateRequest, compose, compose_config, composed_data
 from moot.config_files.defaults import DEFAULT_STANCES as DEFAULT_STANCES
-from moot.config_files.defaults import fill_config as fill_config
-from moot.config_files.defaults import fill_defaults as fill_defaults
-from moot.config_files.defaults import with_defaults
 from moot.config_files.design_team_config import from_design_team_config
 from moot.config_syntax import SyntaxErrors, syntax_error
 from moot.domain.config import DebateConfig
 from moot.domain.models import DEFAULT_MODEL
-from moot.domain.personas import AUTO
 from moot.errors import ConfigError
 
 SPEC_KEYS = (
@@ -115,29 +111,23 @@ def parse_options(specs: list[str], *, field: str = "--option") -> dict[str, Any
     return options
 
 
-def mark_auto_personas(participants: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every participant without a persona of its own gets an 'auto' one (`--auto-personas`)."""
-    return [p if str(p.get("persona") or "").strip() else {**p, "persona": AUTO} for p in participants]
-
-
 def build_config(data: dict[str, Any]) -> DebateConfig:
-    """Validate a raw mapping (from a file, flags or a request) into a DebateConfig, defaults filled."""
-    return with_defaults(data)
+    """A DebateConfig from a raw mapping in any spelling moot reads, moot's defaults filled (not this machine's
+    saved ones: a program's config means the same on every machine)."""
+    return compose_config(data, given_by="python", saved_defaults=False)
 
 
 def _requested(data: Any) -> Any:
-    from moot.config_files.user_defaults import load_user_defaults
-
-    return fill_config(data, saved=load_user_defaults()) if isinstance(data, dict) else data
+    return composed_data(data) if isinstance(data, dict) else data
 
 
-# A debate requested of this machine's server: filled, and given the defaults `moot configure` (or PUT
-# /api/config) saved where it names no participants, models, judge or rounds, as `moot run` gives them.
+# A debate requested of this machine's server: composed with the defaults `moot configure` (or PUT /api/config)
+# saved where it names no participants, models, judge or rounds, as `moot run` gives them.
 RequestedConfig = Annotated[DebateConfig, BeforeValidator(_requested)]
 
 
 def load_config(path: Path, **overrides: Any) -> DebateConfig:
-    """A DebateConfig from a file, with non-None overrides applied on top."""
-    data = read_config_file(path)
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return build_config(data)
+    """A DebateConfig from a file, with non-None overrides on top (moot's defaults, not the saved ones)."""
+    fields = {k: v for k, v in overrides.items() if v is not None}
+    file = ConfigFile(name=path.name, fields=read_config_file(path))
+    return compose(DebateRequest(file=file, fields=fields, given_by="python", saved_defaults=False)).config

@@ -1,55 +1,25 @@
 """What a config may leave out, and its inverse beside it.
 
-`with_defaults` is the one way a config written by a person (a file, the CLI's flags, a request, the page's
-form) becomes a complete `DebateConfig`: a template's topic, participants' names and two-sided stances, a
-format's own rounds, then the values `DebateConfig` derives itself (ids from names, panel judges' names, the
-judge a config that names none gets). `without_defaults` is its inverse: the config as data without what
-`with_defaults` would put back, so `with_defaults(without_defaults(c)) == c` for every valid config (the
-server's YAML/JSON round trip and the page's saved files rest on it; tests/test_config_defaults.py checks it).
+`fill_defaults` gives participants their names and a two-sided debate its stances, as composing a config
+(moot.config_files.compose) fills them; `DebateConfig` derives the rest itself (ids from names, panel judges'
+names, the judge a config that names none gets). `without_defaults` is the inverse of composing: the config as
+data without what composing would put back, so composing `without_defaults(c)` gives `c` again for every valid
+config (the server's YAML/JSON round trip and the page's saved files rest on it; tests/test_config_defaults.py
+checks it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from moot.config_files.aliases import with_moot_names
-from moot.config_files.design_team_config import from_design_team_config
-from moot.config_files.presets import with_preset
-from moot.config_files.user_defaults import UserDefaults, with_saved_defaults
-from moot.domain.config import DebateConfig, panel_judge_name, slugify, validate_config
+from moot.domain.config import DebateConfig, panel_judge_name, slugify
 from moot.domain.personas import AUTO
-from moot.problem_templates import apply_template
 from moot.protocols import get_protocol
 from moot.roles import ROLES
 
 DEFAULT_STANCES = ("for the motion", "against the motion")
 # What a config's keys of each kind read best in; the rest follow in the schema's order.
 _FIRST = ("name", "id", "model")
-
-
-def with_defaults(data: dict[str, Any]) -> DebateConfig:
-    """A raw mapping, with what a user may leave out filled in, as a checked DebateConfig."""
-    return validate_config(fill_config(data))
-
-
-def fill_config(data: dict[str, Any], *, saved: UserDefaults | None = None) -> dict[str, Any]:
-    """A raw mapping with what a user may leave out filled in, as every way in fills it (files, flags, the
-    API): a template's topic, participants' names and two-sided stances, a format's own rounds. The half of
-    `with_defaults` that request bodies share before pydantic checks them (`RequestedConfig`, with `saved`). Other
-    tools' field names (`agents`, `num_rounds`, ...) and a design team's file (`debate`, `agents`, `judge`,
-    `providers`) are read as moot's first, then `preset:` is expanded."""
-    data = apply_template(with_preset(with_moot_names(from_design_team_config(data))))
-    if saved is not None:  # a request to this machine's server takes its `moot configure` defaults
-        data = with_saved_defaults(data, saved)
-    participants = data.get("participants")
-    if isinstance(participants, list) and all(isinstance(p, dict) for p in participants):
-        sides = _has_sides(str(data.get("format", "free-form")))
-        data = {**data, "participants": fill_defaults(participants, sides=sides)}
-    if "rounds" not in data and isinstance(data.get("format"), str):
-        default = get_protocol(data["format"]).traits.default_rounds
-        if default is not None:
-            data = {**data, "rounds": default}
-    return data
 
 
 def fill_defaults(participants: list[dict[str, Any]], *, sides: bool = True) -> list[dict[str, Any]]:
@@ -74,8 +44,8 @@ def fill_defaults(participants: list[dict[str, Any]], *, sides: bool = True) -> 
 
 
 def without_defaults(config: DebateConfig) -> dict[str, Any]:
-    """The config as JSON data without what `with_defaults` would put back: `with_defaults` of the answer is
-    `config` again. Kept where filling would give something else: a format's rounds (they may differ from
+    """The config as JSON data without what composing would put back: composing the answer (without saved
+    defaults) gives `config` again. Kept where filling would give something else: a format's rounds (they may differ from
     its own), an empty stance in a two-sided debate, `judge: null`, a judge other than the derived one."""
     data = config.model_dump(mode="json", exclude_defaults=True)
     data["rounds"] = config.rounds
@@ -100,19 +70,6 @@ def without_defaults(config: DebateConfig) -> dict[str, Any]:
     return _ordered(data, ("topic",))
 
 
-def new_config(model: str) -> dict[str, Any]:
-    """What a new config starts as before its topic is written (the page's empty form): the defaults
-    `with_defaults` would give two participants of `model`, shown so they can be changed."""
-    fields = DebateConfig.model_fields
-    start: dict[str, Any] = {
-        "topic": "",
-        "format": fields["format"].default,
-        "rounds": fields["rounds"].default,
-        "participants": [{"model": model}, {"model": model}],
-    }
-    return fill_config(start)
-
-
 def _has_sides(fmt: str) -> bool:
     # Consensus formats (design review, council...) have no sides to give stances for.
     return get_protocol(fmt).traits.names_winner
@@ -133,9 +90,6 @@ def _ordered(item: dict[str, Any], first: tuple[str, ...] = _FIRST) -> dict[str,
 
 __all__ = [
     "DEFAULT_STANCES",
-    "fill_config",
     "fill_defaults",
-    "new_config",
-    "with_defaults",
     "without_defaults",
 ]

@@ -8,7 +8,7 @@ names no judge gets the configured judge, so shipped presets run on whatever the
 
 `preset: NAME` in a config (file, flags, request body) starts the config from the preset: every key the
 config gives replaces the preset's, and the settings mappings (limits, stopping, format_options, ...) are
-merged key by key.
+merged key by key (moot.config_files.compose layers them).
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.config_syntax import SyntaxErrors, syntax_error
-from moot.domain.config import DebateConfig
 from moot.errors import ConfigError
 from moot.store.location import moot_home
 
 PRESETS_DIR = "presets"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-# Config keys that hold settings mappings: a config naming a preset changes some settings, keeps the rest.
-_MERGED = ("limits", "stopping", "history", "temperatures", "format_options")
 # What a preset may not hold: the question is asked when it is used.
 _NOT_IN_PRESET = ("topic", "preset", "template", "vars")
 
@@ -49,16 +46,10 @@ class Preset(BaseModel):
     data: dict[str, Any]
 
     def filled(self, defaults: UserDefaults | None = None) -> dict[str, Any]:
-        """The preset's config data with the configured models where it names none."""
-        return with_configured_models(self.data, defaults or load_user_defaults())
+        """The preset's config data with the configured models where it names none, as a debate gets them."""
+        from moot.config_files.compose import with_saved_models  # composing reads presets through this module
 
-    def config_for(self, topic: str, **overrides: Any) -> DebateConfig:
-        """A complete debate config: this preset asked `topic`, with the non-None `overrides` on top."""
-        # Imported here: filling a config expands `preset:` through this module (defaults -> presets).
-        from moot.config_files.defaults import with_defaults
-
-        given = {k: v for k, v in overrides.items() if v is not None}
-        return with_defaults(merged(self.filled(), {"topic": topic, **given}))
+        return with_saved_models(self.data, defaults or load_user_defaults())
 
     @property
     def format(self) -> str:
@@ -124,19 +115,22 @@ def save_preset(name: str, config: dict[str, Any], *, description: str | None = 
 
 def check_preset_data(data: dict[str, Any], *, where: str) -> None:
     """Whether a preset's data makes a valid debate config once a topic is given (a ConfigError if not)."""
-    from moot.config_files.defaults import with_defaults
+    from moot.config_files.compose import DebateRequest, compose
 
     for key in _NOT_IN_PRESET:
         if key in data:
             raise ConfigError(f"a preset holds no {key}; give it when the preset is used", field=key)
     try:
-        with_defaults({**with_configured_models(data, UserDefaults()), "topic": "preset check"})
+        compose(DebateRequest(fields={**data, "topic": "preset check"}, saved_defaults=False))
     except ConfigError as exc:
         raise ConfigError(f"preset {where}: {exc}") from None
 
 
 def with_preset(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` started from the preset its `preset:` names (see the module's doc); unchanged without one."""
+    """`data` started from the preset its `preset:` names, its own keys over the preset's (the settings
+    mappings merged key by key, as composing layers them); unchanged without one."""
+    from moot.config_files.compose import over
+
     if "preset" not in data:
         return data
     rest = dict(data)
@@ -145,38 +139,7 @@ def with_preset(data: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError(
             "give a preset's name, e.g. preset: council (moot presets lists them)", field="preset"
         )
-    return merged(load_preset(name).filled(), rest)
-
-
-def merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if key in _MERGED and isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = {**out[key], **value}
-        else:
-            out[key] = value
-    return out
-
-
-def with_configured_models(data: dict[str, Any], defaults: UserDefaults) -> dict[str, Any]:
-    """Participants without a model get the configured one at their place; no judge named: the configured
-    judge (a judge named without a model gets its model too)."""
-    out = dict(data)
-    participants = out.get("participants")
-    if participants is None:
-        participants = [{}, {}]
-    if isinstance(participants, list):
-        out["participants"] = [
-            {**defaults.participant(i), **p} if isinstance(p, dict) and "model" not in p else p
-            for i, p in enumerate(participants)
-        ]
-    judge = defaults.judge_data()
-    if judge is not None and "judges" not in out:
-        if "judge" not in out:
-            out["judge"] = judge
-        elif isinstance(out["judge"], dict) and "model" not in out["judge"]:
-            out["judge"] = {**judge, **out["judge"]}
-    return out
+    return over(load_preset(name).data, rest)
 
 
 def _read(path: Path, source: Source) -> Preset:
@@ -207,9 +170,7 @@ __all__ = [
     "check_preset_data",
     "list_presets",
     "load_preset",
-    "merged",
     "preset_names",
     "save_preset",
-    "with_configured_models",
     "with_preset",
 ]

@@ -6,12 +6,14 @@ Stored in `$MOOT_HOME/config.yaml` (or the file `$MOOT_CONFIG_PATH` names) as
     judge: {model: openai:gpt-4o}
     rounds: 5
     team: [architect, security, performance]
+    format: design-review
 
 A run without `-p` gets these participants, and a preset participant that names no model gets the one at its
-place (cycling). A config that names no judge gets this judge. `team` is the design team: the
-roles a design review (`-f design-review`, `--agents`) gets when no participant is named, each speaking through
-the participant model at its place. With nothing configured, everything is the embedded model, so a shipped
-preset runs with no key.
+place (cycling). A config that names no judge gets this judge. `team` is the design team: the roles a design
+review (`-f design-review`, `--agents`) gets when no participant is named, each speaking through the participant
+model at its place; `format` is the format of a run that names none (saving a team makes it design-review).
+Composing a config (moot.config_files.compose) applies them. With nothing configured, everything is the embedded
+model, so a shipped preset runs with no key.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.config_files.design_team_config import from_design_team_config, is_design_team_config
-from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, ModelOptions, RoleName, config_error
+from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, FormatName, ModelOptions, RoleName, config_error
 from moot.domain.models import DEFAULT_MODEL
 from moot.errors import ConfigError
 from moot.store.location import moot_home
@@ -47,6 +49,11 @@ class UserDefaults(BaseModel):
     # A run without participants takes every one of these: more than a debate holds would refuse every such run.
     participants: list[ModelOptions] = Field(default_factory=list, max_length=MAX_PARTICIPANTS)
     judge: ModelOptions | None = None
+    format: FormatName | None = Field(
+        default=None,
+        description="The format of a run that names none (`moot configure --format`; `--team` alone sets "
+        "design-review); left out: free-form",
+    )
     rounds: int | None = Field(
         default=None,
         ge=1,
@@ -72,30 +79,6 @@ class UserDefaults(BaseModel):
 
     def judge_data(self) -> dict[str, Any] | None:
         return None if self.judge is None else _as_data(self.judge)
-
-
-def with_saved_defaults(
-    data: dict[str, Any], defaults: UserDefaults, *, judge_given: bool = False
-) -> dict[str, Any]:
-    """A debate's raw config with these defaults where it names none, as every way in applies them (`moot run`,
-    `POST /api/debates`, the MCP tools): a design review's team, the participants (at least two) or each one's
-    model by its place, the judge (unless `judge_given`: flags or a panel chose), the rounds."""
-    out = dict(data)
-    if "participants" not in out and out.get("format") == DESIGN_REVIEW:
-        out["participants"] = [{"role": role} for role in defaults.team]
-    if "participants" not in out:
-        out["participants"] = defaults.participant_models()
-    elif isinstance(out["participants"], list):  # a template's roles, a team or a request's names: no model
-        out["participants"] = [
-            {**defaults.participant(i), **p} if isinstance(p, dict) and "model" not in p else p
-            for i, p in enumerate(out["participants"])
-        ]
-    judge = defaults.judge_data()
-    if judge is not None and not judge_given and "judge" not in out and "judges" not in out:
-        out["judge"] = judge
-    if defaults.rounds is not None:
-        out.setdefault("rounds", defaults.rounds)  # a config's or preset's own rounds, and -r, come first
-    return out
 
 
 def config_path() -> Path:
@@ -154,6 +137,7 @@ def _from_design_team(path: Path, data: dict[str, Any]) -> UserDefaults:
                 if isinstance(judge, dict) and judge.get("model")
                 else None,
                 "rounds": config.get("rounds"),
+                "format": config.get("format"),  # a design review, unless the file names another
                 **({"team": roles} if len(roles) >= 2 else {}),
             }
         )

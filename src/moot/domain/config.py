@@ -170,7 +170,7 @@ PhaseName = Annotated[str, AfterValidator(_phase_name)]
 
 
 def _name_may_be_left_out(schema: dict[str, Any]) -> None:
-    # Files, flags and API requests are filled in before they are checked (moot.config_files.fill_config),
+    # Files, flags and API requests are filled in before they are checked (moot.config_files.compose),
     # so the schema people write configs against must not demand a name.
     schema["required"] = [field for field in schema.get("required", []) if field != "name"]
 

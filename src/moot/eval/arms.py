@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from moot.config_files.compose import DebateRequest, compose
 from moot.domain.config import MAX_PARTICIPANTS, MAX_ROUNDS, DebateConfig, FormatName, ModelOptions
 from moot.errors import UserError
 from moot.eval.dataset import Item, TaskType, letters
@@ -188,7 +189,8 @@ def build_config(
     options = model.model_copy(update={"temperature": temperature})
     count = arm.agents
     names = ["Agent"] if count == 1 else [f"Agent {i + 1}" for i in range(count)]
-    participants = [{**options.model_dump(exclude_none=True), "name": name} for name in names]
+    # No stance: the agents answer together, whatever the format would give two speakers.
+    participants = [{**options.model_dump(exclude_none=True), "name": name, "stance": ""} for name in names]
     labels = choice_labels(item)
     topic = question_text(item)
     format_options: dict[str, object] = {}
@@ -198,15 +200,15 @@ def build_config(
         format_options = {"answer_type": task, "stop_when_unanimous": False}
         if task == "choice":
             format_options["choices"] = labels
-    return DebateConfig.model_validate(
-        {
-            "topic": topic,
-            "participants": participants,
-            "judge": None,
-            "format": arm.format,
-            "format_options": format_options,
-            "rounds": arm.rounds,
-            "turn_order": "simultaneous",
-            "seed": item_seed(seed, index),
-        }
-    )
+    fields = {
+        "topic": topic,
+        "participants": participants,
+        "judge": None,
+        "format": arm.format,
+        "format_options": format_options,
+        "rounds": arm.rounds,
+        "turn_order": "simultaneous",
+        "seed": item_seed(seed, index),
+    }
+    # A measurement means the same on every machine: no saved defaults.
+    return compose(DebateRequest(fields=fields, given_by="eval arm", saved_defaults=False)).config

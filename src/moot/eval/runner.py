@@ -16,14 +16,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from moot.batch.pool import POLL_S, Dispatcher
 from moot.batch.runner import DEFAULT_CONCURRENCY, BatchRun, Job, run_batch
-from moot.domain.config import DebateConfig, ModelOptions, config_error
+from moot.domain.config import DebateConfig, ModelOptions
 from moot.domain.events import Event
 from moot.engine import Checked, ModelResolver, check_run, preflight
-from moot.errors import UserError
+from moot.errors import ConfigError, UserError
 from moot.eval.arms import ArmSpec, build_config
 from moot.eval.dataset import Dataset, Item
 from moot.eval.folder import ResultsFolder, pair_key
@@ -100,8 +98,7 @@ def check_plan(plan: EvalPlan, resolve: ModelResolver | None = None) -> PlanChec
     for index, item, arm in plan.pairs():
         try:
             plan.config(arm, index, item)
-        except ValidationError as exc:
-            problem = config_error(exc)
+        except ConfigError as problem:
             raise UserError(
                 f"item {item.id!r} cannot be asked in arm {arm.label}: {problem}; shorten or fix the item",
                 field="--dataset",

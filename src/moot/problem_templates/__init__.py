@@ -1,8 +1,8 @@
 """Problem templates: common design problems whose topic has `{variables}` to fill.
 
 The templates are the YAML files of this package. A config names one with `template:` and fills it with
-`vars:` (the CLI: `--template NAME --var NAME=VALUE`); `apply_template` turns that into a topic before the
-config is validated, so an unknown template or variable, or a variable left without a value, is a ConfigError
+`vars:` (the CLI: `--template NAME --var NAME=VALUE`); composing a config (moot.config_files.compose) turns that
+into a topic before the config is validated, so an unknown template or variable, or a variable left without a value, is a ConfigError
 before any model is called. A template also suggests a format and role presets: they are used only where the
 config names no format, or no participants (then one default-model participant per suggested role).
 """
@@ -10,10 +10,9 @@ config names no format, or no participants (then one default-model participant p
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
-from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -102,44 +101,3 @@ def parse_var(spec: str) -> tuple[str, str]:
     if not sep or not key.strip():
         raise ConfigError(f"{spec!r} is not NAME=VALUE; e.g. --var rate=100", field="--var")
     return key.strip(), value.strip()
-
-
-def with_cli_template(data: dict[str, Any], template: str | None, var_specs: Sequence[str]) -> dict[str, Any]:
-    """A raw config with the command line's `--template` and `--var NAME=VALUE`s (over the file's) applied."""
-    data = dict(data)
-    if template is not None:
-        data["template"] = template
-    if var_specs:
-        data["vars"] = {**_vars(data.get("vars")), **dict(parse_var(spec) for spec in var_specs)}
-    return apply_template(data)
-
-
-def _vars(values: object) -> Mapping[str, object]:
-    if values is None:
-        return {}
-    if not isinstance(values, Mapping):
-        raise ConfigError("give vars as a mapping of variable: value", field="vars")
-    return values
-
-
-def apply_template(data: dict[str, Any]) -> dict[str, Any]:
-    """A raw config with its `template` and `vars` replaced by the filled topic (and suggestions); else as given."""
-    if "template" not in data:
-        if "vars" in data:
-            raise ConfigError(
-                "vars fill a template's variables; name one with --template NAME (template: in a config file)",
-                field="vars",
-            )
-        return data
-    data = dict(data)
-    name = data.pop("template")
-    values = _vars(data.pop("vars", None))
-    if data.get("topic"):
-        raise ConfigError("give either a topic or a template, not both", field="template")
-    template = get_template(str(name))
-    data["topic"] = template.fill(values)
-    data.setdefault("format", template.format)
-    if "participants" not in data and template.roles:
-        # No model: the default one, or in `moot run` the one `moot configure` set for that place.
-        data["participants"] = [{"role": role} for role in template.roles]
-    return data

@@ -17,7 +17,8 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.config_files import RequestedConfig
-from moot.config_files.defaults import with_defaults, without_defaults
+from moot.config_files.compose import Composed, DebateRequest, compose
+from moot.config_files.defaults import without_defaults
 from moot.config_syntax import syntax_error
 from moot.domain.config import (
     MAX_PARTICIPANTS,
@@ -27,7 +28,6 @@ from moot.domain.config import (
     Diversity,
     JudgeConfig,
     ModelOptions,
-    Participant,
     config_error,
 )
 from moot.domain.personas import ProposedPersona, persona_text
@@ -56,6 +56,13 @@ class ConfigText(BaseModel):
 
 class Checked(BaseModel):
     ok: Literal[True] = True
+    origins: dict[str, str] = Field(
+        default_factory=dict,
+        description="Where each value of the composed config came from, by its dotted path (request, preset "
+        "NAME, template NAME, saved defaults, format default, default); a path not listed takes the nearest "
+        "listed one above it",
+    )
+    notes: list[str] = Field(default_factory=list, description="One line for each list a layer replaced")
 
 
 class PersonaRequest(ModelOptions):
@@ -74,18 +81,24 @@ class PersonaProposal(BaseModel):
     reasoning: str
 
 
-def requested_config(data: dict[str, Any]) -> DebateConfig:
-    """A config sent as data (a file's text, an edit) filled and checked as a config file is; it may not read
-    this server's files (`context_file`), and a mistake is one ConfigError naming the field."""
+def requested(data: dict[str, Any], *, saved_defaults: bool) -> Composed:
+    """A config sent as data (a request body, a file's text, an edit) composed as a config file is; it may not
+    read this server's files (`context_file`), and a mistake is one ConfigError naming the field."""
     if "context_file" in data:
         raise ConfigError(
             "a request may not read this server's files; paste the text into context instead",
             field="context_file",
         )
     try:
-        return with_defaults(data)
-    except ValidationError as exc:  # with_defaults translates its own; a template's may slip through
+        return compose(DebateRequest.of(data, saved_defaults=saved_defaults))
+    except ValidationError as exc:  # composing translates its own; a template's may slip through
         raise config_error(exc) from None
+
+
+def requested_config(data: dict[str, Any]) -> DebateConfig:
+    """A config as written (a file's text, an edit of a stored one): moot's defaults, not this machine's saved
+    ones, fill it, so what reads back is what was written."""
+    return requested(data, saved_defaults=False).config
 
 
 @router.post("/api/configs/parse", response_model=None, responses={200: {"model": DebateConfig}})
@@ -127,7 +140,8 @@ async def check(
     checked = check_run(config, _resolver(request))
     if live:
         await check_live(checked.config, checked.resolve)
-    return Checked()
+    composed = requested(await request.json(), saved_defaults=True)  # the body again, for its origins
+    return Checked(origins=composed.origins, notes=composed.notes)
 
 
 @router.post("/api/personas")
@@ -136,15 +150,21 @@ async def personas(request: Request, body: PersonaRequest) -> PersonaProposal:
     when it starts. The model passes the same checks as a debate's; a model that gives no valid
     proposal is a 502 saying why."""
     options = JudgeConfig.model_validate(body.model_dump(include=set(ModelOptions.model_fields)))
-    config = DebateConfig(
-        topic=body.topic,
-        participants=[
-            Participant(name=f"Speaker {i + 1}", model=options.model, base_url=options.base_url)
-            for i in range(body.count)
-        ],
-        judge=options,
-        persona_diversity=body.diversity,
-    )
+    model = options.model_dump(mode="json", include={"model", "base_url"}, exclude_none=True)
+    config = compose(
+        DebateRequest(
+            fields={
+                "topic": body.topic,
+                # No stance: the proposals give each its position.
+                "participants": [
+                    {"name": f"Speaker {i + 1}", "stance": "", **model} for i in range(body.count)
+                ],
+                "judge": options.model_dump(mode="json", exclude_none=True),
+                "persona_diversity": body.diversity,
+            },
+            saved_defaults=False,
+        )
+    ).config
     try:
         check_config(config, request.app.state.settings)
         resolve = check_run(config, _resolver(request)).resolve

@@ -28,7 +28,7 @@ from moot.domain.state import fold
 from moot.engine import check_run, price_notice
 from moot.errors import ConfigError, NotFoundError, StateError, StoreConflictError
 from moot.protocols import assesses_rounds, get_protocol, planned_rounds
-from moot.server.configs import check_depth, requested_config
+from moot.server.configs import check_depth, requested
 from moot.server.manager import DebateManager
 from moot.server.seats import seat_plan
 from moot.server.security import check_config
@@ -60,7 +60,7 @@ async def put_debate_config(
 ) -> DebateConfig:
     """Replace the config of a debate created and not started yet, whole; otherwise as PATCH."""
     check_depth(config)
-    return await edit_config(request, debate_id, lambda _written: config)
+    return await edit_config(request, debate_id, lambda _written: config, saved_defaults=True)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -77,17 +77,27 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 async def edit_config(
-    request: Request, debate_id: str, edit: Callable[[dict[str, Any]], dict[str, Any]]
+    request: Request,
+    debate_id: str,
+    edit: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    saved_defaults: bool = False,
 ) -> DebateConfig:
-    """The debate's config replaced by `edit` of it as written, checked as a start checks it, then recorded."""
+    """The debate's config replaced by `edit` of it as written, checked as a start checks it, then recorded. An
+    edit of the config as written takes moot's defaults only; a whole new one (`saved_defaults`) is composed as
+    POST composes one."""
     manager: DebateManager = request.app.state.manager
     refusal = "a config is edited only before the debate starts"
     async with manager.before_start(debate_id, refusal):  # a queued debate starts after the edit, as edited
-        return await _edit(manager, request, debate_id, edit)
+        return await _edit(manager, request, debate_id, edit, saved_defaults)
 
 
 async def _edit(
-    manager: DebateManager, request: Request, debate_id: str, edit: Callable[[dict[str, Any]], dict[str, Any]]
+    manager: DebateManager,
+    request: Request,
+    debate_id: str,
+    edit: Callable[[dict[str, Any]], dict[str, Any]],
+    saved_defaults: bool,
 ) -> DebateConfig:
     await _not_started_here(manager, debate_id)
     await manager.store.flush()  # progress markers first: the edit is checked against the whole log
@@ -101,7 +111,7 @@ async def _edit(
             "(status created or queued)"
         )
     data = edit(without_defaults(state.config))
-    config = requested_config(data)
+    config = requested(data, saved_defaults=saved_defaults).config
     if seat_plan(config) != seat_plan(state.config):
         raise ConfigError(
             "the people in this debate were given join links when it was created; keep its people (models "

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from moot.config_files.defaults import fill_config, new_config
+from moot.config_files.compose import starting_config
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.domain.config import (
     MAX_FALLBACKS,
@@ -284,12 +284,7 @@ def _starting_config(starting: str) -> dict[str, Any]:
         defaults = load_user_defaults()
     except ConfigError:
         defaults = UserDefaults()  # a broken file is GET /api/config's to report; the form still draws
-    config = new_config(starting)
-    if defaults.participants:
-        config = fill_config({**config, "participants": defaults.participant_models()})
-    if (judge := defaults.judge_data()) is not None:
-        config["judge"] = judge
-    return config
+    return starting_config(starting, defaults)
 
 
 def _bound(model: type[BaseModel], field: str, key: Literal["maxLength", "minimum", "maximum"]) -> Any:

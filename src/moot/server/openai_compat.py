@@ -20,6 +20,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
+from moot.config_files.compose import DebateRequest, compose
 from moot.config_files.presets import Preset, list_presets, load_preset
 from moot.domain.config import config_error
 from moot.domain.events import DebateFailed, Event, TurnCompleted
@@ -61,7 +62,8 @@ async def chat_completions(request: Request) -> JSONResponse | StreamingResponse
         asked = await _request(request)
         preset = _preset(asked.model)
         topic, context = asked.question()
-        config = preset.config_for(topic, context=context)
+        fields = {"topic": topic, **({"context": context} if context is not None else {})}
+        config = compose(DebateRequest(fields=fields, given_by="chat request", preset=preset.name)).config
         manager: DebateManager = request.app.state.manager
         queued = manager.dispatcher is not None
         how = "an OpenAI-compatible request"
