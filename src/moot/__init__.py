@@ -16,6 +16,10 @@ __version__ = "0.1.0"
 # provider SDK that the engine pulls in.
 _EXPORTS = {
     "DebateRecord": "moot.export",
+    "run": "moot.api",
+    "arun": "moot.api",
+    "DebateRequest": "moot.config_files.compose",
+    "compose": "moot.config_files.compose",
     "build_config": "moot.config_files",
     "load_config": "moot.config_files",
     "DebateConfig": "moot.domain",
@@ -36,6 +40,7 @@ _EXPORTS = {
 __all__ = [
     "DebateConfig",
     "DebateRecord",
+    "DebateRequest",
     "DebateState",
     "Event",
     "EventStore",
@@ -46,15 +51,20 @@ __all__ = [
     "RunError",
     "UserError",
     "Verdict",
+    "arun",
     "build_config",
+    "compose",
     "export",
     "fold",
     "load_config",
+    "run",
     "run_debate",
 ]
 
 if TYPE_CHECKING:
+    from moot.api import arun, run
     from moot.config_files import build_config, load_config
+    from moot.config_files.compose import DebateRequest, compose
     from moot.domain import DebateConfig, DebateState, Event, JudgeConfig, Participant, Verdict, fold
     from moot.engine import InMemoryLog, run_debate
     from moot.errors import MootError, RunError, UserError

@@ -65,8 +65,8 @@ def _is_terminal() -> bool:
 
 
 def _asks_at_terminal() -> bool:
-    """Whether a person at a terminal both sees questions and answers them (the wizard's)."""
-    return _is_terminal() and sys.stdout.isatty()
+    """Whether a person at a terminal both sees questions and answers them (the wizard's, on stderr)."""
+    return _is_terminal() and sys.stderr.isatty()
 
 
 def _print_version(wanted: bool) -> None:
@@ -431,6 +431,7 @@ def run(
 
 def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *, enabled: bool) -> Setup:
     from moot.cli.interactive import ask_setup, flags_of
+    from moot.cli.live import err
     from moot.config_files.user_defaults import load_user_defaults
     from moot.protocols import get_protocol
 
@@ -447,8 +448,9 @@ def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *
     default_rounds = (
         rounds or defaults.rounds or get_protocol(fmt or "design-review").traits.default_rounds or 3
     )
-    setup = ask_setup(out, defaults, topic=topic, rounds=default_rounds)
-    out.print(Text(f"The same run next time: {flags_of(setup)}", style="dim"))
+    # Asked on stderr: stdout is the run's (or --show-config's YAML), which may be piped on.
+    setup = ask_setup(err, defaults, topic=topic, rounds=default_rounds)
+    err.print(Text(f"The same run next time: {flags_of(setup)}", style="dim"))
     return setup
 
 
