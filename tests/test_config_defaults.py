@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from moot.config_files import build_config as with_defaults
 from moot.config_files import load_config
-from moot.config_files.compose import starting_config
+from moot.config_files.compose import EMBEDDED_ROUNDS, starting_config
 from moot.config_files.defaults import without_defaults
 from moot.config_files.user_defaults import UserDefaults
 from moot.domain.config import DebateConfig, Participant, panel_judge_name
@@ -141,7 +141,11 @@ def test_the_page_starts_from_the_servers_defaults_and_palette(tmp_path: Path) -
     assert meta["palette"] == list(PALETTE) and meta["voice_colour"] == VOICE_COLOUR
     assert meta["new_config"] == starting_config(meta["starting_model"], UserDefaults())
     assert [p["name"] for p in meta["new_config"]["participants"]] == ["Proponent", "Opponent"]
-    assert meta["new_config"]["rounds"] == DebateConfig.model_fields["rounds"].default
+    # The rounds `moot run` gives the same debate: two on the embedded model, else the default.
+    local = meta["starting_model"].startswith("local:")
+    assert meta["new_config"]["rounds"] == (
+        EMBEDDED_ROUNDS if local else DebateConfig.model_fields["rounds"].default
+    )
     assert meta["panel_judge_names"][:2] == ["Judge 1", "Judge 2"]
     assert meta["limits"]["max_config_chars"] >= 200_000  # a config with the largest context fits
     # The bounds and choices a form's controls keep are the config's own.

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from pydantic_ai.models.test import TestModel
 
 import moot
-from moot.config_files.compose import ConfigFile, DebateRequest, compose
+from moot.config_files.compose import ConfigFile, DebateRequest, compose, starting_config
 from moot.config_files.presets import save_preset
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.domain import Event
@@ -181,7 +181,9 @@ def test_each_layer_wins_over_the_ones_below_it(tmp_path: Path) -> None:
         return composed.config.rounds, composed.origin("rounds")
 
     assert rounds(DebateRequest(fields={"topic": "T", "participants": fakes})) == (3, "default")
-    assert rounds(DebateRequest(fields={"topic": "T", "format": "society-of-minds", "participants": fakes})) == (
+    assert rounds(
+        DebateRequest(fields={"topic": "T", "format": "society-of-minds", "participants": fakes})
+    ) == (
         2,
         "format default",
     )
@@ -273,6 +275,20 @@ def test_the_check_route_returns_the_origins(client: TestClient) -> None:
     origins = r.json()["origins"]
     assert origins["rounds"] == "request" and origins["format"] == "preset debate"
     assert origins["judge"] == "saved defaults"
+
+
+def test_the_pages_new_form_starts_from_what_a_request_naming_nothing_gets() -> None:
+    saved = UserDefaults(format="design-review", team=["architect", "security"], judge={"model": "fake:j"})
+    form = starting_config("fake:a", saved)  # the server's starting model where no participant is saved
+    assert form["topic"] == "" and form["format"] == "design-review"
+    assert [(p["role"], p["model"]) for p in form["participants"]] == [
+        ("architect", "fake:a"),
+        ("security", "fake:a"),
+    ]
+    assert form["judge"] == {"model": "fake:j"}
+    with_model = UserDefaults.model_validate({**saved.model_dump(), "participants": [{"model": "fake:a"}]})
+    asked = compose({"topic": "T"}, saved=with_model)
+    assert compose({**form, "topic": "T"}, saved=saved).config == asked.config
 
 
 # --- bare `moot run` ---------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from moot.config_files.aliases import with_moot_names
 from moot.config_files.defaults import fill_defaults, without_defaults
 from moot.config_files.design_team_config import from_design_team_config
 from moot.config_files.user_defaults import DESIGN_REVIEW, UserDefaults, load_user_defaults
-from moot.domain.config import DebateConfig, validate_config
+from moot.domain.config import DebateConfig, ModelOptions, validate_config
 from moot.domain.models import DEFAULT_MODEL
 from moot.domain.personas import AUTO
 from moot.errors import ConfigError
@@ -186,18 +186,14 @@ def compose_config(data: Mapping[str, Any], **options: Any) -> DebateConfig:
 
 
 def starting_config(model: str, saved: UserDefaults) -> dict[str, Any]:
-    """What a new config is before its topic is written (the page's empty form): two participants of `model`,
-    or the saved participants and judge, filled as `compose` fills them, shown so they can be changed."""
-    fields = DebateConfig.model_fields
-    data: dict[str, Any] = {
-        "topic": "",
-        "format": fields["format"].default,
-        "rounds": fields["rounds"].default,
-        "participants": saved.participant_models() if saved.participants else [{"model": model}] * 2,
-    }
-    if (judge := saved.judge_data()) is not None:
-        data["judge"] = judge
-    _fill(data, {})
+    """What a new config is before its topic is written (the page's empty form): composed as a request with
+    only an empty topic is, the saved defaults applied, `model` for participants where none is saved. Shown so
+    it can be changed; not validated (its topic is still to come)."""
+    if not saved.participants:
+        saved = saved.model_copy(update={"participants": [ModelOptions(model=model)]})
+    data, _, _ = _composed(DebateRequest(fields={"topic": ""}), saved)
+    data.setdefault("format", DebateConfig.model_fields["format"].default)
+    data.setdefault("rounds", DebateConfig.model_fields["rounds"].default)
     return data
 
 
