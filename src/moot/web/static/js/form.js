@@ -34,13 +34,15 @@ const DIVERSITY = {
 const OWN = {
   top: ["topic", "context", "format", "rounds", "turn_order", "participants", "judge", "judges", "limits", "persona_diversity", "stopping"],
   participant: ["id", "name", "model", "persona", "stance", "temperature", "role", "color"],
-  judge: ["model"],
+  judge: ["model", "temperature"],
   panelJudge: ["name", "model"],
   limits: ["warn_at_cost", "pause_at_cost", "cost_limit", "token_limit"],
-  stopping: ["diminishing_returns", "drift"],
+  stopping: ["assess_rounds", "diminishing_returns", "drift"],
 };
 // stopping.diminishing_returns is true, false or left out (the format decides): the page's words for each.
 const DIMINISHING = { "": "The format's default (free-form with a judge: on)", true: "On", false: "Off" };
+// stopping.assess_rounds likewise; what the format's default is comes with the format (/api/formats).
+const ASSESS = { "": "The format's default", true: "On: every round", false: "Off" };
 const DRIFT = { warn: "Warn", stop: "Stop the rounds" };
 // Server error paths that have no control of their own, and the control that stands for them; a problem
 // with the config as a whole ("" from the server) is shown above the form's buttons.
@@ -236,9 +238,15 @@ function templateFields(ctx) {
 function formatSection(ctx, config) {
   const r = ctx.refs;
   r.format = h("select", {});
-  const names = (ctx.formats.get(3) ?? []).map((f) => f.name);
+  const known = ctx.formats.get(3) ?? [];
+  const names = known.map((f) => f.name);
   if (!names.includes(config.format ?? "free-form")) names.unshift(config.format ?? "free-form");
-  for (const name of names) r.format.append(h("option", { value: name, selected: name === (config.format ?? "free-form") }, name));
+  for (const name of names) {
+    // Its name as people write it and what it is in a line; the config's name stays the value.
+    const info = known.find((f) => f.name === name);
+    const words = info ? `${info.title} — ${info.summary}` : name;
+    r.format.append(h("option", { value: name, selected: name === (config.format ?? "free-form"), title: info?.description ?? null }, words));
+  }
   r.rounds = h("input", { type: "number", min: 1, max: ctx.meta.limits.max_rounds, step: 1, value: config.rounds ?? "" });
   r.turnOrder = choiceSelect(ctx.meta.choices.turn_order, config.turn_order);
   r.formatInfo = h("div", { class: "format-info", "aria-live": "polite" });
@@ -252,9 +260,10 @@ function formatSection(ctx, config) {
   return h(
     "fieldset", {},
     h("legend", {}, "Format"),
+    // The picker on a row of its own: each format's name and what it is in a line.
+    field(ctx, "format", "Format", r.format),
     h(
       "div", { class: "grid" },
-      field(ctx, "format", "Format", r.format),
       rounds,
       field(ctx, "turn_order", "Turn order", r.turnOrder, "Simultaneous: no one sees the others' turn of the same round."),
     ),
@@ -294,7 +303,7 @@ function participantRow(ctx, p, i, count) {
     model: modelInput(p.model ?? ctx.defaultModel),
     persona: h("textarea", { rows: 2, maxlength: bounds.persona_chars, value: p.persona ?? "" }),
     stance: h("input", { type: "text", maxlength: bounds.stance_chars, value: p.stance ?? "", placeholder: "e.g. for the motion" }),
-    temperature: h("input", { type: "number", min: cold, max: hot, step: 0.1, value: p.temperature ?? "", placeholder: "model default" }),
+    temperature: h("input", { type: "number", min: cold, max: hot, step: 0.1, value: p.temperature ?? "" }),
     role: h(
       "select", {},
       h("option", { value: "", selected: !p.role }, "None"),
@@ -322,13 +331,15 @@ function participantRow(ctx, p, i, count) {
       field(ctx, `${path}.name`, "Name", refs.name),
       modelField(ctx, `${path}.model`, "Model", refs.model),
       field(ctx, `${path}.stance`, "Stance", refs.stance),
-      field(ctx, `${path}.temperature`, "Temperature", refs.temperature, `${cold} to ${hot}; empty: the model's default`),
+      field(ctx, `${path}.temperature`, "Temperature", refs.temperature, " "),
       field(ctx, `${path}.role`, "Role", refs.role, "A role preset's instructions (used when it has no system prompt)."),
       field(ctx, `${path}.color`, "Colour", refs.color, "In the transcript, the charts and the exports."),
     ),
     field(ctx, `${path}.persona`, "Persona", refs.persona, "Who argues, and how. auto: proposed when the debate starts."),
     h("div", { class: "actions" }, remove),
   );
+  // What an empty temperature sends depends on who answers: said again when the model changes (a person's seat).
+  refs.model.addEventListener("input", () => paintTemperatures(ctx));
   // The participant's colour on its swatch and its edge, as the transcript will show it (CSSOM: allowed by the CSP).
   const paint = () => {
     swatch.style.setProperty("background", refs.color.value);
@@ -354,7 +365,14 @@ function judgeSection(ctx, config) {
     const own = config.judge && !sameModel(config.judge, first) ? config.judge.model : "";
     ctx.refs.judgeModel = modelInput(own, `same as the first participant's model (${first?.model ?? ctx.defaultModel})`);
     ctx.refs.judgeExtra = carried(config.judge, OWN.judge); // instructions, rubric... kept either way
-    body.push(modelField(ctx, "judge.model", "Judge model", ctx.refs.judgeModel, "Left empty: the first participant's model judges (a person's seat is skipped)."));
+    const [cold, hot] = ctx.meta.bounds.temperature;
+    ctx.refs.judgeTemperature = h("input", { type: "number", min: cold, max: hot, step: 0.1, value: config.judge?.temperature ?? "" });
+    ctx.refs.judgeModel.addEventListener("input", () => paintTemperatures(ctx));
+    body.push(h(
+      "div", { class: "grid" },
+      modelField(ctx, "judge.model", "Judge model", ctx.refs.judgeModel, "Left empty: the first participant's model judges (a person's seat is skipped)."),
+      field(ctx, "judge.temperature", "Judge temperature", ctx.refs.judgeTemperature, " "),
+    ));
   } else if (mode === "panel") {
     const judges = config.judges;
     ctx.refs.keptJudge = config.judge && !sameModel(config.judge, judges[0]) ? dropNulls(config.judge) : null;
@@ -396,6 +414,11 @@ function judgeRow(ctx, j, i, count) {
 
 function stoppingSection(ctx, config) {
   const stopping = config.stopping ?? {};
+  const assess = stopping.assess_rounds ?? "";
+  ctx.refs.assess = h(
+    "select", {},
+    Object.entries(ASSESS).map(([value, text]) => h("option", { value, selected: String(assess) === value }, text)),
+  );
   const chosen = stopping.diminishing_returns ?? "";
   ctx.refs.diminishing = h(
     "select", {},
@@ -409,6 +432,7 @@ function stoppingSection(ctx, config) {
     slot(ctx, "stopping"),
     h(
       "div", { class: "grid" },
+      field(ctx, "stopping.assess_rounds", "Judge assesses each round", ctx.refs.assess, "A score per round (quality, novelty, relevance…): what the stops here read."),
       field(ctx, "stopping.diminishing_returns", "Stop on diminishing returns", ctx.refs.diminishing, "Quality falls, or stalls while novelty, engagement or reply length fall, three assessed rounds running."),
       field(ctx, "stopping.drift", "When a participant drifts", ctx.refs.drift, "Relevance below 5 of 10 in a round's assessment."),
     ),
@@ -555,6 +579,46 @@ function fixRounds(ctx) {
     : `Fixed: the ${format.value} format holds ${fixed} rounds for ${count} participants.`;
 }
 
+/** What /api/formats says of the chosen format (null when it could not be asked). */
+function formatInfo(ctx, name = ctx.refs.format?.value) {
+  const list = ctx.formats.get(Number(ctx.refs.rounds?.value)) ?? ctx.formats.get(3) ?? [];
+  return list.find((f) => f.name === name) ?? null;
+}
+
+/** The temperature a kind of call gets when its model sets none: the config's `temperatures`, else the server's. */
+function roleTemperature(ctx, role) {
+  const own = ctx.base?.temperatures ?? {};
+  return role in own ? own[role] : ctx.meta.temperatures?.[role] ?? null;
+}
+
+/** Under each temperature field, what leaving it empty sends: the role's temperature for who answers there (a
+ * participant's turns, its structured answers in a format that asks for them, the judge's verdict), or none
+ * for a person. Drawn again when a model, the format or the config's `temperatures` change. */
+function paintTemperatures(ctx) {
+  const [cold, hot] = ctx.meta.bounds.temperature;
+  const said = (role) => {
+    const value = roleTemperature(ctx, role);
+    return value === null ? `none is sent (the provider's default; temperatures.${role} is null)` : `${value}, the ${role} default (temperatures.${role})`;
+  };
+  const paint = (path, input, model, words) => {
+    const hint = ctx.fields.get(path)?.wrap.querySelector(".hint");
+    if (!hint) return;
+    const person = isPersonModel(model);
+    hint.textContent = person ? "A person answers here: no temperature is sent." : `${cold} to ${hot}; empty: ${words}.`;
+    const value = roleTemperature(ctx, path.startsWith("judge") ? "judge" : "debater");
+    input.placeholder = person || value === null ? "" : String(value);
+  };
+  const asks = formatInfo(ctx)?.asks_participants;
+  ctx.rows.forEach(({ refs }, i) => {
+    const words = said("debater") + (asks ? `; asked ${asks}: ${said("judge")}` : "");
+    paint(`participants.${i}.temperature`, refs.temperature, refs.model.value.trim(), words);
+  });
+  if (ctx.judgeMode === "single" && ctx.refs.judgeTemperature) {
+    const first = ctx.rows.map(({ refs }) => refs.model.value.trim()).find((m) => m && !isPersonModel(m));
+    paint("judge.temperature", ctx.refs.judgeTemperature, ctx.refs.judgeModel.value.trim() || first || "", said("judge"));
+  }
+}
+
 /** The chosen format's description and its phases for the rounds as typed (or the last valid count). */
 function showFormat(ctx) {
   fixRounds(ctx);
@@ -564,6 +628,9 @@ function showFormat(ctx) {
   const list = ctx.formats.get(rounds) ?? ctx.formats.get(3) ?? [];
   const info = list.find((f) => f.name === ctx.refs.format.value);
   clear(ctx.refs.formatInfo);
+  paintTemperatures(ctx);
+  const byDefault = ctx.refs.assess?.querySelector('option[value=""]');
+  if (byDefault) byDefault.textContent = info ? `${ASSESS[""]}: ${info.assesses_rounds ? "on" : "off"}` : ASSESS[""];
   if (!info) return;
   ctx.refs.formatInfo.append(
     h("p", { class: "hint" }, info.description),
@@ -604,6 +671,7 @@ function collect(ctx) {
   }
   if (Object.keys(limits).length) out.limits = limits;
   const stopping = carried(ctx.base.stopping ?? {}, OWN.stopping);
+  if (r.assess.value !== "") stopping.assess_rounds = r.assess.value === "true";
   if (r.diminishing.value !== "") stopping.diminishing_returns = r.diminishing.value === "true";
   if (r.drift.value !== ctx.meta.choices.drift.default) stopping.drift = r.drift.value;
   if (Object.keys(stopping).length) out.stopping = stopping;
@@ -622,7 +690,9 @@ function collectJudge(ctx) {
     return ctx.refs.keptJudge ? { judge: ctx.refs.keptJudge, judges } : { judges };
   }
   const model = ctx.refs.judgeModel.value.trim();
-  const extra = ctx.refs.judgeExtra;
+  const extra = { ...ctx.refs.judgeExtra };
+  const heat = ctx.refs.judgeTemperature;
+  if (heat.value !== "" || heat.validity.badInput) extra.temperature = numberOf(heat);
   if (!model && !Object.keys(extra).length) return {}; // the server's default: Participant 1's model
   // A person is never made the judge by default (the server's rule too): the first model participant judges.
   const first = ctx.rows.map(({ refs }) => refs.model.value.trim()).find((m) => m && !isPersonModel(m));
