@@ -14,6 +14,10 @@
 // the participants are left as they started. A problem template (meta's `templates`, as `moot run --template`)
 // writes the topic from its variables and suggests a format and roles; each participant may take a role preset
 // and a colour of its own.
+//
+// Every other setting is in the All settings editor (settings-editor.js): the whole config as YAML, read back
+// into the form when the user leaves it, so what it set and the form has no control for rides in `ctx.base`
+// too. A problem with such a field, shown in the form, offers to open the editor at it.
 import { api, ApiError, meta } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
 import { append, clear, h, saveFile } from "./dom.js";
@@ -21,6 +25,7 @@ import { modelInput, modelList, providerList, watchModel } from "./model-fields.
 import { colourOf } from "./palette.js";
 import { rememberLinks } from "./seats.js";
 import { isPersonModel } from "./people.js";
+import { SettingsEditor } from "./settings-editor.js";
 
 // How long the form waits after the last keystroke before it asks the server to check the config.
 const CHECK_DELAY_MS = 400;
@@ -54,14 +59,18 @@ const TEAM_FORMAT = "design-review";
 const MODEL_KEYS = ["model", "base_url", "temperature", "max_tokens", "context_window"];
 
 let draft = null; // the form as it was left, so a trip to the history and back keeps it
+let draftText = null; // and the All settings editor's text, when it was left open
 
 /** The next new-debate form starts from `config` (a finished debate's "Edit and run"), not from the last draft. */
 export function editConfig(config) {
   draft = structuredClone(config);
+  draftText = null;
 }
 
-export function renderNew(main) {
-  return renderForm(main, null);
+/** The new-debate form; `params` (the address's query) may name a field to open All settings at
+ * (`settings=history.on_overflow`), as a debate's context warning does. */
+export function renderNew(main, params = new URLSearchParams()) {
+  return renderForm(main, null, params.get("settings"));
 }
 
 /** The form over the config of debate `id`, created and not started: saving replaces its config (PUT
@@ -70,9 +79,12 @@ export function renderEdit(main, id) {
   return renderForm(main, id);
 }
 
-function renderForm(main, editing) {
+function renderForm(main, editing, settingsAt = null) {
   const ctx = {
     editing, // the id of the created debate whose config this form edits; null: a new debate
+    // The All settings editor, whether it is open (the form's own sections are hidden meanwhile), the field to
+    // open it at once the form is drawn, and the config the form held when it opened (its discard goes back).
+    editor: null, settingsOpen: false, settingsAt,
     main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,
     formats: new Map(), defaultModel: null, timer: null,
     // The live check: its pending timer, the number of the newest question (older answers are dropped) and
@@ -88,7 +100,10 @@ function renderForm(main, editing) {
   start(ctx);
   return () => {
     // An edit left unsaved is dropped: the debate keeps its config, and the next new form is not it.
-    if (ctx.base && !ctx.started && !ctx.editing) draft = collect(ctx);
+    if (ctx.base && !ctx.started && !ctx.editing) {
+      draft = collect(ctx);
+      draftText = ctx.settingsOpen ? ctx.editor.value : null; // what the editor holds, read or not
+    }
     ctx.alive = false;
     clearTimeout(ctx.timer);
     cancelCheck(ctx);
@@ -127,6 +142,11 @@ async function start(ctx) {
   // Unreadable defaults (a broken config.yaml) are the server's to explain; the form starts from meta's.
   if (saved.status === "fulfilled") ctx.saved = saved.value;
   else showError(saved.reason, { retry: rerender });
+  ctx.editor = new SettingsEditor({
+    fields: ctx.meta.fields ?? [],
+    onBack: () => closeSettings(ctx),
+    onDiscard: () => discardSettings(ctx),
+  });
   const config = ctx.editing ? stored.value.config : draft ?? startingConfig(ctx);
   ctx.participantsEdited = Boolean(draft) || Boolean(ctx.editing); // a draft's or a debate's are the user's own
   ctx.startParticipants = structuredClone(config.participants ?? []);
@@ -153,7 +173,17 @@ async function start(ctx) {
   ctx.form.addEventListener("input", edited);
   ctx.form.addEventListener("change", edited);
   fill(ctx, config);
-  if (!draft || ctx.editing) document.getElementById("f-topic")?.focus();
+  const text = ctx.editing ? null : draftText;
+  draftText = null;
+  if (ctx.settingsAt) {
+    // Asked for by the address (a debate's warning): opened once, and the address left as a plain new form.
+    history.replaceState(null, "", "#/");
+    openSettings(ctx, ctx.settingsAt);
+  } else if (text !== null) {
+    openEditor(ctx, text);
+  } else if (!draft || ctx.editing) {
+    document.getElementById("f-topic")?.focus();
+  }
 }
 
 function backToDebate(ctx) {
@@ -175,18 +205,20 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
   ctx.refs = {};
   ctx.rows = [];
   ctx.judgeRows = [];
-  clear(ctx.form).append(
-    fileActions(ctx),
+  // The form's own sections (hidden while All settings is open), then the editor, which is kept across redraws.
+  const parts = [
     topicSection(ctx, config),
     formatSection(ctx, config),
     participantsSection(ctx, config),
     judgeSection(ctx, config),
     stoppingSection(ctx, config),
     budgetSection(ctx, config),
-    actions(ctx),
-    modelList(ctx.meta),
-  );
+    otherSettingsSection(ctx),
+  ];
+  for (const part of parts) part.classList.add("form-part");
+  clear(ctx.form).append(fileActions(ctx), ...parts, ctx.editor.node, actions(ctx), modelList(ctx.meta));
   showFormat(ctx);
+  showMode(ctx);
   if (focusId) document.getElementById(focusId)?.focus();
   // Redrawn fields carry no marks: ask again, so the problems the user was shown come back where they are.
   if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
@@ -474,6 +506,31 @@ function fileActions(ctx) {
     h("button", { type: "button", id: "f-load", onclick: () => file.click() }, "Load config…"),
     h("button", { type: "button", id: "f-save-yaml", onclick: () => saveYaml(ctx) }, "Save as YAML"),
     h("button", { type: "button", id: "f-save-json", onclick: () => saveJson(ctx) }, "Save as JSON"),
+    (ctx.refs.settingsToggle = h(
+      "button",
+      {
+        type: "button", id: "f-settings-toggle", class: "settings-toggle", "aria-controls": ctx.editor.node.id,
+        onclick: () => (ctx.settingsOpen ? closeSettings(ctx) : openSettings(ctx)),
+      },
+      "All settings (YAML)",
+    )),
+  );
+}
+
+/** What only the All settings editor holds, said where the form ends; problems with those fields show here,
+ * each with a way to open the editor at its field. */
+function otherSettingsSection(ctx) {
+  return h(
+    "fieldset", { class: "other-settings" },
+    h("legend", {}, "Other settings"),
+    h(
+      "p", { class: "hint" },
+      "History and what happens when a prompt outgrows its window, timeouts, quality and repetition stops, ",
+      "temperatures by role, judge fallbacks and criteria, an audience, the format's options, a seed…: ",
+      "every setting a config file holds is in All settings, as YAML.",
+    ),
+    slot(ctx, "settings"),
+    h("div", { class: "actions" }, h("button", { type: "button", id: "f-open-settings", onclick: () => openSettings(ctx) }, "Open All settings")),
   );
 }
 
@@ -878,6 +935,89 @@ function renameForRole(ctx, refs, i) {
   ctx.touched.add(`participants.${i}.name`);
 }
 
+// --- All settings ----------------------------------------------------------------------------------
+
+/** The form's sections, or the All settings editor in their place. */
+function showMode(ctx) {
+  const open = ctx.settingsOpen;
+  for (const part of ctx.form.querySelectorAll(":scope > .form-part")) part.hidden = open;
+  ctx.editor.node.hidden = !open;
+  ctx.refs.settingsToggle?.setAttribute("aria-expanded", String(open));
+  ctx.form.classList.toggle("settings-open", open);
+}
+
+/** All settings opened with the form's config as YAML (POST /api/configs/draft-yaml: also an unfinished one),
+ * the cursor at `path` when one is given (its keys written in when the config leaves it out). */
+async function openSettings(ctx, path = null) {
+  if (ctx.settingsOpen) {
+    if (path) ctx.editor.goTo(path);
+    return;
+  }
+  cancelCheck(ctx);
+  hideBanner();
+  const config = collect(ctx);
+  let text;
+  try {
+    text = await api("/api/configs/draft-yaml", { method: "POST", body: config, accept: "text/yaml" });
+  } catch (err) {
+    if (ctx.alive) showError(err, { retry: () => openSettings(ctx, path) });
+    return;
+  }
+  if (ctx.alive) openEditor(ctx, text, path);
+}
+
+function openEditor(ctx, text, path = null) {
+  ctx.settingsOpen = true;
+  showMode(ctx);
+  ctx.editor.open(text, path);
+  ctx.editor.schedule(); // every problem of the whole config, at once: the editor shows all of it
+}
+
+/** Back to the form with the config the text holds; the text stays open, its problems shown, when it cannot
+ * be read. */
+async function closeSettings(ctx) {
+  if (!(await settle(ctx))) return;
+  ctx.settingsOpen = false;
+  ctx.editor.close();
+  showMode(ctx);
+  document.getElementById("f-settings-toggle")?.focus();
+  if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
+}
+
+/** Back to the form as it was when the editor opened: the form was not touched meanwhile. */
+function discardSettings(ctx) {
+  ctx.settingsOpen = false;
+  ctx.editor.close();
+  showMode(ctx);
+  document.getElementById("f-settings-toggle")?.focus();
+  if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
+}
+
+/** With All settings open, the form drawn from the config its text holds (the editor stays open); false, with
+ * why shown under the text, when the text cannot be read as a config. True at once when it is closed. */
+async function settle(ctx) {
+  if (!ctx.settingsOpen) return true;
+  let config;
+  try {
+    config = await ctx.editor.read();
+  } catch (err) {
+    if (ctx.alive) showError(err);
+    return false;
+  }
+  if (!config || !ctx.alive) return false;
+  await ensureFormats(ctx, config.rounds);
+  if (!ctx.alive) return false;
+  const now = ctx.refs.topic.value.trim();
+  if (config.topic !== now) ctx.template = null; // the text has its own topic
+  // A participant the text gives no model speaks with the server's default model, which the server's reading
+  // leaves out: the form shows it, not the model this form would start a new participant with.
+  for (const p of config.participants ?? []) p.model ??= ctx.meta.default_model;
+  ctx.showAll = true; // what the text set is the user's: its problems are all theirs to see, as a loaded file's
+  ctx.participantsEdited = true;
+  fill(ctx, config, document.activeElement?.id);
+  return true;
+}
+
 // --- checking -----------------------------------------------------------------------------------
 
 /** What the page's own controls can tell without the server: an empty topic (the server says the same), a
@@ -898,10 +1038,12 @@ function unfinished(ctx, config) {
 
 // --- the server's check, as the user edits ------------------------------------------------------
 
-/** Ask the server about the config once typing pauses. Every edit makes any answer still on its way stale. */
+/** Ask the server about the config once typing pauses. Every edit makes any answer still on its way stale.
+ * With All settings open, it is the text that is asked about. */
 function scheduleCheck(ctx) {
   cancelCheck(ctx);
-  ctx.checkTimer = setTimeout(() => liveCheck(ctx), CHECK_DELAY_MS);
+  if (ctx.settingsOpen) ctx.editor.schedule();
+  else ctx.checkTimer = setTimeout(() => liveCheck(ctx), CHECK_DELAY_MS);
 }
 
 function cancelCheck(ctx) {
@@ -909,6 +1051,7 @@ function cancelCheck(ctx) {
   ctx.checkSeq += 1; // an answer to an earlier question must not overwrite what a newer one shows
   ctx.checkAbort?.abort();
   ctx.checkAbort = null;
+  ctx.editor?.cancel();
 }
 
 /** POST /api/configs/check with the form as it is now, and show its answer, unless a newer question was asked
@@ -943,32 +1086,50 @@ function touched(ctx, path) {
   return false;
 }
 
-/** Show each problem next to its field (the nearest one for a path the form has no control for) and, unless
- * told not to (the live check must not move the cursor), focus the first; the ones with no place at all go
- * to the banner. False when there was nothing to show. */
+/** Show each problem next to its field (the nearest one for a path the form has no control for; the Other
+ * settings section for one with no place in the form at all) and, unless told not to (the live check must not
+ * move the cursor), focus the first. A field only All settings holds, the problem's own or one its message
+ * names, gets a button that opens the editor at it. With All settings open, the problems are listed under its
+ * text instead. False when there was nothing to show. */
 function mark(ctx, found, { focus = true } = {}) {
-  const homeless = [];
+  if (ctx.settingsOpen) return ctx.editor.show(found, { focus });
   let first = null;
   for (const [path, message] of found) {
     const text = message.startsWith(`${path}: `) ? message.slice(path.length + 2) : message;
-    const { place, rest } = placeOf(ctx, path);
-    if (!place) {
-      homeless.push(path && path !== "config" ? `${path}: ${text}` : text);
-      continue;
-    }
+    let { place, rest } = placeOf(ctx, path);
+    if (!place) ({ place, rest } = { place: ctx.fields.get("settings"), rest: path });
     place.wrap.classList.add("invalid");
-    place.error.textContent = rest ? `${rest}: ${text}` : text; // the part of the path it has no control for
+    // The part of the path it has no control for is named; that field, and any other the message names that
+    // the form has no control for, can be set in All settings.
+    const elsewhere = [...new Set([rest ? path : null, ...namedFields(ctx, text)])].filter((p) => p && !controlled(ctx, p));
+    place.error.replaceChildren(
+      rest ? `${rest}: ${text}` : text,
+      ...elsewhere.map((p) => [" ", h("button", { type: "button", class: "link jump", onclick: () => openSettings(ctx, p) }, `Set ${p} in All settings`)]).flat(),
+    );
     place.error.hidden = false;
     place.control?.setAttribute("aria-invalid", "true");
     first ??= place;
   }
-  if (homeless.length) showError([...new Set(homeless)].join(" "));
   if (first && focus) {
     const target = first.control ?? first.wrap.closest("fieldset")?.querySelector("input, select, textarea, button");
     target?.focus();
     first.wrap.scrollIntoView({ block: "center" });
   }
   return found.length > 0;
+}
+
+/** The config fields a message names ("needs stopping.assess_rounds: true"), as paths. */
+function namedFields(ctx, text) {
+  const tops = (ctx.meta.fields ?? []).map((f) => f.replace(/\W/g, "")).join("|");
+  if (!tops) return [];
+  const found = text.match(new RegExp(`\\b(?:${tops})(?:\\.[a-z_0-9]+|\\[\\d+\\])+`, "g")) ?? [];
+  return found.map((p) => p.replace(/\[(\d+)\]/g, ".$1"));
+}
+
+/** Whether the form has a control of its own for this exact path. */
+function controlled(ctx, path) {
+  if (path.split(".")[0] in STANDS_FOR) return false;
+  return Boolean(ctx.fields.get(path)?.control);
 }
 
 /** The field for a path, else the nearest enclosing one with the rest of the path to name in the message. */
@@ -1016,6 +1177,9 @@ function serverError(ctx, err, retry) {
 // --- what the buttons do ----------------------------------------------------------------------
 
 async function submit(ctx) {
+  // With All settings open the debate starts from its text, read into the form first (and left open, so a
+  // problem the server finds shows at its line).
+  if (!(await settle(ctx))) return;
   const config = finished(ctx);
   if (!config) return;
   if (ctx.editing) return save(ctx, config);
@@ -1100,6 +1264,12 @@ async function loadFile(ctx, input) {
     // Characters take up to 4 bytes: a file past this many cannot be under the server's limit on its text.
     if (file.size > ctx.meta.limits.max_config_chars * 4) throw new Error(`${file.name} is too large for a config file.`);
     const text = await file.text();
+    if (ctx.settingsOpen) {
+      // Into the editor as it is, comments and all: read (and checked) there, like anything typed.
+      ctx.editor.replace(text);
+      showInfo(`Loaded ${file.name} into All settings.`);
+      return;
+    }
     const config = await api("/api/configs/parse", { method: "POST", body: { text } });
     if (!ctx.alive) return;
     await ensureFormats(ctx, config.rounds);
@@ -1126,6 +1296,12 @@ async function ensureFormats(ctx, rounds) {
 }
 
 async function saveYaml(ctx) {
+  if (!(await settle(ctx))) return;
+  if (ctx.settingsOpen) {
+    // The text as it is written, comments and all: it has just been read as this config.
+    saveFile(`${fileStem(collect(ctx))}.yaml`, ctx.editor.value, "text/yaml");
+    return;
+  }
   const config = finished(ctx);
   if (!config) return;
   try {
@@ -1139,6 +1315,7 @@ async function saveYaml(ctx) {
 /** The config as the server reads it back, checked by it and without the defaults it would fill in: the
  * same content as the YAML file, as JSON. */
 async function saveJson(ctx) {
+  if (!(await settle(ctx))) return;
   const config = finished(ctx);
   if (!config) return;
   try {
