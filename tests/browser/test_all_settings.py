@@ -1,7 +1,7 @@
 """Every config option on the page: the All settings editor holds the whole config as YAML and round-trips with
 the form (what the form has no control for is kept and sent); its problems show at their line and field; a
-problem with a field only it holds, and a debate's context warning, lead to it; the format picker says each
-format's name and what it is; a temperature field says what leaving it empty sends."""
+problem with a field only it holds, and a debate's context warning, lead to it; presets fill the form first;
+the format picker says each format's name and what it is; a temperature field says what leaving it empty sends."""
 
 from __future__ import annotations
 
@@ -303,6 +303,35 @@ def test_the_context_warning_leads_to_its_setting_in_a_new_run(server: Served, t
     assert data["topic"] == small_windows()["topic"]
     assert data["participants"][0]["context_window"] == 600
     tab.shot("context-warning-to-settings")
+
+
+def test_a_preset_fills_the_form_and_keeps_the_topic(server: Served, tab: Tab) -> None:
+    page = tab.open(server, "#/")
+    presets = [p["name"] for p in server.http.get("/api/presets").json()]
+    picker = page.get_by_label("Start from a preset", exact=True)
+    # First in the form, each preset with what it is.
+    first = page.locator("form.new-debate select").first
+    assert first.get_attribute("id") == picker.get_attribute("id")
+    expect(picker.locator("option")).to_have_count(len(presets) + 1)
+    expect(picker.locator("option[value=oxford]")).to_contain_text("Oxford — An Oxford-style debate")
+    page.get_by_label("Topic", exact=True).fill(TOPIC)
+    picker.select_option("oxford")
+    expect(page.get_by_label("Format", exact=True)).to_have_value("oxford")
+    expect(participant(page, 1).get_by_label("Name", exact=True)).to_have_value("Proposition")
+    expect(participant(page, 2).get_by_label("Name", exact=True)).to_have_value("Opposition")
+    expect(page.get_by_label("Topic", exact=True)).to_have_value(TOPIC)
+    expect(field_of(picker).locator(".hint")).to_contain_text("Filled from the oxford preset")
+
+    picker.select_option("design-review")
+    expect(participant(page, 3)).to_be_visible()
+    roles = [participant(page, n).get_by_label("Role", exact=True).input_value() for n in (1, 2, 3)]
+    assert roles == ["architect", "security", "performance"]
+    expect(page.get_by_label("Topic", exact=True)).to_have_value(TOPIC)
+    fmt = page.get_by_label("Format", exact=True)
+    expect(fmt).to_have_value("design-review")
+    review = next(f for f in server.http.get("/api/formats").json() if f["name"] == "design-review")
+    assert review["title"] == "Design review"
+    expect(fmt.locator("option:checked")).to_have_text(f"Design review — {review['summary']}")
 
 
 def test_a_temperature_field_says_what_leaving_it_empty_sends(server: Served, tab: Tab) -> None:

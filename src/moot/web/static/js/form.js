@@ -11,9 +11,9 @@
 //
 // A new form starts from the defaults `moot configure` (or PUT /api/config) saved, asked each time the form opens
 // (GET /api/config): the participants' models, the judge, and the team of role agents a design review gets while
-// the participants are left as they started. A problem template (meta's `templates`, as `moot run --template`)
-// writes the topic from its variables and suggests a format and roles; each participant may take a role preset
-// and a colour of its own.
+// the participants are left as they started. A preset (GET /api/presets, as `moot run --preset`) fills the whole
+// form but the topic. A problem template (meta's `templates`, as `moot run --template`) writes the topic from its
+// variables and suggests a format and roles; each participant may take a role preset and a colour of its own.
 //
 // Every other setting is in the All settings editor (settings-editor.js): the whole config as YAML, read back
 // into the form when the user leaves it, so what it set and the form has no control for rides in `ctx.base`
@@ -85,6 +85,8 @@ function renderForm(main, editing, settingsAt = null) {
     // The All settings editor, whether it is open (the form's own sections are hidden meanwhile), the field to
     // open it at once the form is drawn, and the config the form held when it opened (its discard goes back).
     editor: null, settingsOpen: false, settingsAt,
+    // The presets (GET /api/presets; empty when they could not be read) and the one the form was filled from.
+    presets: [], preset: null,
     main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,
     formats: new Map(), defaultModel: null, timer: null,
     // The live check: its pending timer, the number of the newest question (older answers are dropped) and
@@ -115,11 +117,12 @@ function heading(ctx) {
 }
 
 async function start(ctx) {
-  const [served, formats, saved, stored] = await Promise.allSettled([
+  const [served, formats, saved, stored, presets] = await Promise.allSettled([
     meta(),
     api("/api/formats", { params: { rounds: 3 } }),
     api("/api/config"),
     ctx.editing ? api(`/api/debates/${encodeURIComponent(ctx.editing)}`) : Promise.resolve(null),
+    api("/api/presets"),
   ]);
   if (!ctx.alive) return;
   // Without the server's limits and defaults, or the debate being edited, there is no form to draw: say why,
@@ -142,6 +145,8 @@ async function start(ctx) {
   // Unreadable defaults (a broken config.yaml) are the server's to explain; the form starts from meta's.
   if (saved.status === "fulfilled") ctx.saved = saved.value;
   else showError(saved.reason, { retry: rerender });
+  // Without the presets (a broken preset file is `moot presets`' to explain) the form has no picker.
+  if (presets.status === "fulfilled" && !ctx.editing) ctx.presets = presets.value;
   ctx.editor = new SettingsEditor({
     fields: ctx.meta.fields ?? [],
     onBack: () => closeSettings(ctx),
@@ -206,6 +211,7 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
   ctx.rows = [];
   ctx.judgeRows = [];
   // The form's own sections (hidden while All settings is open), then the editor, which is kept across redraws.
+  const preset = presetSection(ctx);
   const parts = [
     topicSection(ctx, config),
     formatSection(ctx, config),
@@ -215,13 +221,70 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
     budgetSection(ctx, config),
     otherSettingsSection(ctx),
   ];
-  for (const part of parts) part.classList.add("form-part");
-  clear(ctx.form).append(fileActions(ctx), ...parts, ctx.editor.node, actions(ctx), modelList(ctx.meta));
+  for (const part of [preset, ...parts]) part?.classList.add("form-part");
+  // Presets first, then loading and saving a file, then what either fills.
+  clear(ctx.form).append(...[preset, fileActions(ctx)].filter(Boolean), ...parts, ctx.editor.node, actions(ctx), modelList(ctx.meta));
   showFormat(ctx);
   showMode(ctx);
   if (focusId) document.getElementById(focusId)?.focus();
   // Redrawn fields carry no marks: ask again, so the problems the user was shown come back where they are.
   if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
+}
+
+/** The presets, first: one fills the whole form (its format, participants, judge and settings), the topic and
+ * context written so far kept. */
+function presetSection(ctx) {
+  if (!ctx.presets.length) return null;
+  const chosen = ctx.presets.find((p) => p.name === ctx.preset) ?? null;
+  const select = h(
+    "select", { onchange: () => choosePreset(ctx, select.value) },
+    h("option", { value: "", selected: !chosen }, chosen ? "Keep the form as it is" : "None: fill the form yourself"),
+    ctx.presets.map((p) => h("option", { value: p.name, selected: p.name === chosen?.name }, `${presetTitle(p.name)} — ${p.description}`)),
+  );
+  const hint = chosen
+    ? `Filled from the ${chosen.name} preset (${formatTitle(ctx, chosen.format)}, ${chosen.participants} participants); your topic is kept. Change anything below.`
+    : "A ready setup: its format, participants, judge and settings fill the form; your topic is kept (moot run --preset).";
+  ctx.refs.preset = select;
+  return h("div", { class: "preset" }, field(ctx, "preset", "Start from a preset", select, hint));
+}
+
+/** design-review -> "Design review". */
+function presetTitle(name) {
+  const words = name.replace(/-/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A preset chosen: its config (GET /api/presets/<name>) in the form, with the topic and context as they are. */
+async function choosePreset(ctx, name) {
+  hideBanner();
+  if (!name) {
+    ctx.preset = null; // the form stays as it is; the picker no longer says it came from a preset
+    return fill(ctx, collect(ctx), "f-preset");
+  }
+  let preset;
+  try {
+    preset = await api(`/api/presets/${encodeURIComponent(name)}`);
+  } catch (err) {
+    if (ctx.alive) showError(err, { retry: () => choosePreset(ctx, name) });
+    return;
+  }
+  if (!ctx.alive) return;
+  const now = collect(ctx);
+  const config = structuredClone(preset.config);
+  config.topic = now.topic;
+  if (now.context) config.context = now.context;
+  // A model the preset got as the server's default, where this server cannot run that (its provider is not
+  // installed), becomes the one this form starts with: the preset's shape, on models that run here.
+  const { default_model: fallback, starting_model: starting } = ctx.meta;
+  const runnable = (who, i) => (who && who.model === fallback && starting !== fallback ? { ...who, ...savedModel(ctx, i) } : who);
+  config.participants = (config.participants ?? []).map(runnable);
+  if (config.judge) config.judge = runnable(config.judge, 0);
+  await ensureFormats(ctx, config.rounds ?? 3);
+  if (!ctx.alive) return;
+  ctx.preset = name;
+  ctx.participantsEdited = true; // the preset's participants stand; choosing a format does not replace them
+  ctx.teamShown = false;
+  fill(ctx, config, "f-preset");
 }
 
 function topicSection(ctx, config) {
@@ -640,6 +703,11 @@ function fixRounds(ctx) {
 function formatInfo(ctx, name = ctx.refs.format?.value) {
   const list = ctx.formats.get(Number(ctx.refs.rounds?.value)) ?? ctx.formats.get(3) ?? [];
   return list.find((f) => f.name === name) ?? null;
+}
+
+/** A format's name as people write it ("Structured rounds"), else its config name. */
+function formatTitle(ctx, name) {
+  return formatInfo(ctx, name)?.title ?? name;
 }
 
 /** The temperature a kind of call gets when its model sets none: the config's `temperatures`, else the server's. */
