@@ -89,7 +89,10 @@ def test_every_section_of_the_config_set_on_the_page_reaches_the_stored_debate(
     data = open_settings(page)
     assert data["format"] == "convergence-seeking" and data["turn_order"] == "simultaneous"
     assert data["participants"][0]["temperature"] == 0.4 and data["limits"] == {"cost_limit": 1.5}
-    screen.shot("editor-open")
+    for theme in ("light", "dark"):
+        page.emulate_media(color_scheme=theme)
+        screen.shot(f"editor-open-{theme}")
+    page.emulate_media(color_scheme="light")
     data["seed"] = 7
     data["participants"][1]["max_tokens"] = 300
     data["judge"] = {
@@ -186,6 +189,7 @@ def test_a_syntax_error_and_a_field_error_show_at_their_line(server: Served, scr
     expect(problems(page).first).to_contain_text(
         "line 12: stopping.quality_at_least: needs stopping.assess_rounds"
     )
+    assert_fits(page, "All settings with a problem shown")
     for theme in ("light", "dark"):
         page.emulate_media(color_scheme=theme)
         screen.shot(f"field-error-{theme}")
@@ -295,6 +299,8 @@ def test_the_context_warning_leads_to_its_setting_in_a_new_run(server: Served, t
     page = tab.open(server, f"#/debates/{debate_id}")
     warning = page.locator(".notice.warning", has_text="-token window").first
     expect(warning).to_contain_text("(history.on_overflow: summarize)")
+    warning.scroll_into_view_if_needed()
+    tab.shot("context-warning")
     warning.get_by_role("button", name="Change history.on_overflow for a new run").click()
     expect(editor(page)).to_be_visible()
     assert page.url.endswith("#/")
