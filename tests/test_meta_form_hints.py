@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from moot.domain.config import DebateConfig
+from moot.domain.config import DebateConfig, Temperatures
 from moot.models.catalog import ProviderStatus, provider_statuses
 from moot.models.suggestions import EXAMPLES, problem_of, suggested_models
-from moot.protocols import PROTOCOLS
+from moot.protocols import PROTOCOLS, format_title
 from moot.protocols.tournament import tournament_rounds
 from moot.server import create_app
 
@@ -79,6 +79,36 @@ def test_meta_lists_models_and_fixed_lengths(tmp_path: Path, monkeypatch: pytest
         n: tournament_rounds(n) for n in range(2, PROTOCOLS["tournament"].traits.max_participants + 1)
     }
     assert fixed["tournament"]["5"] == 4
+
+
+def test_meta_gives_the_role_temperatures_and_the_configs_fields(tmp_path: Path) -> None:
+    with TestClient(create_app(str(tmp_path / "moot.db"))) as client:
+        meta = client.get("/api/meta").json()
+    # What an empty temperature field sends, by the kind of call (the form's hint says it).
+    assert meta["temperatures"] == {"debater": 0.8, "judge": 0.2, "personas": 0.9, "summary": 0.3}
+    assert meta["temperatures"] == Temperatures().model_dump()
+    assert meta["fields"] == list(DebateConfig.model_fields)
+    assert {"history", "stopping", "temperatures", "audience", "format_options"} <= set(meta["fields"])
+
+
+def test_formats_have_a_title_and_a_one_line_summary(tmp_path: Path) -> None:
+    with TestClient(create_app(str(tmp_path / "moot.db"))) as client:
+        formats = {f["name"]: f for f in client.get("/api/formats").json()}
+    assert list(formats) == list(PROTOCOLS)
+    assert formats["structured-rounds"]["title"] == "Structured rounds"
+    assert formats["lincoln-douglas"]["title"] == "Lincoln–Douglas"
+    assert formats["free-form"]["title"] == "Free-form"
+    for name, f in formats.items():
+        assert f["title"] and f["title"] != name  # written as people write it, not as the config does
+        # One sentence, the start of the full description.
+        assert PROTOCOLS[name].description.startswith(f["summary"].removesuffix(".")), name
+        assert ". " not in f["summary"].rstrip(".").replace("al. ", "al ")
+    assert formats["free-form"]["assesses_rounds"] is True
+    assert formats["structured-rounds"]["assesses_rounds"] is False
+    assert formats["council"]["asks_participants"] == "to rank the others' answers"
+    assert formats["free-form"]["asks_participants"] is None
+    # A format from elsewhere, with no title of its own, reads as its name.
+    assert format_title("my-own-format") == "My own format"
 
 
 @pytest.mark.parametrize(

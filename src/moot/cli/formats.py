@@ -3,7 +3,6 @@ phases and options."""
 
 from __future__ import annotations
 
-import re
 import types
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from moot.cli.live import print_error
 from moot.domain.config import MAX_ROUNDS, DebateConfig
+from moot.domain.text import first_sentence
 from moot.protocols import PROTOCOLS, DebateProtocol
 
 _DEFAULT_ROUNDS: int = DebateConfig.model_fields["rounds"].default
@@ -89,13 +89,6 @@ def _show_format(out: Console, protocol: DebateProtocol[Any], rounds: int) -> No
                 out.print(Padding(Text(" ".join(field.description.split())), (0, 0, 0, 6)))
     out.print()
     out.print(f"Use it with: moot run TOPIC --format {protocol.name}")
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of a description, for a one-line list (the rest is in `moot formats NAME`)."""
-    flat = " ".join(text.split())
-    end = re.search(r"(?<! al)\. (?=[A-Z0-9])", flat)  # a sentence's end, not "Du et al. 2023"
-    return flat if end is None else flat[: end.start() + 1]
 
 
 def value_words(annotation: Any) -> str:

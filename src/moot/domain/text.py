@@ -115,3 +115,10 @@ def _topic_text(value: str, info: ValidationInfo) -> str:
 PlainText = Annotated[str, AfterValidator(_plain_text)]
 OneLineText = Annotated[str, AfterValidator(_one_line_text)]
 TopicText = Annotated[str, AfterValidator(_topic_text)]
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a description, for a one-line list (the rest is in `moot formats NAME`)."""
+    flat = " ".join(text.split())
+    end = re.search(r"(?<! al)\. (?=[A-Z0-9])", flat)  # a sentence's end, not "Du et al. 2023"
+    return flat if end is None else flat[: end.start() + 1]

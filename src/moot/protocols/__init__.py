@@ -17,7 +17,7 @@ from moot.protocols.base import (
     planned_rounds,
     verdict_then_finish,
 )
-from moot.protocols.registry import PROTOCOLS, config_schema, get_protocol
+from moot.protocols.registry import PROTOCOLS, config_schema, format_title, get_protocol
 from moot.protocols.steps import (
     Ask,
     AskSpec,
@@ -60,6 +60,7 @@ __all__ = [
     "between_rounds",
     "conclude_then_finish",
     "config_schema",
+    "format_title",
     "get_protocol",
     "phase_at",
     "planned_rounds",

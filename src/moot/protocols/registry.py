@@ -40,6 +40,29 @@ PROTOCOLS: dict[str, DebateProtocol[Any]] = {
 }
 
 
+# How people write each shipped format's name, for a picker or a heading (a config names it by its key above).
+# A format from elsewhere shows its name with its hyphens as spaces (`format_title`).
+FORMAT_TITLES: dict[str, str] = {
+    "free-form": "Free-form",
+    "structured-rounds": "Structured rounds",
+    "round-limited": "Round-limited",
+    "critical-review": "Critical review",
+    "design-review": "Design review",
+    "tournament": "Tournament",
+    "convergence-seeking": "Convergence-seeking",
+    "oxford": "Oxford",
+    "lincoln-douglas": "Lincoln–Douglas",
+    "roundtable": "Roundtable",
+    "council": "Council",
+    "society-of-minds": "Society of minds",
+}
+
+
+def format_title(name: str) -> str:
+    """A format's name as a person reads it: 'structured-rounds' -> 'Structured rounds'."""
+    return FORMAT_TITLES.get(name) or name.replace("-", " ").capitalize()
+
+
 def config_schema() -> dict[str, Any]:
     """The JSON schema of a debate config (`moot schema`), its `format` limited to the registered names, which
     the domain's own schema cannot know."""

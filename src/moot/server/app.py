@@ -32,12 +32,13 @@ from moot.domain.ledger import LedgerRow, ledger
 from moot.domain.rubric import Rubric
 from moot.domain.state import DebateState
 from moot.domain.status import Status
+from moot.domain.text import first_sentence
 from moot.domain.usage import Usage
 from moot.engine import ModelResolver
 from moot.errors import ConfigError, NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
 from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
-from moot.protocols import PROTOCOLS, get_protocol
+from moot.protocols import PROTOCOLS, format_title, get_protocol
 from moot.server.configs import router as configs_router
 from moot.server.edit import router as edit_router
 from moot.server.frames import wire_json
@@ -122,9 +123,18 @@ class PhaseInfo(BaseModel):
 
 
 class FormatInfo(BaseModel):
-    name: str
+    name: str = Field(description="What a config's `format` takes")
+    title: str = Field(description="The name as a person reads it, e.g. 'Structured rounds'")
+    summary: str = Field(description="The description's first sentence, for a one-line list")
     description: str
     phases: list[PhaseInfo]
+    assesses_rounds: bool = Field(
+        description="Whether its judge assesses every round when `stopping.assess_rounds` is left out"
+    )
+    asks_participants: str | None = Field(
+        description="What it asks every participant for as a structured answer (at the judge's temperature, "
+        "`temperatures.judge`), e.g. 'to rank the others' answers'; null: only turns"
+    )
 
 
 class LedgerReport(BaseModel):
@@ -409,10 +419,16 @@ def create_app(
 
     @app.get("/api/formats")
     async def formats(rounds: Annotated[int, Query(ge=1, le=50)] = 3) -> list[FormatInfo]:
+        """Every format a config's `format` takes: its title, what it is, and its phases in a debate of
+        `rounds` rounds."""
         return [
             FormatInfo(
                 name=name,
+                title=format_title(name),
+                summary=first_sentence(protocol.description),
                 description=protocol.description,
+                assesses_rounds=protocol.traits.assesses_by_default,
+                asks_participants=protocol.traits.asks_participants,
                 phases=[
                     PhaseInfo(name=p.name, first=p.first, last=p.last, description=p.description)
                     for p in protocol.phases(rounds)

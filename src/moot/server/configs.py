@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 import yaml
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Body, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -118,6 +118,25 @@ def config_yaml(config: DebateConfig) -> PlainTextResponse:
     """The config as a YAML file without its default values, loadable by `/api/configs/parse` and by
     `moot run --config`."""
     return PlainTextResponse(to_yaml(config), media_type="text/yaml; charset=utf-8")
+
+
+@router.post(
+    "/api/configs/draft-yaml",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"text/yaml": {}}}},
+)
+def draft_yaml(config: Annotated[dict[str, Any], Body()]) -> PlainTextResponse:
+    """A config being written, as YAML for an editor: a valid one as `/api/configs/yaml` writes it (filled as
+    POST /api/debates fills it, its defaults left out); an unfinished one (no topic yet, a number out of range)
+    as it was sent, so it can be finished in the editor, where `/api/configs/parse` and `/api/configs/check`
+    say what is wrong with it."""
+    check_depth(config)
+    try:
+        data = without_defaults(requested_config(config))
+    except (UserError, ValidationError):
+        data = config
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return PlainTextResponse(text, media_type="text/yaml; charset=utf-8")
 
 
 @router.post("/api/configs/check")

@@ -26,6 +26,7 @@ from moot.domain.config import (
     Participant,
     RoleName,
     Stopping,
+    Temperatures,
     TurnOrder,
     panel_judge_name,
 )
@@ -182,6 +183,13 @@ class Meta(BaseModel):
         description="The problem templates a config names with `template` (filled with `vars`), as `moot "
         "templates` lists them"
     )
+    temperatures: dict[str, float | None] = Field(
+        description="The temperature each kind of call gets where neither its model nor the config's "
+        "`temperatures` sets one (debater, judge, personas, summary); null: none is sent"
+    )
+    fields: list[str] = Field(
+        description="The fields a config holds at its top level, in their order (`moot schema` describes each)"
+    )
 
 
 class SeatMeta(BaseModel):
@@ -274,6 +282,8 @@ async def meta(request: Request) -> Meta | SeatMeta:
         bounds=BOUNDS,
         roles=ROLE_INFO,
         templates=TEMPLATE_INFO,
+        temperatures=Temperatures().model_dump(),
+        fields=list(DebateConfig.model_fields),
     )
 
 

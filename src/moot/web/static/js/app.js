@@ -1,6 +1,7 @@
-// The page's router: #/ (new debate), #/debates/<id> (live, then result), #/debates/<id>/edit (the config of a
-// debate created and not started), #/history, and
-// #/join/<id>/<seat>[/<token>] (a person's seat in a debate: its token is kept and taken out of the address).
+// The page's router: #/ (new debate; #/?settings=<field> opens its All settings editor at that field),
+// #/debates/<id> (live, then result), #/debates/<id>/edit (the config of a debate created and not started),
+// #/history, and #/join/<id>/<seat>[/<token>] (a person's seat in a debate: its token is kept and taken out of
+// the address).
 import { ApiError, inSeat, meta, setSeatToken, useSeat } from "./api.js";
 import { hideBanner, showError } from "./banner.js";
 import { clear } from "./dom.js";
@@ -44,7 +45,7 @@ function route() {
       section = "history";
       cleanup = renderHistory(main, new URLSearchParams(rawQuery));
     } else {
-      cleanup = renderNew(main);
+      cleanup = renderNew(main, new URLSearchParams(rawQuery));
     }
   } catch (err) {
     showError(err);

@@ -6,6 +6,7 @@ import { api, ApiError } from "./api.js";
 import { AudienceCard, VoteCard } from "./audience.js";
 import { showError } from "./banner.js";
 import { append, h } from "./dom.js";
+import { editConfig } from "./form.js";
 import { Meter } from "./meter.js";
 import { Awaiting, peopleIn } from "./people.js";
 import { renderResult } from "./result.js";
@@ -37,6 +38,12 @@ const OVER = new Set(["completed", "failed", "interrupted"]);
  * votes), without the creator's controls; without it the page is the creator's (the join links, once, and the
  * seats panel when the debate has people in it).
  */
+/** A new debate's form from `config`, with All settings open at `path`. */
+function openSettingIn(config, path) {
+  editConfig(config);
+  location.hash = `#/?settings=${encodeURIComponent(path)}`;
+}
+
 export function renderDebate(main, debateId, { seat = null } = {}) {
   const view = new DebateView(main, debateId, seat);
   view.open();
@@ -47,7 +54,8 @@ class DebateView {
   constructor(main, id, seat = null) {
     this.id = id;
     this.seat = seat;
-    this.transcript = new Transcript();
+    // A context warning leads to the setting it names, in a new run's form (not from a person's seat).
+    this.transcript = new Transcript(seat ? {} : { openSetting: openSettingIn });
     this.meter = new Meter();
     this.status = "pending";
     this.stream = null;

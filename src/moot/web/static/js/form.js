@@ -11,9 +11,13 @@
 //
 // A new form starts from the defaults `moot configure` (or PUT /api/config) saved, asked each time the form opens
 // (GET /api/config): the participants' models, the judge, and the team of role agents a design review gets while
-// the participants are left as they started. A problem template (meta's `templates`, as `moot run --template`)
-// writes the topic from its variables and suggests a format and roles; each participant may take a role preset
-// and a colour of its own.
+// the participants are left as they started. A preset (GET /api/presets, as `moot run --preset`) fills the whole
+// form but the topic. A problem template (meta's `templates`, as `moot run --template`) writes the topic from its
+// variables and suggests a format and roles; each participant may take a role preset and a colour of its own.
+//
+// Every other setting is in the All settings editor (settings-editor.js): the whole config as YAML, read back
+// into the form when the user leaves it, so what it set and the form has no control for rides in `ctx.base`
+// too. A problem with such a field, shown in the form, offers to open the editor at it.
 import { api, ApiError, meta } from "./api.js";
 import { hideBanner, showError, showInfo } from "./banner.js";
 import { append, clear, h, saveFile } from "./dom.js";
@@ -21,6 +25,7 @@ import { modelInput, modelList, providerList, watchModel } from "./model-fields.
 import { colourOf } from "./palette.js";
 import { rememberLinks } from "./seats.js";
 import { isPersonModel } from "./people.js";
+import { SettingsEditor } from "./settings-editor.js";
 
 // How long the form waits after the last keystroke before it asks the server to check the config.
 const CHECK_DELAY_MS = 400;
@@ -34,13 +39,15 @@ const DIVERSITY = {
 const OWN = {
   top: ["topic", "context", "format", "rounds", "turn_order", "participants", "judge", "judges", "limits", "persona_diversity", "stopping"],
   participant: ["id", "name", "model", "persona", "stance", "temperature", "role", "color"],
-  judge: ["model"],
+  judge: ["model", "temperature"],
   panelJudge: ["name", "model"],
   limits: ["warn_at_cost", "pause_at_cost", "cost_limit", "token_limit"],
-  stopping: ["diminishing_returns", "drift"],
+  stopping: ["assess_rounds", "diminishing_returns", "drift"],
 };
 // stopping.diminishing_returns is true, false or left out (the format decides): the page's words for each.
 const DIMINISHING = { "": "The format's default (free-form with a judge: on)", true: "On", false: "Off" };
+// stopping.assess_rounds likewise; what the format's default is comes with the format (/api/formats).
+const ASSESS = { "": "The format's default", true: "On: every round", false: "Off" };
 const DRIFT = { warn: "Warn", stop: "Stop the rounds" };
 // Server error paths that have no control of their own, and the control that stands for them; a problem
 // with the config as a whole ("" from the server) is shown above the form's buttons.
@@ -52,14 +59,18 @@ const TEAM_FORMAT = "design-review";
 const MODEL_KEYS = ["model", "base_url", "temperature", "max_tokens", "context_window"];
 
 let draft = null; // the form as it was left, so a trip to the history and back keeps it
+let draftText = null; // and the All settings editor's text, when it was left open
 
 /** The next new-debate form starts from `config` (a finished debate's "Edit and run"), not from the last draft. */
 export function editConfig(config) {
   draft = structuredClone(config);
+  draftText = null;
 }
 
-export function renderNew(main) {
-  return renderForm(main, null);
+/** The new-debate form; `params` (the address's query) may name a field to open All settings at
+ * (`settings=history.on_overflow`), as a debate's context warning does. */
+export function renderNew(main, params = new URLSearchParams()) {
+  return renderForm(main, null, params.get("settings"));
 }
 
 /** The form over the config of debate `id`, created and not started: saving replaces its config (PUT
@@ -68,9 +79,14 @@ export function renderEdit(main, id) {
   return renderForm(main, id);
 }
 
-function renderForm(main, editing) {
+function renderForm(main, editing, settingsAt = null) {
   const ctx = {
     editing, // the id of the created debate whose config this form edits; null: a new debate
+    // The All settings editor, whether it is open (the form's own sections are hidden meanwhile), the field to
+    // open it at once the form is drawn, and the config the form held when it opened (its discard goes back).
+    editor: null, settingsOpen: false, settingsAt,
+    // The presets (GET /api/presets; empty when they could not be read) and the one the form was filled from.
+    presets: [], preset: null,
     main, alive: true, base: null, fields: new Map(), refs: {}, rows: [], judgeRows: [], meta: null,
     formats: new Map(), defaultModel: null, timer: null,
     // The live check: its pending timer, the number of the newest question (older answers are dropped) and
@@ -86,7 +102,10 @@ function renderForm(main, editing) {
   start(ctx);
   return () => {
     // An edit left unsaved is dropped: the debate keeps its config, and the next new form is not it.
-    if (ctx.base && !ctx.started && !ctx.editing) draft = collect(ctx);
+    if (ctx.base && !ctx.started && !ctx.editing) {
+      draft = collect(ctx);
+      draftText = ctx.settingsOpen ? ctx.editor.value : null; // what the editor holds, read or not
+    }
     ctx.alive = false;
     clearTimeout(ctx.timer);
     cancelCheck(ctx);
@@ -98,11 +117,12 @@ function heading(ctx) {
 }
 
 async function start(ctx) {
-  const [served, formats, saved, stored] = await Promise.allSettled([
+  const [served, formats, saved, stored, presets] = await Promise.allSettled([
     meta(),
     api("/api/formats", { params: { rounds: 3 } }),
     api("/api/config"),
     ctx.editing ? api(`/api/debates/${encodeURIComponent(ctx.editing)}`) : Promise.resolve(null),
+    api("/api/presets"),
   ]);
   if (!ctx.alive) return;
   // Without the server's limits and defaults, or the debate being edited, there is no form to draw: say why,
@@ -125,6 +145,13 @@ async function start(ctx) {
   // Unreadable defaults (a broken config.yaml) are the server's to explain; the form starts from meta's.
   if (saved.status === "fulfilled") ctx.saved = saved.value;
   else showError(saved.reason, { retry: rerender });
+  // Without the presets (a broken preset file is `moot presets`' to explain) the form has no picker.
+  if (presets.status === "fulfilled" && !ctx.editing) ctx.presets = presets.value;
+  ctx.editor = new SettingsEditor({
+    fields: ctx.meta.fields ?? [],
+    onBack: () => closeSettings(ctx),
+    onDiscard: () => discardSettings(ctx),
+  });
   const config = ctx.editing ? stored.value.config : draft ?? startingConfig(ctx);
   ctx.participantsEdited = Boolean(draft) || Boolean(ctx.editing); // a draft's or a debate's are the user's own
   ctx.startParticipants = structuredClone(config.participants ?? []);
@@ -151,7 +178,17 @@ async function start(ctx) {
   ctx.form.addEventListener("input", edited);
   ctx.form.addEventListener("change", edited);
   fill(ctx, config);
-  if (!draft || ctx.editing) document.getElementById("f-topic")?.focus();
+  const text = ctx.editing ? null : draftText;
+  draftText = null;
+  if (ctx.settingsAt) {
+    // Asked for by the address (a debate's warning): opened once, and the address left as a plain new form.
+    history.replaceState(null, "", "#/");
+    openSettings(ctx, ctx.settingsAt);
+  } else if (text !== null) {
+    openEditor(ctx, text);
+  } else if (!draft || ctx.editing) {
+    document.getElementById("f-topic")?.focus();
+  }
 }
 
 function backToDebate(ctx) {
@@ -173,21 +210,81 @@ function fill(ctx, config, focusId = document.activeElement?.id) {
   ctx.refs = {};
   ctx.rows = [];
   ctx.judgeRows = [];
-  clear(ctx.form).append(
-    fileActions(ctx),
+  // The form's own sections (hidden while All settings is open), then the editor, which is kept across redraws.
+  const preset = presetSection(ctx);
+  const parts = [
     topicSection(ctx, config),
     formatSection(ctx, config),
     participantsSection(ctx, config),
     judgeSection(ctx, config),
     stoppingSection(ctx, config),
     budgetSection(ctx, config),
-    actions(ctx),
-    modelList(ctx.meta),
-  );
+    otherSettingsSection(ctx),
+  ];
+  for (const part of [preset, ...parts]) part?.classList.add("form-part");
+  // Presets first, then loading and saving a file, then what either fills.
+  clear(ctx.form).append(...[preset, fileActions(ctx)].filter(Boolean), ...parts, ctx.editor.node, actions(ctx), modelList(ctx.meta));
   showFormat(ctx);
+  showMode(ctx);
   if (focusId) document.getElementById(focusId)?.focus();
   // Redrawn fields carry no marks: ask again, so the problems the user was shown come back where they are.
   if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
+}
+
+/** The presets, first: one fills the whole form (its format, participants, judge and settings), the topic and
+ * context written so far kept. */
+function presetSection(ctx) {
+  if (!ctx.presets.length) return null;
+  const chosen = ctx.presets.find((p) => p.name === ctx.preset) ?? null;
+  const select = h(
+    "select", { onchange: () => choosePreset(ctx, select.value) },
+    h("option", { value: "", selected: !chosen }, chosen ? "Keep the form as it is" : "None: fill the form yourself"),
+    ctx.presets.map((p) => h("option", { value: p.name, selected: p.name === chosen?.name }, `${presetTitle(p.name)} — ${p.description}`)),
+  );
+  const hint = chosen
+    ? `Filled from the ${chosen.name} preset (${formatTitle(ctx, chosen.format)}, ${chosen.participants} participants); your topic is kept. Change anything below.`
+    : "A ready setup: its format, participants, judge and settings fill the form; your topic is kept (moot run --preset).";
+  ctx.refs.preset = select;
+  return h("div", { class: "preset" }, field(ctx, "preset", "Start from a preset", select, hint));
+}
+
+/** design-review -> "Design review". */
+function presetTitle(name) {
+  const words = name.replace(/-/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A preset chosen: its config (GET /api/presets/<name>) in the form, with the topic and context as they are. */
+async function choosePreset(ctx, name) {
+  hideBanner();
+  if (!name) {
+    ctx.preset = null; // the form stays as it is; the picker no longer says it came from a preset
+    return fill(ctx, collect(ctx), "f-preset");
+  }
+  let preset;
+  try {
+    preset = await api(`/api/presets/${encodeURIComponent(name)}`);
+  } catch (err) {
+    if (ctx.alive) showError(err, { retry: () => choosePreset(ctx, name) });
+    return;
+  }
+  if (!ctx.alive) return;
+  const now = collect(ctx);
+  const config = structuredClone(preset.config);
+  config.topic = now.topic;
+  if (now.context) config.context = now.context;
+  // A model the preset got as the server's default, where this server cannot run that (its provider is not
+  // installed), becomes the one this form starts with: the preset's shape, on models that run here.
+  const { default_model: fallback, starting_model: starting } = ctx.meta;
+  const runnable = (who, i) => (who && who.model === fallback && starting !== fallback ? { ...who, ...savedModel(ctx, i) } : who);
+  config.participants = (config.participants ?? []).map(runnable);
+  if (config.judge) config.judge = runnable(config.judge, 0);
+  await ensureFormats(ctx, config.rounds ?? 3);
+  if (!ctx.alive) return;
+  ctx.preset = name;
+  ctx.participantsEdited = true; // the preset's participants stand; choosing a format does not replace them
+  ctx.teamShown = false;
+  fill(ctx, config, "f-preset");
 }
 
 function topicSection(ctx, config) {
@@ -236,9 +333,15 @@ function templateFields(ctx) {
 function formatSection(ctx, config) {
   const r = ctx.refs;
   r.format = h("select", {});
-  const names = (ctx.formats.get(3) ?? []).map((f) => f.name);
+  const known = ctx.formats.get(3) ?? [];
+  const names = known.map((f) => f.name);
   if (!names.includes(config.format ?? "free-form")) names.unshift(config.format ?? "free-form");
-  for (const name of names) r.format.append(h("option", { value: name, selected: name === (config.format ?? "free-form") }, name));
+  for (const name of names) {
+    // Its name as people write it and what it is in a line; the config's name stays the value.
+    const info = known.find((f) => f.name === name);
+    const words = info ? `${info.title} — ${info.summary}` : name;
+    r.format.append(h("option", { value: name, selected: name === (config.format ?? "free-form"), title: info?.description ?? null }, words));
+  }
   r.rounds = h("input", { type: "number", min: 1, max: ctx.meta.limits.max_rounds, step: 1, value: config.rounds ?? "" });
   r.turnOrder = choiceSelect(ctx.meta.choices.turn_order, config.turn_order);
   r.formatInfo = h("div", { class: "format-info", "aria-live": "polite" });
@@ -252,9 +355,10 @@ function formatSection(ctx, config) {
   return h(
     "fieldset", {},
     h("legend", {}, "Format"),
+    // The picker on a row of its own: each format's name and what it is in a line.
+    field(ctx, "format", "Format", r.format),
     h(
       "div", { class: "grid" },
-      field(ctx, "format", "Format", r.format),
       rounds,
       field(ctx, "turn_order", "Turn order", r.turnOrder, "Simultaneous: no one sees the others' turn of the same round."),
     ),
@@ -294,7 +398,7 @@ function participantRow(ctx, p, i, count) {
     model: modelInput(p.model ?? ctx.defaultModel),
     persona: h("textarea", { rows: 2, maxlength: bounds.persona_chars, value: p.persona ?? "" }),
     stance: h("input", { type: "text", maxlength: bounds.stance_chars, value: p.stance ?? "", placeholder: "e.g. for the motion" }),
-    temperature: h("input", { type: "number", min: cold, max: hot, step: 0.1, value: p.temperature ?? "", placeholder: "model default" }),
+    temperature: h("input", { type: "number", min: cold, max: hot, step: 0.1, value: p.temperature ?? "" }),
     role: h(
       "select", {},
       h("option", { value: "", selected: !p.role }, "None"),
@@ -322,13 +426,15 @@ function participantRow(ctx, p, i, count) {
       field(ctx, `${path}.name`, "Name", refs.name),
       modelField(ctx, `${path}.model`, "Model", refs.model),
       field(ctx, `${path}.stance`, "Stance", refs.stance),
-      field(ctx, `${path}.temperature`, "Temperature", refs.temperature, `${cold} to ${hot}; empty: the model's default`),
+      field(ctx, `${path}.temperature`, "Temperature", refs.temperature, " "),
       field(ctx, `${path}.role`, "Role", refs.role, "A role preset's instructions (used when it has no system prompt)."),
       field(ctx, `${path}.color`, "Colour", refs.color, "In the transcript, the charts and the exports."),
     ),
     field(ctx, `${path}.persona`, "Persona", refs.persona, "Who argues, and how. auto: proposed when the debate starts."),
     h("div", { class: "actions" }, remove),
   );
+  // What an empty temperature sends depends on who answers: said again when the model changes (a person's seat).
+  refs.model.addEventListener("input", () => paintTemperatures(ctx));
   // The participant's colour on its swatch and its edge, as the transcript will show it (CSSOM: allowed by the CSP).
   const paint = () => {
     swatch.style.setProperty("background", refs.color.value);
@@ -354,7 +460,14 @@ function judgeSection(ctx, config) {
     const own = config.judge && !sameModel(config.judge, first) ? config.judge.model : "";
     ctx.refs.judgeModel = modelInput(own, `same as the first participant's model (${first?.model ?? ctx.defaultModel})`);
     ctx.refs.judgeExtra = carried(config.judge, OWN.judge); // instructions, rubric... kept either way
-    body.push(modelField(ctx, "judge.model", "Judge model", ctx.refs.judgeModel, "Left empty: the first participant's model judges (a person's seat is skipped)."));
+    const [cold, hot] = ctx.meta.bounds.temperature;
+    ctx.refs.judgeTemperature = h("input", { type: "number", min: cold, max: hot, step: 0.1, value: config.judge?.temperature ?? "" });
+    ctx.refs.judgeModel.addEventListener("input", () => paintTemperatures(ctx));
+    body.push(h(
+      "div", { class: "grid" },
+      modelField(ctx, "judge.model", "Judge model", ctx.refs.judgeModel, "Left empty: the first participant's model judges (a person's seat is skipped)."),
+      field(ctx, "judge.temperature", "Judge temperature", ctx.refs.judgeTemperature, " "),
+    ));
   } else if (mode === "panel") {
     const judges = config.judges;
     ctx.refs.keptJudge = config.judge && !sameModel(config.judge, judges[0]) ? dropNulls(config.judge) : null;
@@ -396,6 +509,11 @@ function judgeRow(ctx, j, i, count) {
 
 function stoppingSection(ctx, config) {
   const stopping = config.stopping ?? {};
+  const assess = stopping.assess_rounds ?? "";
+  ctx.refs.assess = h(
+    "select", {},
+    Object.entries(ASSESS).map(([value, text]) => h("option", { value, selected: String(assess) === value }, text)),
+  );
   const chosen = stopping.diminishing_returns ?? "";
   ctx.refs.diminishing = h(
     "select", {},
@@ -409,6 +527,7 @@ function stoppingSection(ctx, config) {
     slot(ctx, "stopping"),
     h(
       "div", { class: "grid" },
+      field(ctx, "stopping.assess_rounds", "Judge assesses each round", ctx.refs.assess, "A score per round (quality, novelty, relevance…): what the stops here read."),
       field(ctx, "stopping.diminishing_returns", "Stop on diminishing returns", ctx.refs.diminishing, "Quality falls, or stalls while novelty, engagement or reply length fall, three assessed rounds running."),
       field(ctx, "stopping.drift", "When a participant drifts", ctx.refs.drift, "Relevance below 5 of 10 in a round's assessment."),
     ),
@@ -450,6 +569,31 @@ function fileActions(ctx) {
     h("button", { type: "button", id: "f-load", onclick: () => file.click() }, "Load config…"),
     h("button", { type: "button", id: "f-save-yaml", onclick: () => saveYaml(ctx) }, "Save as YAML"),
     h("button", { type: "button", id: "f-save-json", onclick: () => saveJson(ctx) }, "Save as JSON"),
+    (ctx.refs.settingsToggle = h(
+      "button",
+      {
+        type: "button", id: "f-settings-toggle", class: "settings-toggle", "aria-controls": ctx.editor.node.id,
+        onclick: () => (ctx.settingsOpen ? closeSettings(ctx) : openSettings(ctx)),
+      },
+      "All settings (YAML)",
+    )),
+  );
+}
+
+/** What only the All settings editor holds, said where the form ends; problems with those fields show here,
+ * each with a way to open the editor at its field. */
+function otherSettingsSection(ctx) {
+  return h(
+    "fieldset", { class: "other-settings" },
+    h("legend", {}, "Other settings"),
+    h(
+      "p", { class: "hint" },
+      "History and what happens when a prompt outgrows its window, timeouts, quality and repetition stops, ",
+      "temperatures by role, judge fallbacks and criteria, an audience, the format's options, a seed…: ",
+      "every setting a config file holds is in All settings, as YAML.",
+    ),
+    slot(ctx, "settings"),
+    h("div", { class: "actions" }, h("button", { type: "button", id: "f-open-settings", onclick: () => openSettings(ctx) }, "Open All settings")),
   );
 }
 
@@ -555,6 +699,51 @@ function fixRounds(ctx) {
     : `Fixed: the ${format.value} format holds ${fixed} rounds for ${count} participants.`;
 }
 
+/** What /api/formats says of the chosen format (null when it could not be asked). */
+function formatInfo(ctx, name = ctx.refs.format?.value) {
+  const list = ctx.formats.get(Number(ctx.refs.rounds?.value)) ?? ctx.formats.get(3) ?? [];
+  return list.find((f) => f.name === name) ?? null;
+}
+
+/** A format's name as people write it ("Structured rounds"), else its config name. */
+function formatTitle(ctx, name) {
+  return formatInfo(ctx, name)?.title ?? name;
+}
+
+/** The temperature a kind of call gets when its model sets none: the config's `temperatures`, else the server's. */
+function roleTemperature(ctx, role) {
+  const own = ctx.base?.temperatures ?? {};
+  return role in own ? own[role] : ctx.meta.temperatures?.[role] ?? null;
+}
+
+/** Under each temperature field, what leaving it empty sends: the role's temperature for who answers there (a
+ * participant's turns, its structured answers in a format that asks for them, the judge's verdict), or none
+ * for a person. Drawn again when a model, the format or the config's `temperatures` change. */
+function paintTemperatures(ctx) {
+  const [cold, hot] = ctx.meta.bounds.temperature;
+  const said = (role) => {
+    const value = roleTemperature(ctx, role);
+    return value === null ? `none is sent (the provider's default; temperatures.${role} is null)` : `${value}, the ${role} default (temperatures.${role})`;
+  };
+  const paint = (path, input, model, words) => {
+    const hint = ctx.fields.get(path)?.wrap.querySelector(".hint");
+    if (!hint) return;
+    const person = isPersonModel(model);
+    hint.textContent = person ? "A person answers here: no temperature is sent." : `${cold} to ${hot}; empty: ${words}.`;
+    const value = roleTemperature(ctx, path.startsWith("judge") ? "judge" : "debater");
+    input.placeholder = person || value === null ? "" : String(value);
+  };
+  const asks = formatInfo(ctx)?.asks_participants;
+  ctx.rows.forEach(({ refs }, i) => {
+    const words = said("debater") + (asks ? `; asked ${asks}: ${said("judge")}` : "");
+    paint(`participants.${i}.temperature`, refs.temperature, refs.model.value.trim(), words);
+  });
+  if (ctx.judgeMode === "single" && ctx.refs.judgeTemperature) {
+    const first = ctx.rows.map(({ refs }) => refs.model.value.trim()).find((m) => m && !isPersonModel(m));
+    paint("judge.temperature", ctx.refs.judgeTemperature, ctx.refs.judgeModel.value.trim() || first || "", said("judge"));
+  }
+}
+
 /** The chosen format's description and its phases for the rounds as typed (or the last valid count). */
 function showFormat(ctx) {
   fixRounds(ctx);
@@ -564,6 +753,9 @@ function showFormat(ctx) {
   const list = ctx.formats.get(rounds) ?? ctx.formats.get(3) ?? [];
   const info = list.find((f) => f.name === ctx.refs.format.value);
   clear(ctx.refs.formatInfo);
+  paintTemperatures(ctx);
+  const byDefault = ctx.refs.assess?.querySelector('option[value=""]');
+  if (byDefault) byDefault.textContent = info ? `${ASSESS[""]}: ${info.assesses_rounds ? "on" : "off"}` : ASSESS[""];
   if (!info) return;
   ctx.refs.formatInfo.append(
     h("p", { class: "hint" }, info.description),
@@ -604,6 +796,7 @@ function collect(ctx) {
   }
   if (Object.keys(limits).length) out.limits = limits;
   const stopping = carried(ctx.base.stopping ?? {}, OWN.stopping);
+  if (r.assess.value !== "") stopping.assess_rounds = r.assess.value === "true";
   if (r.diminishing.value !== "") stopping.diminishing_returns = r.diminishing.value === "true";
   if (r.drift.value !== ctx.meta.choices.drift.default) stopping.drift = r.drift.value;
   if (Object.keys(stopping).length) out.stopping = stopping;
@@ -622,7 +815,9 @@ function collectJudge(ctx) {
     return ctx.refs.keptJudge ? { judge: ctx.refs.keptJudge, judges } : { judges };
   }
   const model = ctx.refs.judgeModel.value.trim();
-  const extra = ctx.refs.judgeExtra;
+  const extra = { ...ctx.refs.judgeExtra };
+  const heat = ctx.refs.judgeTemperature;
+  if (heat.value !== "" || heat.validity.badInput) extra.temperature = numberOf(heat);
   if (!model && !Object.keys(extra).length) return {}; // the server's default: Participant 1's model
   // A person is never made the judge by default (the server's rule too): the first model participant judges.
   const first = ctx.rows.map(({ refs }) => refs.model.value.trim()).find((m) => m && !isPersonModel(m));
@@ -808,6 +1003,89 @@ function renameForRole(ctx, refs, i) {
   ctx.touched.add(`participants.${i}.name`);
 }
 
+// --- All settings ----------------------------------------------------------------------------------
+
+/** The form's sections, or the All settings editor in their place. */
+function showMode(ctx) {
+  const open = ctx.settingsOpen;
+  for (const part of ctx.form.querySelectorAll(":scope > .form-part")) part.hidden = open;
+  ctx.editor.node.hidden = !open;
+  ctx.refs.settingsToggle?.setAttribute("aria-expanded", String(open));
+  ctx.form.classList.toggle("settings-open", open);
+}
+
+/** All settings opened with the form's config as YAML (POST /api/configs/draft-yaml: also an unfinished one),
+ * the cursor at `path` when one is given (its keys written in when the config leaves it out). */
+async function openSettings(ctx, path = null) {
+  if (ctx.settingsOpen) {
+    if (path) ctx.editor.goTo(path);
+    return;
+  }
+  cancelCheck(ctx);
+  hideBanner();
+  const config = collect(ctx);
+  let text;
+  try {
+    text = await api("/api/configs/draft-yaml", { method: "POST", body: config, accept: "text/yaml" });
+  } catch (err) {
+    if (ctx.alive) showError(err, { retry: () => openSettings(ctx, path) });
+    return;
+  }
+  if (ctx.alive) openEditor(ctx, text, path);
+}
+
+function openEditor(ctx, text, path = null) {
+  ctx.settingsOpen = true;
+  showMode(ctx);
+  ctx.editor.open(text, path);
+  ctx.editor.schedule(); // every problem of the whole config, at once: the editor shows all of it
+}
+
+/** Back to the form with the config the text holds; the text stays open, its problems shown, when it cannot
+ * be read. */
+async function closeSettings(ctx) {
+  if (!(await settle(ctx))) return;
+  ctx.settingsOpen = false;
+  ctx.editor.close();
+  showMode(ctx);
+  document.getElementById("f-settings-toggle")?.focus();
+  if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
+}
+
+/** Back to the form as it was when the editor opened: the form was not touched meanwhile. */
+function discardSettings(ctx) {
+  ctx.settingsOpen = false;
+  ctx.editor.close();
+  showMode(ctx);
+  document.getElementById("f-settings-toggle")?.focus();
+  if (ctx.touched.size || ctx.showAll) scheduleCheck(ctx);
+}
+
+/** With All settings open, the form drawn from the config its text holds (the editor stays open); false, with
+ * why shown under the text, when the text cannot be read as a config. True at once when it is closed. */
+async function settle(ctx) {
+  if (!ctx.settingsOpen) return true;
+  let config;
+  try {
+    config = await ctx.editor.read();
+  } catch (err) {
+    if (ctx.alive) showError(err);
+    return false;
+  }
+  if (!config || !ctx.alive) return false;
+  await ensureFormats(ctx, config.rounds);
+  if (!ctx.alive) return false;
+  const now = ctx.refs.topic.value.trim();
+  if (config.topic !== now) ctx.template = null; // the text has its own topic
+  // A participant the text gives no model speaks with the server's default model, which the server's reading
+  // leaves out: the form shows it, not the model this form would start a new participant with.
+  for (const p of config.participants ?? []) p.model ??= ctx.meta.default_model;
+  ctx.showAll = true; // what the text set is the user's: its problems are all theirs to see, as a loaded file's
+  ctx.participantsEdited = true;
+  fill(ctx, config, document.activeElement?.id);
+  return true;
+}
+
 // --- checking -----------------------------------------------------------------------------------
 
 /** What the page's own controls can tell without the server: an empty topic (the server says the same), a
@@ -828,10 +1106,12 @@ function unfinished(ctx, config) {
 
 // --- the server's check, as the user edits ------------------------------------------------------
 
-/** Ask the server about the config once typing pauses. Every edit makes any answer still on its way stale. */
+/** Ask the server about the config once typing pauses. Every edit makes any answer still on its way stale.
+ * With All settings open, it is the text that is asked about. */
 function scheduleCheck(ctx) {
   cancelCheck(ctx);
-  ctx.checkTimer = setTimeout(() => liveCheck(ctx), CHECK_DELAY_MS);
+  if (ctx.settingsOpen) ctx.editor.schedule();
+  else ctx.checkTimer = setTimeout(() => liveCheck(ctx), CHECK_DELAY_MS);
 }
 
 function cancelCheck(ctx) {
@@ -839,6 +1119,7 @@ function cancelCheck(ctx) {
   ctx.checkSeq += 1; // an answer to an earlier question must not overwrite what a newer one shows
   ctx.checkAbort?.abort();
   ctx.checkAbort = null;
+  ctx.editor?.cancel();
 }
 
 /** POST /api/configs/check with the form as it is now, and show its answer, unless a newer question was asked
@@ -873,32 +1154,50 @@ function touched(ctx, path) {
   return false;
 }
 
-/** Show each problem next to its field (the nearest one for a path the form has no control for) and, unless
- * told not to (the live check must not move the cursor), focus the first; the ones with no place at all go
- * to the banner. False when there was nothing to show. */
+/** Show each problem next to its field (the nearest one for a path the form has no control for; the Other
+ * settings section for one with no place in the form at all) and, unless told not to (the live check must not
+ * move the cursor), focus the first. A field only All settings holds, the problem's own or one its message
+ * names, gets a button that opens the editor at it. With All settings open, the problems are listed under its
+ * text instead. False when there was nothing to show. */
 function mark(ctx, found, { focus = true } = {}) {
-  const homeless = [];
+  if (ctx.settingsOpen) return ctx.editor.show(found, { focus });
   let first = null;
   for (const [path, message] of found) {
     const text = message.startsWith(`${path}: `) ? message.slice(path.length + 2) : message;
-    const { place, rest } = placeOf(ctx, path);
-    if (!place) {
-      homeless.push(path && path !== "config" ? `${path}: ${text}` : text);
-      continue;
-    }
+    let { place, rest } = placeOf(ctx, path);
+    if (!place) ({ place, rest } = { place: ctx.fields.get("settings"), rest: path });
     place.wrap.classList.add("invalid");
-    place.error.textContent = rest ? `${rest}: ${text}` : text; // the part of the path it has no control for
+    // The part of the path it has no control for is named; that field, and any other the message names that
+    // the form has no control for, can be set in All settings.
+    const elsewhere = [...new Set([rest ? path : null, ...namedFields(ctx, text)])].filter((p) => p && !controlled(ctx, p));
+    place.error.replaceChildren(
+      rest ? `${rest}: ${text}` : text,
+      ...elsewhere.map((p) => [" ", h("button", { type: "button", class: "link jump", onclick: () => openSettings(ctx, p) }, `Set ${p} in All settings`)]).flat(),
+    );
     place.error.hidden = false;
     place.control?.setAttribute("aria-invalid", "true");
     first ??= place;
   }
-  if (homeless.length) showError([...new Set(homeless)].join(" "));
   if (first && focus) {
     const target = first.control ?? first.wrap.closest("fieldset")?.querySelector("input, select, textarea, button");
     target?.focus();
     first.wrap.scrollIntoView({ block: "center" });
   }
   return found.length > 0;
+}
+
+/** The config fields a message names ("needs stopping.assess_rounds: true"), as paths. */
+function namedFields(ctx, text) {
+  const tops = (ctx.meta.fields ?? []).map((f) => f.replace(/\W/g, "")).join("|");
+  if (!tops) return [];
+  const found = text.match(new RegExp(`\\b(?:${tops})(?:\\.[a-z_0-9]+|\\[\\d+\\])+`, "g")) ?? [];
+  return found.map((p) => p.replace(/\[(\d+)\]/g, ".$1"));
+}
+
+/** Whether the form has a control of its own for this exact path. */
+function controlled(ctx, path) {
+  if (path.split(".")[0] in STANDS_FOR) return false;
+  return Boolean(ctx.fields.get(path)?.control);
 }
 
 /** The field for a path, else the nearest enclosing one with the rest of the path to name in the message. */
@@ -946,6 +1245,9 @@ function serverError(ctx, err, retry) {
 // --- what the buttons do ----------------------------------------------------------------------
 
 async function submit(ctx) {
+  // With All settings open the debate starts from its text, read into the form first (and left open, so a
+  // problem the server finds shows at its line).
+  if (!(await settle(ctx))) return;
   const config = finished(ctx);
   if (!config) return;
   if (ctx.editing) return save(ctx, config);
@@ -1030,6 +1332,12 @@ async function loadFile(ctx, input) {
     // Characters take up to 4 bytes: a file past this many cannot be under the server's limit on its text.
     if (file.size > ctx.meta.limits.max_config_chars * 4) throw new Error(`${file.name} is too large for a config file.`);
     const text = await file.text();
+    if (ctx.settingsOpen) {
+      // Into the editor as it is, comments and all: read (and checked) there, like anything typed.
+      ctx.editor.replace(text);
+      showInfo(`Loaded ${file.name} into All settings.`);
+      return;
+    }
     const config = await api("/api/configs/parse", { method: "POST", body: { text } });
     if (!ctx.alive) return;
     await ensureFormats(ctx, config.rounds);
@@ -1056,6 +1364,12 @@ async function ensureFormats(ctx, rounds) {
 }
 
 async function saveYaml(ctx) {
+  if (!(await settle(ctx))) return;
+  if (ctx.settingsOpen) {
+    // The text as it is written, comments and all: it has just been read as this config.
+    saveFile(`${fileStem(collect(ctx))}.yaml`, ctx.editor.value, "text/yaml");
+    return;
+  }
   const config = finished(ctx);
   if (!config) return;
   try {
@@ -1069,6 +1383,7 @@ async function saveYaml(ctx) {
 /** The config as the server reads it back, checked by it and without the defaults it would fill in: the
  * same content as the YAML file, as JSON. */
 async function saveJson(ctx) {
+  if (!(await settle(ctx))) return;
   const config = finished(ctx);
   if (!config) return;
   try {

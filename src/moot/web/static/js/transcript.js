@@ -10,7 +10,10 @@ import { audienceLine, tallyOf } from "./audience.js";
 
 
 export class Transcript {
-  constructor() {
+  /** @param {{openSetting?: (config: object, path: string) => void}} options `openSetting` opens a new debate's
+   * form from this config with All settings at a field (a context warning's `history.*`); a seat's view has none. */
+  constructor({ openSetting = null } = {}) {
+    this.openSetting = openSetting;
     this.node = h("div", { class: "transcript", "aria-live": "off" });
     this.turns = new Map(); // key -> {node, body, live: Text|null, done}
     this.people = {}; // participant id -> {name, model, stance, colour}
@@ -76,7 +79,7 @@ export class Transcript {
         this.trimmed(event);
         break;
       case "context_warning":
-        this.note(contextWarningLine(event, this), "warning");
+        this.contextWarning(event);
         break;
       case "cost_acknowledged":
         this.note(
@@ -439,6 +442,16 @@ export class Transcript {
         extra,
       ),
     );
+  }
+
+  /** The warning, and where its last words name the setting that decides what happens next
+   * (`history.on_overflow`, `history.strategy`), a button to a new run's form with All settings at it. */
+  contextWarning(event) {
+    const node = this.note(contextWarningLine(event, this), "warning");
+    const path = /\((history\.[a-z_]+): [^()]*\)\s*$/.exec(event.detail ?? "")?.[1];
+    if (!path || !this.openSetting || !this.config) return;
+    const config = this.config;
+    node.append(" ", h("button", { type: "button", class: "link jump", onclick: () => this.openSetting(config, path) }, `Change ${path} for a new run`));
   }
 
   note(text, level = "info") {
