@@ -121,7 +121,9 @@ def test_debates_queued_behind_max_running_survive_a_stopped_server_and_start_in
         }
 
     with serving(db, port, "--max-running", "1") as server:
-        running = httpx.post(base, json=debate("fake:ada-slow-150", 4), timeout=10).json()
+        # Slow enough (at least 2.4 s of Ada alone) that it still holds the one running place while the queue is
+        # read below on a machine busy with the whole suite; at 150 ms a turn it had finished, and the next started.
+        running = httpx.post(base, json=debate("fake:ada-slow-600", 4), timeout=10).json()
         queued = [httpx.post(base, json=debate("fake:ada", 1), timeout=10).json() for _ in range(2)]
         person = httpx.post(base, json=debate("human", 1), timeout=10).json()
         assert running["status"] == "running"
