@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from pydantic_ai import models
 
+from moot.domain.answer import debate_answer
 from moot.domain.config import COMPAT_KEY_VAR
 from moot.domain.events import CallRetried, DebateCompleted, VerdictGiven
 from moot.domain.ledger import ledger
 from moot.domain.state import fold
 from moot.export import export
 from moot.mcp.results import debate_result, debate_text
-from moot.server.debate_answer import debate_answer
 from tests.cli_helpers import moot, stored
 
 FAST_RETRY = {"base_delay_s": 0.01, "jitter_s": 0, "max_delay_s": 0.05}

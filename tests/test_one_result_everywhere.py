@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from moot.domain.answer import ANSWERING_VOICES, debate_answer
 from moot.domain.config import DebateConfig
 from moot.domain.result import SCORES_NAME_NO_WINNER
 from moot.domain.state import fold
@@ -16,7 +17,6 @@ from moot.export import export
 from moot.mcp.results import debate_result, debate_text
 from moot.protocols.registry import PROTOCOLS
 from moot.protocols.tournament import tournament_rounds
-from moot.server.debate_answer import ANSWERING_VOICES, debate_answer
 from tests.conftest import make_config
 from tests.test_format_results import norm, terminal
 

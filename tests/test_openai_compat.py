@@ -20,12 +20,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from moot.config_files.presets import save_preset, user_dir
 from moot.config_files.user_defaults import UserDefaults, save_user_defaults
+from moot.domain.answer import debate_answer
 from moot.domain.config import ModelOptions, validate_config
 from moot.domain.events import DebateCompleted, TurnCompleted
 from moot.domain.state import DebateState
 from moot.engine import run_debate
 from moot.server import create_app
-from moot.server.debate_answer import debate_answer
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
 from moot.workers.client import QueueClient

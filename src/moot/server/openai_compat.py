@@ -4,7 +4,7 @@
     POST /v1/chat/completions    model: moot/NAME; the last user message is the topic, earlier ones the context
 
 The debate runs as `POST /api/debates` runs it (the same checks, the same per-token limit, stored like any
-other) and the reply is the format's answer (moot.server.debate_answer), with `usage` summed over the whole
+other) and the reply is the format's answer (moot.domain.answer), with `usage` summed over the whole
 debate and its id as `moot_debate_id` (and in `id`: chatcmpl-<debate id>). With `stream: true` the answer
 comes as chunks; `moot_stream_turns: true` streams each turn as it is completed first. A client that goes
 away mid-stream stops the debate: the verdict is given on what exists, and the debate is kept.
@@ -22,11 +22,11 @@ from pydantic import ValidationError
 
 from moot.config_files.compose import DebateRequest, compose
 from moot.config_files.presets import Preset, list_presets, load_preset
+from moot.domain.answer import debate_answer
 from moot.domain.config import config_error
 from moot.domain.events import DebateFailed, Event, TurnCompleted
 from moot.domain.state import DebateState
 from moot.errors import UserError, one_line
-from moot.server.debate_answer import debate_answer
 from moot.server.manager import RUN_ENDS, DebateManager, Run, Subscriber
 from moot.server.openai_wire import (
     DONE,

@@ -1,4 +1,4 @@
-"""A finished debate as one reply: what a chat client (`/v1/chat/completions`) shows as the assistant's answer.
+"""A finished debate as one reply: what a chat client (`/v1/chat/completions`, `llm -m moot-NAME`) shows as the answer.
 
 The format decides what its answer is. A format whose last word is one of its voices' (a council's chair, a
 critical review's orchestrator) answers with that voice's text. A judged debate answers with its verdict: who
