@@ -4,6 +4,7 @@ server's allowlist; the config's checks."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import hmac
@@ -19,6 +20,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from moot.config_files.compose import compose_config
 from moot.domain.assessment import StopReason
@@ -135,9 +137,35 @@ async def test_a_completed_debate_is_posted_signed_and_retried_and_each_attempt_
     assert payload["winner"] == ["Bo"]  # judge_answer scores the last participant highest
     assert payload["summary"] == "A close debate."
     assert payload["cost_usd"] == 0.0 and payload["tokens"]["output"] > 0
-    assert payload["links"]["page"] == f"https://moot.example.org/debates/{debate_id}"
+    assert (
+        payload["links"]["page"] == f"https://moot.example.org/#/debates/{debate_id}"
+    )  # where the page routes it
     assert h2["x-moot-event"] == "completed"
     assert SECRET not in log.events.__repr__()
+
+
+async def test_a_receiver_verifies_the_post_with_the_standard_webhooks_library(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The secret as moot reads it (any text), given to the library in the form it reads: whsec_ + base64.
+    await debate(make_config(2, rounds=1, notify=[{"url": receiver.url}]))
+    ((headers, data),) = receiver.posts
+    library = Webhook("whsec_" + base64.b64encode(SECRET.encode()).decode())
+    assert library.verify(data, headers)["event"] == "completed"
+    with pytest.raises(WebhookVerificationError):
+        library.verify(data.replace(b"completed", b"failed"), headers)  # altered on the way
+    with pytest.raises(WebhookVerificationError):
+        Webhook("whsec_" + base64.b64encode(b"another secret").decode()).verify(data, headers)
+
+    # A secret generated in the library's own form is shared as it is.
+    generated = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
+    monkeypatch.setenv(hooks.SECRET_ENV, generated)
+    await debate(make_config(2, rounds=1, notify=[{"url": receiver.url}]))
+    headers, data = receiver.posts[-1]
+    assert Webhook(generated).verify(data, headers)["status"] == "completed"
+    assert (
+        headers["webhook-id"] == headers["x-moot-delivery"]
+    )  # the same on a retry: a duplicate is dropped by it
 
 
 async def test_a_signature_over_another_timestamp_does_not_verify(receiver: Receiver) -> None:

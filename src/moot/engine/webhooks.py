@@ -1,11 +1,19 @@
 """Webhooks: when a run ends, a signed JSON POST to each of the config's `notify` URLs that asked for its ending.
 
 The body is signed with HMAC-SHA256 under `$MOOT_WEBHOOK_SECRET` (the environment of the process that runs the
-debate: the server, or a worker), over the timestamp and the body together, so a receiver can refuse a replayed
-or altered POST:
+debate: the server, or a worker) as Standard Webhooks (standardwebhooks.com) sign it, so a receiver verifies it
+with that spec's libraries (`Webhook(secret).verify(body, headers)`) and refuses a replayed or altered POST:
+
+    webhook-id: 3f1c...            the delivery, the same on every attempt (drop a duplicate by it)
+    webhook-timestamp: 1767225600
+    webhook-signature: v1,base64(HMAC(key, "3f1c....1767225600." + body))
+
+The key is the secret's bytes after `whsec_` read as base64, as those libraries read it (`whsec_` + base64 is the
+form to generate); a secret without the prefix is used as it is written, and the receiver gives the library
+`whsec_` + base64 of it. moot's own headers stay for receivers written against them:
 
     X-Moot-Timestamp: 1767225600
-    X-Moot-Signature: sha256=hex(HMAC(secret, "1767225600." + body))
+    X-Moot-Signature: sha256=hex(HMAC(secret as written, "1767225600." + body))
 
 Failed POSTs (no answer, 408, 429, 5xx) are retried after BACKOFF_S; each attempt is recorded in the debate's
 log as `webhook_attempted` (URL, status or error, attempt number; never the secret or the signature). Redirects
@@ -15,6 +23,8 @@ are not followed: the URL the operator's allowlist passed is the only one called
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -37,6 +47,7 @@ Record = Callable[[Event], Awaitable[None]]
 SECRET_ENV = "MOOT_WEBHOOK_SECRET"
 PUBLIC_URL_ENV = "MOOT_PUBLIC_URL"
 SIGNATURE_HEADER = "X-Moot-Signature"
+STANDARD_PREFIX = "whsec_"
 TIMESTAMP_HEADER = "X-Moot-Timestamp"
 # Waits before the second, third and fourth attempts; a receiver down for half a minute still hears.
 BACKOFF_S: tuple[float, ...] = (1.0, 5.0, 25.0)
@@ -60,9 +71,24 @@ def check_webhooks(notify: list[Notify]) -> None:
 
 
 def sign(key: str, timestamp: str, body: bytes) -> str:
-    """The signature header's value: 'sha256=' and the hex HMAC-SHA256 of 'timestamp.body'."""
+    """moot's signature header's value: 'sha256=' and the hex HMAC-SHA256 of 'timestamp.body'."""
     digest = hmac.new(key.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
     return f"sha256={digest}"
+
+
+def standard_signature(secret: str, delivery: str, timestamp: str, body: bytes) -> str:
+    """The `webhook-signature` value of Standard Webhooks: 'v1,' and the base64 HMAC-SHA256 of 'id.timestamp.body'."""
+    mac = hmac.new(_standard_key(secret), f"{delivery}.{timestamp}.".encode() + body, hashlib.sha256)
+    return "v1," + base64.b64encode(mac.digest()).decode()
+
+
+def _standard_key(secret: str) -> bytes:
+    if secret.startswith(STANDARD_PREFIX):
+        try:
+            return base64.b64decode(secret.removeprefix(STANDARD_PREFIX) + "==")
+        except binascii.Error:
+            pass  # not base64 after all: signed with the text as written, as a secret without the prefix is
+    return secret.encode()
 
 
 def payload(state: DebateState, event: NotifyEvent) -> dict[str, Any]:
@@ -87,7 +113,7 @@ def payload(state: DebateState, event: NotifyEvent) -> dict[str, Any]:
         "cost_usd": usage.cost_usd,
         "tokens": {"input": usage.input_tokens, "output": usage.output_tokens},
         "links": {
-            "page": f"{base}/debates/{state.debate_id}",
+            "page": f"{base}/#/debates/{state.debate_id}",  # the page routes after the '#'
             "api": f"{base}/api/debates/{state.debate_id}",
             "export": f"{base}/api/debates/{state.debate_id}/export?format=markdown",
         },
@@ -140,6 +166,9 @@ async def _deliver(
             "X-Moot-Delivery": delivery,
             TIMESTAMP_HEADER: timestamp,
             SIGNATURE_HEADER: sign(key, timestamp, body),
+            "webhook-id": delivery,
+            "webhook-timestamp": timestamp,
+            "webhook-signature": standard_signature(key, delivery, timestamp, body),
         }
         status: int | None = None
         error: str | None = None
