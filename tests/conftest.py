@@ -6,6 +6,7 @@ import asyncio
 import functools
 import inspect
 import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,3 +179,13 @@ def resolver(recorder: Recorder, judge: Model | None = None) -> Callable[[ModelO
         return recorder.model(options.model.name)
 
     return resolve
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A moot a test starts inherits this process's standard input, and `moot run` reads what is piped in there:
+    # nothing must be, however the suite was started (a CI runner's open pipe would be read, or waited on).
+    # pytest-xdist's workers already have /dev/null there; a terminal is left for a debugger (moot reads none).
+    if not os.isatty(0):
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)

@@ -301,7 +301,7 @@ def test_moot_run_without_a_topic_names_it_and_opens_no_wizard(monkeypatch: pyte
     assert code == 2 and out == ""
     assert err.strip() == (
         'error: topic: give the question to debate: moot run "TOPIC", or --template NAME (or topic: in '
-        "--config); --interactive asks for it"
+        "--config), or pipe it in; --interactive asks for it"
     )
 
 

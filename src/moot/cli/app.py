@@ -176,7 +176,11 @@ def run(
         typer.Option("--context", help="Background text for everyone (from a file: --context-file)."),
     ] = None,
     context_file: Annotated[
-        Path | None, typer.Option("--context-file", help="Read the background from a file.")
+        Path | None,
+        typer.Option(
+            "--context-file",
+            help="Read the background from a file (- : standard input; text piped in is read anyway).",
+        ),
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for models that accept one.")] = None,
     assess: Annotated[
@@ -305,11 +309,18 @@ def run(
         from moot.cli.embedded_notice import print_embedded_notice
         from moot.cli.live import confirm, err, follow_pauses
         from moot.cli.live_check import checked_live
-        from moot.cli.people import exit_code, people_for, refuse_where_nobody_asks
+        from moot.cli.people import exit_code, needs_people, people_for, refuse_where_nobody_asks
         from moot.cli.personas import review_personas
         from moot.cli.presets import save_run_preset
         from moot.cli.render import DebateRenderer
-        from moot.cli.run_request import FLAG_NAMES, flag_fields
+        from moot.cli.run_request import (
+            FLAG_NAMES,
+            STDIN,
+            flag_fields,
+            read_piped,
+            required_piped,
+            with_piped,
+        )
         from moot.cli.worker import enqueue_debate
         from moot.config_files import parse_options, read_config_file, read_context
         from moot.config_files.compose import ConfigFile, DebateRequest, compose
@@ -336,15 +347,22 @@ def run(
             setup = _interactive_setup(topic, rounds, fmt, enabled=not (json_lines or quiet or enqueue))
             given_by, topic_, agents_, rounds_ = "wizard", setup.topic, [",".join(setup.agents)], setup.rounds
             judges = judge or ([setup.judge] if setup.judge else None)
-        if topic_ is None and config is None and template is None:
-            raise ConfigError(
-                'give the question to debate: moot run "TOPIC", or --template NAME (or topic: in --config); '
-                "--interactive asks for it",
-                field="topic",
-            )
         if context_file is not None and context is not None:
             raise ConfigError(
                 "give the background once: --context TEXT or --context-file FILE", field="--context"
+            )
+        piped: str | None = None  # standard input, once read
+        asks_topic = topic_ is None and config is None and template is None
+        if context_file == STDIN:
+            piped = required_piped()
+        elif asks_topic and not interactive and not _is_terminal():
+            piped = read_piped()
+            topic_ = piped.strip() if piped is not None else None
+        if topic_ is None and config is None and template is None:
+            raise ConfigError(
+                'give the question to debate: moot run "TOPIC", or --template NAME (or topic: in --config), or '
+                "pipe it in; --interactive asks for it",
+                field="topic",
             )
         request = DebateRequest(
             fields=flag_fields(
@@ -353,7 +371,11 @@ def run(
                 judges=judges or [],
                 no_judge=no_judge,
                 context=context,
-                context_file_text=read_context(context_file) if context_file else None,
+                context_file_text=piped
+                if context_file == STDIN
+                else read_context(context_file)
+                if context_file
+                else None,
                 stopping=stopping,
                 format_options=parse_options(option or []),
                 audience=audience,
@@ -373,6 +395,19 @@ def run(
             auto_personas=auto_personas,
         )
         composed = compose(request)
+        if piped is not None and asks_topic and needs_people(composed.config):
+            raise ConfigError(
+                "the topic was piped in, and a person in this debate answers on standard input; give the topic "
+                'as an argument: moot run "TOPIC"',
+                field="topic",
+            )
+        if piped is None and not (interactive or _is_terminal() or needs_people(composed.config)):
+            piped = read_piped()  # the background: `cat notes.md | moot run "..."`
+            if piped is not None:
+                fields = {**request.fields, "context": with_piped(composed.config.context, piped)}
+                request = request.model_copy(update={"fields": fields})
+                composed = compose(request)
+                err.print(f"the background: {len(piped):,} characters from standard input", markup=False)
         for note in composed.notes:
             err.print(note, markup=False)
         if show_config:
