@@ -792,8 +792,9 @@ def test_every_example_is_run() -> None:
         if command.program == "moot":
             assert command.sub in CHECKS or command.sub in SUBPROCESS or is_enqueue(command), where
         else:
-            # docker and export: the Docker section's lines, checked by tests/test_containers.py.
-            assert command.program in ("curl", "bash", "docker", "export"), where
+            # docker and export: the Docker section's lines, checked by tests/test_containers.py; llm: the llm
+            # section's, run through llm's own CLI by tests/test_llm_plugin.py.
+            assert command.program in ("curl", "bash", "docker", "export", "llm"), where
     # The subprocess tests find their commands: each is in the README once.
     for sub in SUBPROCESS:
         the_block_with(sub)
