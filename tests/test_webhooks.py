@@ -9,13 +9,18 @@ import contextlib
 import hashlib
 import hmac
 import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from fastapi.testclient import TestClient
@@ -42,6 +47,7 @@ from moot.errors import ConfigError
 from moot.server import create_app
 from moot.server.settings import ServerSettings
 from tests.conftest import Recorder, judge_answer, judge_model, make_config, resolver
+from tests.test_readme_examples import free_port, readme_blocks
 from tests.test_server import body
 from tests.test_server_security import fake_resolve
 
@@ -314,3 +320,48 @@ async def test_a_preset_s_notify_is_posted_for_a_debate_that_names_the_preset(
     ((headers, data),) = receiver.posts
     payload = verified(headers, data)
     assert payload["event"] == "completed" and payload["topic"] == "Trams or buses?"
+
+
+@pytest.mark.subprocess
+def test_the_readmes_receiver_verifies_a_debates_post_and_refuses_an_altered_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (code,) = [b.code for b in readme_blocks() if b.lang == "python" and "standardwebhooks" in b.code]
+    port = free_port()
+    secret = "whsec_" + base64.b64encode(b"readme receiver secret 0123456").decode()
+    monkeypatch.setenv(hooks.SECRET_ENV, secret)
+    receiver = subprocess.Popen(
+        [sys.executable, "-c", code.replace("8900", str(port))],
+        env={**os.environ, hooks.SECRET_ENV: secret},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        _until_listening(url)
+        events, _ = asyncio.run(debate(make_config(2, rounds=1, notify=[{"url": url}])))
+        attempts = [e for e in events if isinstance(e, WebhookAttempted)]
+        assert [(a.status, a.delivered) for a in attempts] == [(204, True)]
+        told = receiver.stdout.readline() if receiver.stdout else ""
+        assert told.split()[:2] == ["completed", events[0].debate_id]
+        # The same POST altered on the way: the library refuses it.
+        altered = httpx.post(
+            url,
+            content=b'{"event": "failed"}',
+            headers={"webhook-id": "x", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"},
+        )
+        assert altered.status_code == 401
+    finally:
+        receiver.kill()
+        receiver.wait()
+
+
+def _until_listening(url: str) -> None:
+    for _ in range(200):
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError(f"the README's receiver never listened at {url}")
