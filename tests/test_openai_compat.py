@@ -321,25 +321,43 @@ def test_a_failed_debate_is_an_openai_error(tmp_path: Path) -> None:
 
 @pytest.mark.subprocess
 def test_the_readme_curl_examples_answer(tmp_path: Path) -> None:
-    """The README's /v1 curl lines as written (the port made this server's), with the curl binary."""
+    """The README's /v1 curl lines as written (the port made this server's), with the curl binary; the streamed
+    one, with its Idempotency-Key, twice: the one debate's turns as reasoning and its answer both times."""
     save_user_defaults(UserDefaults(participants=[ModelOptions(model="fake:ada")]))
     (block,) = [b for b in readme_blocks() if b.section == "OpenAI-compatible endpoint"]
     curls = [c.words for c in block_commands(block) if c.program == "curl"]
-    assert len(curls) == 2
+    assert len(curls) == 3
     server = Served(create_app(str(tmp_path / "moot.db"), settings=ServerSettings()))
     with server as http:
         port = server.url.rsplit(":", 1)[1]
-        answers = []
-        for words in curls:
+        outputs = []
+        for words in [*curls, curls[-1]]:
             args = [w.replace(":8000/", f":{port}/") for w in words[1:]]
             run = subprocess.run([CURL, "-sS", *args], capture_output=True, text=True, timeout=RUN_S)
             assert run.returncode == 0, run.stderr
-            answers.append(json.loads(run.stdout))
-        listed, reply = answers
+            outputs.append(run.stdout)
+        listed, reply = json.loads(outputs[0]), json.loads(outputs[1])
         assert "moot/council" in [m["id"] for m in listed["data"]]
         debate_id = reply["moot_debate_id"]
         assert reply["choices"][0]["message"]["content"] and reply["usage"]["total_tokens"] > 0
         assert http.get(f"/api/debates/{debate_id}").json()["config"]["format"] == "council"
+        streams = [_stream_parts(text) for text in outputs[2:]]
+        assert streams[0] == streams[1]  # asked again with its key: the same debate, not another
+        streamed_id, thought, said = streams[0]
+        state = DebateState.model_validate(http.get(f"/api/debates/{streamed_id}").json())
+        assert state.config is not None and state.config.topic == "Tabs or spaces?"
+        assert len(thought) == len(state.turns) > 0 and said == debate_answer(state)
+        assert len(http.get("/api/debates").json()) == 2
+
+
+def _stream_parts(text: str) -> tuple[str, list[str], str]:
+    """A streamed reply's debate id, its reasoning deltas and its content."""
+    data = [
+        json.loads(line.removeprefix("data: ")) for line in text.splitlines() if line.startswith("data: {")
+    ]
+    deltas = [c["delta"] for d in data for c in d["choices"]]
+    thought = [d["reasoning_content"] for d in deltas if "reasoning_content" in d]
+    return data[0]["moot_debate_id"], thought, "".join(d.get("content") or "" for d in deltas)
 
 
 @pytest.fixture
