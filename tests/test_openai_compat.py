@@ -51,6 +51,7 @@ from moot.models.fake import fake_model
 from moot.models.providers import build_model
 from moot.server import create_app, openai_compat
 from moot.server.access_log import LOGGER_NAME as ACCESS_LOGGER
+from moot.server.openai_idempotency import Requests, request_key
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
 from moot.workers.client import QueueClient
@@ -1001,3 +1002,36 @@ def test_usage_has_the_debates_cost_and_cached_tokens(tmp_path: Path) -> None:
             assert usage.model_extra is not None
             assert state.usage.cost_usd is not None and state.usage.cost_usd > 0
             assert usage.model_extra["cost"] == pytest.approx(state.usage.cost_usd)
+
+
+def test_request_keys_join_a_clients_key_or_an_sdks_retry_within_the_window() -> None:
+    """Which requests are the one before: the same key from the same caller, or a retry of the same body; for
+    24 hours and the 10,000 newest keys."""
+    body = b'{"model": "moot/council"}'
+    key, joinable = request_key("token-a", "k1", None, body)
+    assert joinable and request_key("token-a", "k1", "2", b"another body") == (key, True)
+    assert (
+        request_key("token-b", "k1", None, body)[0] != key
+    )  # another caller's key finds nothing of this one's
+    first, first_joins = request_key("token-a", None, "0", body)
+    assert not first_joins  # a first request always starts a debate
+    assert request_key("token-a", None, "1", body) == (first, True)
+    assert request_key("token-a", None, "many", body) == (first, False)
+    assert request_key("token-a", None, "1", body + b" ")[0] != first
+
+    now = [0.0]
+    requests = Requests(window_s=100, most=2, clock=lambda: now[0])
+    requests.remember("a", "debate-a", "q", kept=False)
+    now[0] = 50
+    requests.remember("b", "debate-b", "q", kept=True)
+    found = requests.find("a")
+    assert found is not None and found.debate_id == "debate-a" and not found.kept
+    now[0] = 101  # a's day is over, b's is not
+    assert requests.find("a") is None and requests.find("b") is not None
+    requests.remember("c", "debate-c", "q", kept=False)
+    requests.remember("d", "debate-d", "q", kept=False)
+    assert requests.find("b") is None and requests.find("d") is not None  # past the most kept: oldest first
+
+    requests.wait("debate-d")
+    requests.wait("debate-d")
+    assert not requests.leave("debate-d") and requests.leave("debate-d")

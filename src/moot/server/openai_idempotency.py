@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 WINDOW_S = 24 * 3600.0
@@ -65,9 +66,12 @@ def request_key(caller: str, key: str | None, retry_count: str | None, body: byt
 class Requests:
     """The debates started on `/v1` by request key, and how many requests wait on each."""
 
-    def __init__(self, *, window_s: float = WINDOW_S, most: int = MOST) -> None:
+    def __init__(
+        self, *, window_s: float = WINDOW_S, most: int = MOST, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.window_s = window_s
         self.most = most
+        self.clock = clock
         self._asked: collections.OrderedDict[str, Asked] = collections.OrderedDict()
         self._waiting: collections.Counter[str] = collections.Counter()
 
@@ -77,7 +81,7 @@ class Requests:
 
     def remember(self, key: str, debate_id: str, question: str, *, kept: bool) -> None:
         self._asked.pop(key, None)
-        self._asked[key] = Asked(debate_id, question, kept, time.monotonic())
+        self._asked[key] = Asked(debate_id, question, kept, self.clock())
         while len(self._asked) > self.most:
             self._asked.popitem(last=False)
 
@@ -93,7 +97,7 @@ class Requests:
         return True
 
     def _forget_old(self) -> None:
-        oldest = time.monotonic() - self.window_s
+        oldest = self.clock() - self.window_s
         while self._asked:
             first = next(iter(self._asked.values()))
             if first.at >= oldest:
