@@ -46,6 +46,7 @@ from moot.server.manager import RUN_ENDS, Action, DebateManager, Subscriber
 from moot.server.mcp_mount import mount_mcp
 from moot.server.meta import router as meta_router
 from moot.server.openai_compat import router as openai_router
+from moot.server.openai_idempotency import Requests
 from moot.server.people_api import DebateView, debate_view
 from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
@@ -207,6 +208,7 @@ def create_app(
     app = FastAPI(title="moot", version=__version__, lifespan=lifespan)
     app.state.seat_streams = OpenStreams()  # join links' open streams, ended when a link is revoked
     app.state.voter_ids = IssueLimit()  # audience voter ids issued per client address (moot.server.voters)
+    app.state.openai_requests = Requests()  # /v1's debates by request key (moot.server.openai_idempotency)
     secure(app, settings or ServerSettings.from_env())
 
     @app.exception_handler(UserError)

@@ -10,6 +10,9 @@ parser answered 400. The scan counts brackets outside strings, in one pass, with
 for 400, ...); /api keeps moot's `{"detail": ...}`, and /mcp the MCP SDK's JSON-RPC errors for what it parses
 (the guards' refusals before it keep moot's shape, which MCP clients report by status). It sits outside every
 guard, so the token's 401, the size limit's 413 and the body rules' 400 and 415 are translated in one place.
+It also marks every /v1 refusal but a 429 `x-should-retry: false`, which the OpenAI SDKs obey: they retry a 5xx
+on their own, and asking again after a debate failed would run it again; a 429 (too many debates of the token)
+started nothing, so a retry there is harmless and may find room.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ MAX_DEPTH = 64
 _OPEN, _CLOSE = frozenset(b"[{"), frozenset(b"]}")
 _QUOTE, _ESCAPE = ord('"'), ord("\\")
 _WAYS_IN = ("/api/", "/v1/", "/mcp")
+RETRYABLE = frozenset({429})
 
 
 def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -133,6 +137,7 @@ class WireErrors:
         async def translating(message: Message) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
+                message = _retry_said(message)
                 if message["status"] >= 400 and _is_json(message):
                     start = message  # held until its body says whether it is moot's shape
                     return
@@ -158,6 +163,16 @@ class WireErrors:
             await send_json(send, status, shaped, kept)
 
         await self.app(scope, receive, translating)
+
+
+def _retry_said(start: Message) -> Message:
+    """`start` with `x-should-retry: false` when it refuses and a retry could not help (see the module's doc)."""
+    headers = list(start.get("headers", []))
+    if start["status"] < 400 or start["status"] in RETRYABLE:
+        return start
+    if any(k.lower() == b"x-should-retry" for k, _ in headers):
+        return start
+    return {**start, "headers": [*headers, (b"x-should-retry", b"false")]}
 
 
 def _is_json(start: Message) -> bool:
