@@ -22,9 +22,10 @@ from tests.test_mcp import (
     TOKEN,
     TOOLS,
     Progress,
-    assert_stopped_by_the_user,
+    assert_ran_to_its_end,
     call,
-    debate_stopped_by_cancel,
+    collected,
+    debate_cancelled,
     mcp_client,
     text_of,
 )
@@ -65,14 +66,12 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
             ).structured_content
         )
         assert council.answer and len(council.ranking) == 3
-        stopped_id, _ = await debate_stopped_by_cancel(
-            client, {"topic": "Monorepo?", "participants": SLOW, "judge": "fake:judge", "rounds": 4}
+        cancelled_id, _ = await debate_cancelled(
+            client, {"topic": "Monorepo?", "participants": SLOW, "judge": "fake:judge", "rounds": 2}
         )
-        assert_stopped_by_the_user(
-            await call(client, "get_debate", {"debate_id": stopped_id, "wait": True}), 8
-        )
+        assert_ran_to_its_end(await collected(client, cancelled_id), 4)
         listed = DebateList.model_validate((await call(client, "list_debates", {})).structured_content)
-        assert [d.id for d in listed.debates] == [stopped_id, council.debate_id, answer.debate_id]
+        assert [d.id for d in listed.debates] == [cancelled_id, council.debate_id, answer.debate_id]
         exported = text_of(
             await call(client, "export_debate", {"debate_id": answer.debate_id, "format": "text"})
         )
@@ -80,7 +79,11 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
     # The process has exited; the store under its MOOT_HOME holds all three, as `moot list` would show them.
     async with await EventStore.open(db_url_from(str(home / "moot.db"))) as store:
         stored = {s.id: s.status for s in await store.list_debates()}
-    assert stored == {answer.debate_id: "completed", council.debate_id: "completed", stopped_id: "completed"}
+    assert stored == {
+        answer.debate_id: "completed",
+        council.debate_id: "completed",
+        cancelled_id: "completed",
+    }
 
 
 @pytest.mark.subprocess
