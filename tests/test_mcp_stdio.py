@@ -87,12 +87,18 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
 
 
 @pytest.mark.subprocess
-async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(tmp_path: Path) -> None:
+async def test_moot_mcp_takes_another_store_with_db_the_presets_of_its_home_and_local_files(
+    tmp_path: Path,
+) -> None:
     db, home = tmp_path / "elsewhere.db", tmp_path / "home"
     home.mkdir()
     (home / "config.yaml").write_text("participants: [{model: fake:a}, {model: fake:b}]\n", encoding="utf-8")
+    notes = tmp_path / "notes.md"
+    notes.write_text("Read by `moot mcp` itself.", encoding="utf-8")
     async with moot_mcp(home, "--db", str(db)) as client:
-        result = await call(client, "debate", {"topic": "t", "preset": "debate", "rounds": 1})
+        result = await call(
+            client, "debate", {"topic": "t", "preset": "debate", "rounds": 1, "context_files": [str(notes)]}
+        )
     answer = DebateResult.model_validate(result.structured_content)
     assert answer.format == "structured-rounds" and answer.status == "completed"
     async with await EventStore.open(db_url_from(str(db))) as store:
@@ -102,6 +108,7 @@ async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(
         "fake:a",
         "fake:b",
     ]
+    assert stored.config.context == f"## {notes}\n\nRead by `moot mcp` itself."  # a stdio caller's own file
     assert not (home / "moot.db").exists()
 
 

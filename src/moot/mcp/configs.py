@@ -102,7 +102,14 @@ def with_files(context: str | None, paths: Sequence[str]) -> str | None:
                 field=field,
             )
         parts.append(f"## {given}\n\n{read_context(path, field=field).strip()}")
-    return "\n\n".join(parts) or None
+    joined = "\n\n".join(parts)
+    if paths and len(joined) > MAX_CONTEXT:
+        raise ConfigError(
+            f"the context and its files come to {len(joined):,} characters, more than the {MAX_CONTEXT:,} a "
+            "context holds; give smaller files or the parts that matter",
+            field="context_files",
+        )
+    return joined or None
 
 
 def _participant(spec: Any, index: int) -> dict[str, Any]:
