@@ -228,3 +228,19 @@ async def test_stop_debate_stops_and_the_judge_rules_on_what_was_said(manager: D
         again = await client.call_tool("stop_debate", {"debate_id": begun.debate_id})
         assert again.is_error and "has completed; there is nothing to stop" in text_of(again)
         assert "\n" not in text_of(again)
+
+
+async def test_get_debate_waits_for_a_debate_another_process_runs(tmp_path: Path) -> None:
+    """Two `moot mcp` processes on one store (two hosts, or `moot run` beside one): the debate's events reach the
+    process that did not start it only through the store, which its wait reads."""
+    db = db_url_from(str(tmp_path / "moot.db"))
+    async with await EventStore.open(db) as one, await EventStore.open(db) as other:
+        runs_it, reads_it = DebateManager(one), DebateManager(other)
+        try:
+            async with connect(runs_it) as starter, connect(reads_it) as reader:
+                begun = await started(starter, TIMED_OUT)
+                assert reads_it.subscribe(begun.debate_id) is None  # nothing of it runs in the reader
+                assert_ran_to_its_end(await collected(reader, begun.debate_id), planned_turns=4)
+        finally:
+            await runs_it.close()
+            await reads_it.close()

@@ -17,6 +17,7 @@ import anyio
 from moot.domain.config import DebateConfig
 from moot.domain.events import DebateStopping, Event, JudgingStarted, TurnCompleted, VerdictGiven
 from moot.domain.state import DebateState
+from moot.domain.status import Status
 from moot.mcp.host import Feed, Runs
 
 # Far above what one debate emits between two reads (token deltas of one turn are merged as they wait), so the
@@ -28,6 +29,9 @@ EXCERPT = 160  # characters of a turn shown in its progress message
 # the progress so far.
 WAIT_S = 45.0
 WAIT_MOST_S = 55.0
+POLL_S = 1.0  # how often a wait reads the stored status of a debate another process runs
+# The statuses of a debate whose run is under way: waiting longer may see it further on.
+UNDER_WAY: frozenset[Status] = frozenset({"queued", "pending", "running", "judging"})
 
 Report = Callable[[float, str], Awaitable[None]]
 
@@ -48,15 +52,26 @@ async def hold(runs: Runs, debate_id: str, config: DebateConfig, report: Report)
 async def wait_for_end(
     runs: Runs, debate_id: str, config: DebateConfig, wait_s: float, report: Report
 ) -> None:
-    """Wait at most `wait_s` for a debate this server runs to end, reporting its turns. Returns early, never
+    """Wait at most `wait_s` for a debate to end, reporting its turns when this process runs it; one another
+    process runs (a second `moot mcp`, `moot run`) is read from the store every POLL_S. Returns early, never
     late: the host's clock is running."""
     if wait_s <= 0:
         return
     feed = runs.subscribe(debate_id, size=FEED_SIZE)
-    if feed is None:
-        return
-    with anyio.move_on_after(wait_s), _let_go(runs, debate_id, feed):
-        await _follow(feed, config, report)
+    with anyio.move_on_after(wait_s):
+        if feed is None:
+            await _stored_end(runs, debate_id)
+            return
+        with _let_go(runs, debate_id, feed):
+            await _follow(feed, config, report)
+
+
+async def _stored_end(runs: Runs, debate_id: str) -> None:
+    """Until the stored status says the run has ended: another process's events reach this one only there."""
+    while True:
+        if (await runs.store.summary(debate_id)).status not in UNDER_WAY:
+            return
+        await anyio.sleep(POLL_S)
 
 
 async def _follow(feed: Feed, config: DebateConfig, report: Report) -> None:
@@ -75,10 +90,8 @@ def _let_go(runs: Runs, debate_id: str, feed: Feed | None) -> Iterator[None]:
     try:
         yield
     except anyio.get_cancelled_exc_class():
-        if feed is not None:
-            runs.unsubscribe(
-                debate_id, feed
-            )  # synchronous: a cancelled scope allows no await without a shield
+        if feed is not None:  # synchronously: a cancelled scope allows no await without a shield
+            runs.unsubscribe(debate_id, feed)
         raise
 
 
@@ -106,6 +119,8 @@ def excerpt(text: str, most: int) -> str:
 __all__ = [
     "EXCERPT",
     "FEED_SIZE",
+    "POLL_S",
+    "UNDER_WAY",
     "WAIT_MOST_S",
     "WAIT_S",
     "excerpt",

@@ -15,12 +15,10 @@ from pydantic import BaseModel, Field
 from moot.domain.problems import status_label
 from moot.domain.state import DebateState, split_turn_key
 from moot.domain.status import Status
-from moot.mcp.follow import WAIT_MOST_S, excerpt
+from moot.mcp.follow import UNDER_WAY, WAIT_MOST_S, WAIT_S, excerpt
 from moot.store import DebateSummary
 
 CHAIR = "chair"  # the council's voice whose synthesis is its answer (moot.protocols.council)
-# The statuses of a debate whose run is under way: waiting again may see it further on.
-UNDER_WAY: frozenset[Status] = frozenset({"queued", "pending", "running", "judging"})
 TEXT_MOST = 2000  # characters of a text field a model wrote (the judge's summary, a section's text)
 ANSWER_MOST = 8000  # of an answer that is the point of asking (a council chair's synthesis)
 ITEM_MOST = 500  # of one item of a list (a point of agreement, a key argument, a section's line)
@@ -376,9 +374,9 @@ def started_text(started: Started) -> str:
         [
             f"Started debate {started.debate_id} ({started.format}): {started.topic}",
             f"Watch it: {started.watch}",
-            f"Collect it: call get_debate with debate_id {started.debate_id}; each call waits up to "
-            f"{WAIT_MOST_S:g} s and answers with the progress so far, or the result once it has ended. stop_debate ends it "
-            "early (the judge rules on what was said).",
+            f"Collect it: call get_debate with debate_id {started.debate_id}; each call waits up to wait_s "
+            f"seconds ({WAIT_S:g} by default, at most {WAIT_MOST_S:g}) and answers with the progress so far, "
+            "or the result once it has ended. stop_debate ends it early (the judge rules on what was said).",
         ]
     )
 
