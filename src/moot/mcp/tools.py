@@ -57,8 +57,9 @@ LOCAL_ONLY = "context_files"
 INSTRUCTIONS = (
     "moot holds debates between LLMs and has a judge rule on them. A debate takes minutes on real models, longer "
     "than the ~60 s a host gives a tool call: start one with `start_debate` (it answers at once with the id and "
-    "a link), then call `get_debate` with that id until it has ended: each call waits up to 55 s and answers "
-    "with the progress so far, or the result. `stop_debate` ends one early; the judge rules on what was said. "
+    f"a link), then call `get_debate` with that id until it has ended: each call waits up to {WAIT_MOST_S:g} s "
+    "and answers with the progress so far, or the result. `stop_debate` ends one early; the judge rules on what "
+    "was said. "
     "Use a format or a preset (oxford, design-review, ...) for a question with sides or trade-offs, "
     "`format: council` (or the `council` tool) for a question several models should answer and rank. "
     "`debate` and `council` hold the call until the end, for clients that wait that long; a call that times "
@@ -242,17 +243,9 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit, local_files: bool
             state = await here.store.state(debate_id)
         return debate_result(state, link=here.page(debate_id))
 
-    def config_of(
-        topic: str,
-        *,
-        context_files: list[str] | None,
-        **given: Any,
-    ) -> DebateConfig:
-        if (
-            context_files and not local_files
-        ):  # the schema offers none over HTTP; a caller may send them anyway
-            raise ToolError(REMOTE_FILES)
-        return _checked(lambda: debate_config(topic, context_files=context_files, **given))
+    def config_of(topic: str, **given: Any) -> DebateConfig:
+        # `context_files` over HTTP never gets here: StrictTools refuses it with the call.
+        return _checked(lambda: debate_config(topic, **given))
 
     server = StrictTools(
         SERVER_NAME,
@@ -286,9 +279,9 @@ def build_server(runs: Callable[[Any], Runs], *, admit: Admit, local_files: bool
         context_files: ContextFiles = None,
     ) -> Annotated[CallToolResult, Started]:
         """Start a debate on `topic` between LLMs in the background and answer at once with its id and a link
-        to its page. Then call get_debate with the id until it has ended: each call waits up to 55 s and
-        answers with the progress so far, or the result (verdict, scores, key points, the format's result).
-        Takes the same arguments as `debate`."""
+        to its page. Then call get_debate with the id until it has ended: each call waits up to wait_s (under
+        the minute a host gives a call) and answers with the progress so far, or the result (verdict, scores,
+        key points, the format's result). Takes the same arguments as `debate`."""
         config = config_of(
             topic,
             preset=preset,
