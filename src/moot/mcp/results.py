@@ -140,7 +140,7 @@ class CouncilResult(BaseModel):
     )
     running: bool = Field(default=False, description="Still under way: call get_debate again to wait for it")
     link: str | None = Field(default=None, description="The council's page on the server, where there is one")
-    cut: bool = Field(default=False, description="The answer was cut to fit; export_debate gives it whole")
+    cut: bool = Field(default=False, description="Some text was cut to fit; export_debate gives it whole")
 
 
 class Started(BaseModel):
