@@ -1,6 +1,7 @@
 """`moot mcp` as an MCP client starts it: a subprocess spoken to over stdio by the official SDK's client, with
 its own MOOT_HOME. Its debates land in the store `moot run` and `moot serve` use there. Fake models only. And the
-README's MCP client configs (its json blocks), each used as a client would use it."""
+README's MCP json blocks: its client configs, each used as a client would use it, and its tool calls, sent as
+written."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from urllib.parse import urlsplit
 import pytest
 from mcp import Client, StdioServerParameters
 
-from moot.mcp.results import CouncilResult, DebateList, DebateResult
-from moot.server import create_app
+import moot.engine.checks as checks_module
+from moot.cli.mcp import tools_on
+from moot.mcp.results import CouncilResult, DebateList, DebateResult, Started
+from moot.models.rate_limits import LIMITS_VAR, reset_limiters
+from moot.server import DebateManager, create_app
 from moot.server.settings import ServerSettings
 from moot.store import EventStore, db_url_from
 from tests.test_mcp import (
@@ -22,13 +26,14 @@ from tests.test_mcp import (
     TOKEN,
     TOOLS,
     Progress,
-    assert_stopped_by_the_user,
+    assert_ran_to_its_end,
     call,
-    debate_stopped_by_cancel,
+    collected,
+    debate_cancelled,
     mcp_client,
     text_of,
 )
-from tests.test_readme_examples import Block, readme_blocks
+from tests.test_readme_examples import NO_LIMITS, Block, as_fake, no_check, readme_blocks
 from tests.test_server_cross_site import Served
 
 
@@ -65,14 +70,12 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
             ).structured_content
         )
         assert council.answer and len(council.ranking) == 3
-        stopped_id, _ = await debate_stopped_by_cancel(
-            client, {"topic": "Monorepo?", "participants": SLOW, "judge": "fake:judge", "rounds": 4}
+        cancelled_id, _ = await debate_cancelled(
+            client, {"topic": "Monorepo?", "participants": SLOW, "judge": "fake:judge", "rounds": 2}
         )
-        assert_stopped_by_the_user(
-            await call(client, "get_debate", {"debate_id": stopped_id, "wait": True}), 8
-        )
+        assert_ran_to_its_end(await collected(client, cancelled_id), 4)
         listed = DebateList.model_validate((await call(client, "list_debates", {})).structured_content)
-        assert [d.id for d in listed.debates] == [stopped_id, council.debate_id, answer.debate_id]
+        assert [d.id for d in listed.debates] == [cancelled_id, council.debate_id, answer.debate_id]
         exported = text_of(
             await call(client, "export_debate", {"debate_id": answer.debate_id, "format": "text"})
         )
@@ -80,16 +83,26 @@ async def test_moot_mcp_over_stdio_holds_debates_and_councils_and_stores_them(tm
     # The process has exited; the store under its MOOT_HOME holds all three, as `moot list` would show them.
     async with await EventStore.open(db_url_from(str(home / "moot.db"))) as store:
         stored = {s.id: s.status for s in await store.list_debates()}
-    assert stored == {answer.debate_id: "completed", council.debate_id: "completed", stopped_id: "completed"}
+    assert stored == {
+        answer.debate_id: "completed",
+        council.debate_id: "completed",
+        cancelled_id: "completed",
+    }
 
 
 @pytest.mark.subprocess
-async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(tmp_path: Path) -> None:
+async def test_moot_mcp_takes_another_store_with_db_the_presets_of_its_home_and_local_files(
+    tmp_path: Path,
+) -> None:
     db, home = tmp_path / "elsewhere.db", tmp_path / "home"
     home.mkdir()
     (home / "config.yaml").write_text("participants: [{model: fake:a}, {model: fake:b}]\n", encoding="utf-8")
+    notes = tmp_path / "notes.md"
+    notes.write_text("Read by `moot mcp` itself.", encoding="utf-8")
     async with moot_mcp(home, "--db", str(db)) as client:
-        result = await call(client, "debate", {"topic": "t", "preset": "debate", "rounds": 1})
+        result = await call(
+            client, "debate", {"topic": "t", "preset": "debate", "rounds": 1, "context_files": [str(notes)]}
+        )
     answer = DebateResult.model_validate(result.structured_content)
     assert answer.format == "structured-rounds" and answer.status == "completed"
     async with await EventStore.open(db_url_from(str(db))) as store:
@@ -99,20 +112,59 @@ async def test_moot_mcp_takes_another_store_with_db_and_the_presets_of_its_home(
         "fake:a",
         "fake:b",
     ]
+    assert stored.config.context == f"## {notes}\n\nRead by `moot mcp` itself."  # a stdio caller's own file
     assert not (home / "moot.db").exists()
 
 
-# --- the README's client configs --------------------------------------------------------------------------
+# --- the README's client configs and tool calls ------------------------------------------------------------
 
 
-README_CONFIGS = [b for b in readme_blocks() if b.lang == "json"]
+README_JSON = [b for b in readme_blocks() if b.lang == "json"]
+README_CONFIGS = [b for b in README_JSON if "mcpServers" in json.loads(b.code)]
+README_CALLS = [b for b in README_JSON if "tool" in json.loads(b.code)]
 
 
-def test_the_readme_shows_a_stdio_and_an_http_client_config() -> None:
+def test_the_readme_shows_a_stdio_and_an_http_client_config_and_tool_calls() -> None:
     servers = [json.loads(b.code)["mcpServers"]["moot"] for b in README_CONFIGS]
-    assert {"command" in s for s in servers} == {True, False} and all(
-        b.section == "MCP" for b in README_CONFIGS
+    assert {"command" in s for s in servers} == {True, False}
+    assert all(b.section == "MCP" for b in README_JSON) and len(README_CONFIGS) + len(README_CALLS) == len(
+        README_JSON
     )
+    assert [json.loads(b.code)["tool"] for b in README_CALLS] == ["start_debate", "get_debate"]
+
+
+async def test_the_readme_tool_calls_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calls in order, as an agent sends them, `ID` being the id `start_debate` answered: every model they
+    name is the fake of its name (as tests/test_readme_examples.py substitutes them), the rest is moot's."""
+    monkeypatch.setattr(checks_module, "build_model", as_fake)
+    monkeypatch.setattr(checks_module, "check_available", no_check)
+    monkeypatch.setenv(LIMITS_VAR, NO_LIMITS)
+    reset_limiters()
+    calls = [json.loads(b.code) for b in README_CALLS]
+    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
+        manager = DebateManager(store)
+        try:
+            async with Client(tools_on(manager)) as client:
+                begun = Started.model_validate((await call(client, **calls[0])).structured_content)
+                arguments = {k: begun.debate_id if v == "ID" else v for k, v in calls[1]["arguments"].items()}
+                got = DebateResult.model_validate(
+                    (await call(client, calls[1]["tool"], arguments)).structured_content
+                )
+                if got.running:  # a busy machine: the wait was up first
+                    got = DebateResult.model_validate(
+                        (await collected(client, begun.debate_id)).structured_content
+                    )
+            stored = await store.state(begun.debate_id)
+        finally:
+            await manager.close()
+            reset_limiters()
+    started_with = calls[0]["arguments"]
+    assert got.status == "completed" and got.format == started_with["format"] and got.headline
+    assert stored.config is not None and stored.config.context == started_with["context"]
+    assert [(p.name, p.stance) for p in stored.config.participants] == [
+        ("Ada", "for the motion"),
+        ("Bo", "against the motion"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -784,7 +784,7 @@ def test_python_api_names_in_the_prose_exist() -> None:
 def test_every_example_is_run() -> None:
     """A block or a command that no test here runs fails, so a new README example cannot go untested."""
     blocks = readme_blocks()
-    # json: the MCP client configs, each used as a client would by tests/test_mcp_stdio.py.
+    # json: the MCP client configs and tool calls, each used as a client would by tests/test_mcp_stdio.py.
     assert {b.lang for b in blocks} <= {"bash", "python", "yaml", "json"}, [str(b) for b in blocks]
     # The Python API's, and the webhook receiver's (run by tests/test_webhooks.py).
     assert len([b for b in blocks if b.lang == "python"]) == 2

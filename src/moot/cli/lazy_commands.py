@@ -78,7 +78,7 @@ LAZY_COMMANDS: dict[str, LazyCommand] = {
     "mcp": LazyCommand(
         "moot.cli.mcp",
         "mcp_command",
-        "Serve moot's MCP tools (debate, council, list_debates, get_debate, export_debate) over stdio.",
+        "Serve moot's MCP tools (start_debate, get_debate, stop_debate, debate, council, ...) over stdio.",
     ),
     "configure": LazyCommand(
         "moot.cli.configure",

@@ -25,7 +25,7 @@ def mcp_command(
         int, typer.Option("--max-running", min=1, help="Debates that may run at once; later ones wait.")
     ] = 4,
 ) -> None:
-    """Serve moot's MCP tools (debate, council, list_debates, get_debate, export_debate) over stdio.
+    """Serve moot's MCP tools (start_debate, get_debate, stop_debate, debate, council, ...) over stdio.
 
     Add it to an MCP client's config as the command `moot` with the arguments `mcp`; `moot serve` offers the same
     tools over HTTP at /mcp. Keys come from this process's environment, as for `moot run`.
@@ -34,14 +34,17 @@ def mcp_command(
 
 
 def tools_on(manager: DebateManager) -> MCPServer[Any]:
-    """The MCP tools on `manager`: a debate a call asks for starts on it at once."""
+    """The MCP tools on `manager`: a debate a call asks for starts on it at once. The caller is on this machine,
+    so the tools may read files it names (`context_files`)."""
     from moot.domain.config import DebateConfig
     from moot.mcp import build_server
+    from moot.server.mcp_mount import ServerRuns
 
     async def start(config: DebateConfig, request: object) -> str:
         return manager.start(config).id
 
-    return build_server(lambda request: manager, admit=start)
+    runs = ServerRuns(manager)
+    return build_server(lambda request: runs, admit=start, local_files=True)
 
 
 async def _serve(db: str | None, max_running: int) -> None:
@@ -53,7 +56,8 @@ async def _serve(db: str | None, max_running: int) -> None:
         try:
             await tools_on(manager).run_stdio_async()
         finally:
-            # The client went away: a debate still running is recorded as interrupted (moot resume carries it on).
+            # The client ended this process: a debate still running is recorded as interrupted (moot resume
+            # carries it on). Its calls' timeouts and cancels never reach here: those debates run on.
             await manager.close()
 
 

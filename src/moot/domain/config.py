@@ -49,6 +49,8 @@ SINGLE_AGENT_FORMATS = frozenset({"society-of-minds"})
 MAX_PARTICIPANTS = 10
 # A topic's length, wherever a topic comes in (a config, the MCP tools, the persona proposals, arena motions).
 MAX_TOPIC = 4000
+# The background's length, wherever it comes in (a config, a file, the MCP tools' text and files).
+MAX_CONTEXT = 200_000
 MAX_ROUNDS = 50
 MAX_JUDGES = 9
 MAX_FALLBACKS = 5
@@ -512,7 +514,7 @@ class DebateConfig(_Strict):
 
     topic: TopicText = Field(min_length=1, max_length=MAX_TOPIC)
     context: PlainText | None = Field(
-        default=None, max_length=200_000, description="Background material for everyone"
+        default=None, max_length=MAX_CONTEXT, description="Background material for everyone"
     )
     participants: list[Participant] = Field(
         min_length=1,

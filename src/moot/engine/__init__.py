@@ -27,6 +27,7 @@ from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_fail
 from moot.engine.people import People, TurnAsk, VerdictAsk, VerdictCheck, require_people
 from moot.engine.personas import propose_personas, with_reviewed_personas
 from moot.engine.runner import EventLog, InMemoryLog, judge_again, resumable, resume_debate, run_debate
+from moot.engine.webhooks import public_url
 
 __all__ = [
     "HIGH_SHARE",
@@ -63,6 +64,7 @@ __all__ = [
     "preflight",
     "price_notice",
     "propose_personas",
+    "public_url",
     "require_people",
     "resumable",
     "resume_debate",

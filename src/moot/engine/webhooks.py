@@ -55,6 +55,12 @@ TIMEOUT_S = 10.0
 _RETRIED = frozenset({408, 425, 429})
 
 
+def public_url() -> str | None:
+    """The base URL people reach this deployment's server by ($MOOT_PUBLIC_URL, no trailing slash); None when
+    it is not set."""
+    return os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/") or None
+
+
 def secret() -> str | None:
     value = os.environ.get(SECRET_ENV, "").strip()
     return value or None
@@ -98,7 +104,7 @@ def payload(state: DebateState, event: NotifyEvent) -> dict[str, Any]:
     winners = state.verdict.winner_ids if state.verdict is not None else []
     if not winners and state.outcome is not None:
         winners = state.outcome.winner_ids
-    base = os.environ.get(PUBLIC_URL_ENV, "").rstrip("/")
+    base = public_url() or ""
     usage = state.usage
     return {
         "event": event,

@@ -1,17 +1,31 @@
 """What the MCP tools answer: a debate's result as structured content (these models, whose JSON Schema the tools
 declare) and as text a person or an agent reads. Both are made from the folded state alone, so the `debate` tool
-and `get_debate` say the same of the same debate."""
+and `get_debate` say the same of the same debate.
+
+Both are bounded: an agent's context is small and costly, and a judge or a chair may write at length. Each text
+field and list has a cap; what is cut says how much more there was ("… (3 more)"), and `export_debate` has it all.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from moot.domain.problems import status_label
-from moot.domain.state import DebateState
+from moot.domain.state import DebateState, split_turn_key
 from moot.domain.status import Status
+from moot.mcp.follow import UNDER_WAY, WAIT_MOST_S, WAIT_S, excerpt
 from moot.store import DebateSummary
 
 CHAIR = "chair"  # the council's voice whose synthesis is its answer (moot.protocols.council)
+TEXT_MOST = 2000  # characters of a text field a model wrote (the judge's summary, a section's text)
+ANSWER_MOST = 8000  # of an answer that is the point of asking (a council chair's synthesis)
+ITEM_MOST = 500  # of one item of a list (a point of agreement, a key argument, a section's line)
+ITEMS_MOST = 8  # items of a list
+ARGUMENTS_MOST = 4  # key arguments of one participant
+LATEST = 3  # turns quoted in a running debate's progress
+LATEST_MOST = 300  # characters of each
 
 
 class Score(BaseModel):
@@ -36,6 +50,22 @@ class Ranked(BaseModel):
     name: str
     model: str
     mean_rank: float | None = Field(description="Mean position in the council's peer rankings (1 is best)")
+
+
+class Said(BaseModel):
+    """The start of one turn."""
+
+    round: int
+    name: str
+    text: str
+
+
+class Progress(BaseModel):
+    """A running debate so far."""
+
+    speaking: list[str] = Field(description="Who is speaking now, by name")
+    judging: bool = Field(description="Whether the judge is weighing the debate now")
+    latest: list[Said] = Field(description=f"The last {LATEST} turns, oldest first, each cut to its start")
 
 
 class DebateResult(BaseModel):
@@ -80,6 +110,18 @@ class DebateResult(BaseModel):
     cost_usd: float | None
     input_tokens: int
     output_tokens: int
+    running: bool = Field(
+        default=False,
+        description="Still under way (queued, running, judging): call get_debate again to wait for its result",
+    )
+    planned_rounds: int | None = Field(default=None, description="Rounds the format plans to hold")
+    progress: Progress | None = Field(
+        default=None, description="Where a running debate stands; None once ended"
+    )
+    link: str | None = Field(default=None, description="The debate's page on the server, where there is one")
+    cut: bool = Field(
+        default=False, description="Some text or list was cut to fit; export_debate gives the whole debate"
+    )
 
 
 class CouncilResult(BaseModel):
@@ -96,20 +138,59 @@ class CouncilResult(BaseModel):
     problems: list[str] = Field(
         default_factory=list, description="What kept it from running as asked; none when it did"
     )
+    running: bool = Field(default=False, description="Still under way: call get_debate again to wait for it")
+    link: str | None = Field(default=None, description="The council's page on the server, where there is one")
+    cut: bool = Field(default=False, description="Some text was cut to fit; export_debate gives it whole")
+
+
+class Started(BaseModel):
+    """A debate started in the background, and how to follow it."""
+
+    debate_id: str
+    topic: str
+    format: str
+    status: Status
+    link: str | None = Field(description="The debate's page on the server, where there is one")
+    watch: str = Field(description="How a person watches or reads it")
 
 
 class DebateList(BaseModel):
     debates: list[DebateSummary] = Field(description="Newest first")
 
 
-def debate_result(state: DebateState) -> DebateResult:
+class _Fit:
+    """Cuts text and lists to their caps, and remembers whether it cut anything."""
+
+    def __init__(self) -> None:
+        self.cut = False
+
+    def text(self, text: str, most: int = TEXT_MOST) -> str:
+        if len(text) <= most:
+            return text
+        self.cut = True
+        return f"{text[:most].rstrip()}… ({len(text) - most:,} more characters)"
+
+    def maybe(self, text: str | None, most: int = TEXT_MOST) -> str | None:
+        return None if text is None else self.text(text, most)
+
+    def items(self, items: Sequence[str], most: int = ITEMS_MOST) -> list[str]:
+        kept = [self.text(item, ITEM_MOST) for item in items[:most]]
+        if len(items) > most:
+            self.cut = True
+            kept.append(f"… ({len(items) - most} more)")
+        return kept
+
+
+def debate_result(state: DebateState, *, link: str | None = None) -> DebateResult:
     config = state.config
     assert config is not None  # a stored debate's first event carries its config
     verdict = state.verdict
     outcome = state.outcome
     usage = state.usage
+    fit = _Fit()
     chair = next((t.text for t in reversed(state.turns) if t.participant_id == CHAIR), None)
-    return DebateResult(
+    running = state.status in UNDER_WAY
+    result = DebateResult(
         debate_id=state.debate_id,
         status=state.status,
         topic=config.topic,
@@ -120,39 +201,62 @@ def debate_result(state: DebateState) -> DebateResult:
         stop=state.stop_reason.detail if state.stop_reason else None,
         stop_kind=state.stop_reason.kind if state.stop_reason else None,
         winners=[config.speaker_name(i) for i in verdict.winner_ids] if verdict else [],
-        verdict=verdict.summary if verdict else None,
+        verdict=fit.maybe(verdict.summary) if verdict else None,
         scores=[
             Score(
                 participant_id=s.participant_id,
                 name=config.speaker_name(s.participant_id),
                 score=s.score,
-                key_arguments=list(s.key_arguments),
+                key_arguments=fit.items(s.key_arguments, ARGUMENTS_MOST),
             )
             for s in verdict.scores
         ]
         if verdict
         else [],
-        agreement=list(verdict.areas_of_agreement) if verdict else [],
-        disagreement=list(verdict.areas_of_disagreement) if verdict else [],
-        insights=list(verdict.insights) if verdict else [],
+        agreement=fit.items(verdict.areas_of_agreement) if verdict else [],
+        disagreement=fit.items(verdict.areas_of_disagreement) if verdict else [],
+        insights=fit.items(verdict.insights) if verdict else [],
         confidence=verdict.confidence if verdict else None,
         absent=[a.line for a in verdict.absent] if verdict else [],
         problems=[p.message for p in state.problems],
-        result=outcome.summary if outcome else None,
+        result=fit.maybe(outcome.summary) if outcome else None,
         ranking=[config.speaker_name(i) for i in outcome.ranking] if outcome else [],
-        sections=[Section(title=s.title, lines=s.lines, text=s.text) for s in (outcome.sections or [])]
+        sections=[
+            Section(title=s.title, lines=fit.items(s.lines), text=fit.text(s.text))
+            for s in (outcome.sections or [])
+        ]
         if outcome
         else [],
-        answer=chair,
-        error=state.error or state.verdict_error,
+        answer=fit.maybe(chair, ANSWER_MOST),
+        error=fit.maybe(state.error or state.verdict_error),
         cost_usd=usage.cost_usd,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
+        running=running,
+        planned_rounds=state.planned_rounds,
+        progress=progress(state) if running else None,
+        link=link,
+    )
+    result.cut = fit.cut
+    return result
+
+
+def progress(state: DebateState) -> Progress:
+    """Where a running debate stands: who speaks now, whether the judge is at work, the last turns' starts."""
+    config = state.config
+    assert config is not None
+    return Progress(
+        speaking=[config.speaker_name(split_turn_key(key)[0]) for key in state.speaking],
+        judging=state.status == "judging",
+        latest=[
+            Said(round=t.round, name=config.speaker_name(t.participant_id), text=excerpt(t.text, LATEST_MOST))
+            for t in state.turns[-LATEST:]
+        ],
     )
 
 
-def council_result(state: DebateState) -> CouncilResult:
-    result = debate_result(state)
+def council_result(state: DebateState, *, link: str | None = None) -> CouncilResult:
+    result = debate_result(state, link=link)
     config = state.config
     assert config is not None
     outcome = state.outcome
@@ -176,14 +280,20 @@ def council_result(state: DebateState) -> CouncilResult:
         stop=result.stop,
         error=result.error,
         problems=result.problems,
+        running=result.running,
+        link=link,
+        cut=result.cut,
     )
 
 
 def debate_text(result: DebateResult) -> str:
-    """The result as a reader takes it in: how it ended, who won, the verdict, the format's result."""
+    """The result as a reader takes it in: how it ended, who won, the verdict, the format's result; or, while it
+    runs, how far it has come."""
     lines = [
         f"Debate {result.debate_id} ({result.format}): {_ended(result.status, result.stop, result.problems)}"
     ]
+    if result.progress is not None:
+        return "\n".join(lines + _progress_lines(result, result.progress))
     lines += [f"Problem: {p}" for p in result.problems]
     lines.append(result.headline)
     if result.scores:
@@ -211,7 +321,27 @@ def debate_text(result: DebateResult) -> str:
         lines.append(f"Answer:\n{result.answer}")
     if result.error:
         lines.append(f"Error: {result.error}")
-    return "\n".join(lines)
+    return "\n".join(lines + _after(result.link, result.cut))
+
+
+def _progress_lines(result: DebateResult, progress: Progress) -> list[str]:
+    planned = f" of {result.planned_rounds}" if result.planned_rounds else ""
+    turns = f"{result.turns} turn" + ("" if result.turns == 1 else "s")
+    lines = [f"Round {max(result.rounds, 1)}{planned}, {turns} so far."]
+    if progress.judging:
+        lines.append("The judge is weighing the debate.")
+    elif progress.speaking:
+        lines.append(f"Speaking now: {', '.join(progress.speaking)}.")
+    lines += [f"Round {s.round}, {s.name}: {s.text}" for s in progress.latest]
+    lines.append(
+        f"Still running: call get_debate with debate_id {result.debate_id} again to wait for the result."
+    )
+    return lines + _after(result.link, cut=False)
+
+
+def _after(link: str | None, cut: bool) -> list[str]:
+    lines = [f"Page: {link}"] if link else []
+    return lines + (["Some text was cut to fit: export_debate gives the whole debate."] if cut else [])
 
 
 def council_text(result: CouncilResult) -> str:
@@ -224,12 +354,31 @@ def council_text(result: CouncilResult) -> str:
                 r.name + (f" ({r.mean_rank:.2f})" if r.mean_rank is not None else "") for r in result.ranking
             )
         )
-    lines.append(
-        f"Answer:\n{result.answer}" if result.answer else "No answer: the council stopped before the chair"
-    )
+    if result.running:
+        lines.append(
+            f"Still running: call get_debate with debate_id {result.debate_id} again to wait for the answer."
+        )
+    else:
+        lines.append(
+            f"Answer:\n{result.answer}"
+            if result.answer
+            else "No answer: the council stopped before the chair"
+        )
     if result.error:
         lines.append(f"Error: {result.error}")
-    return "\n".join(lines)
+    return "\n".join(lines + _after(result.link, result.cut))
+
+
+def started_text(started: Started) -> str:
+    return "\n".join(
+        [
+            f"Started debate {started.debate_id} ({started.format}): {started.topic}",
+            f"Watch it: {started.watch}",
+            f"Collect it: call get_debate with debate_id {started.debate_id}; each call waits up to wait_s "
+            f"seconds ({WAIT_S:g} by default, at most {WAIT_MOST_S:g}) and answers with the progress so far, "
+            "or the result once it has ended. stop_debate ends it early (the judge rules on what was said).",
+        ]
+    )
 
 
 def _ended(status: Status, stop: str | None, problems: list[str]) -> str:
@@ -239,13 +388,19 @@ def _ended(status: Status, stop: str | None, problems: list[str]) -> str:
 
 
 __all__ = [
+    "UNDER_WAY",
     "CouncilResult",
     "DebateList",
     "DebateResult",
+    "Progress",
     "Ranked",
+    "Said",
     "Score",
+    "Started",
     "council_result",
     "council_text",
     "debate_result",
     "debate_text",
+    "progress",
+    "started_text",
 ]

@@ -25,10 +25,11 @@ from starlette.types import Receive, Scope, Send
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import Event
+from moot.engine import public_url
 from moot.errors import UserError
-from moot.mcp import Feed, build_server
-from moot.server.manager import DebateManager
-from moot.server.security import admit
+from moot.mcp import Feed, build_server, page_path
+from moot.server.manager import DebateManager, Subscriber
+from moot.server.security import admit, claim
 from moot.store import EventStore
 
 PATH = "/mcp"
@@ -45,10 +46,13 @@ class Followed:
 
 
 class ServerRuns:
-    """The server's manager as the tools' `Runs`: a debate that runs on a worker is followed in the store."""
+    """The server's manager as the tools' `Runs` for one call: a debate that runs on a worker is followed in the
+    store; `request` is the call's HTTP request (None on stdio), whose caller a stop that sets a debate running
+    again is counted against, and whose address names the page where MOOT_PUBLIC_URL does not."""
 
-    def __init__(self, manager: DebateManager) -> None:
+    def __init__(self, manager: DebateManager, request: Request | None = None) -> None:
         self.manager = manager
+        self.request = request
 
     @property
     def store(self) -> EventStore:
@@ -60,8 +64,25 @@ class ServerRuns:
             return live
         return Followed(self.manager.follow(debate_id, 0))
 
-    def stop(self, debate_id: str) -> bool:
-        return self.manager.stop(debate_id)  # a worker's debate too, on PostgreSQL (moot.workers.live)
+    def unsubscribe(self, debate_id: str, feed: Feed) -> None:
+        if isinstance(feed, Subscriber):  # a follower of the store holds nothing once it is no longer read
+            self.manager.unsubscribe(debate_id, feed)
+
+    async def stop(self, debate_id: str) -> None:
+        # As POST /api/debates/{id}/stop: a running debate (a worker's too, on PostgreSQL) is cut and judged;
+        # another is judged as it stands, a run counted against the caller.
+        if self.manager.stop(debate_id):
+            return
+        if self.request is not None:
+            try:
+                claim(self.request, debate_id)
+            except HTTPException as exc:  # too many running for this token: a tool error the caller reads
+                raise UserError(str(exc.detail)) from None
+        await self.manager.carry_on(debate_id, "stop")
+
+    def page(self, debate_id: str) -> str | None:
+        base = public_url() or (str(self.request.base_url).rstrip("/") if self.request is not None else None)
+        return f"{base}{page_path(debate_id)}" if base else None
 
 
 class _Current:
@@ -78,7 +99,9 @@ class _Current:
 
 
 def _runs(request: Any) -> ServerRuns:
-    return ServerRuns(_manager(request))
+    manager = _manager(request)
+    assert isinstance(request, Request)  # _manager refused anything else
+    return ServerRuns(manager, request)
 
 
 def _manager(request: Any) -> DebateManager:
@@ -106,7 +129,7 @@ async def _start(config: DebateConfig, request: Any) -> str:
 def _tools() -> MCPServer[Any]:
     """The tools, built once a process: reading their signatures into schemas costs more than the rest of an
     app, and each call finds its app's manager through its request."""
-    return build_server(_runs, admit=_start)
+    return build_server(_runs, admit=_start, local_files=False)
 
 
 # A session manager is made by the server (`streamable_http_app`) and read back from it: two apps' lifespans
