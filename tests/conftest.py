@@ -9,7 +9,8 @@ import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import hypothesis
 import pytest
@@ -29,6 +30,9 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 from moot.domain.config import DebateConfig, ModelOptions, Participant
 from moot.domain.verdict import CRITERIA
+
+if TYPE_CHECKING:  # the server is imported by the fixture that needs it, not by every test
+    from moot.server.manager import DebateManager
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -196,3 +200,17 @@ def pytest_configure(config: pytest.Config) -> None:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
+
+
+@pytest.fixture
+async def manager(tmp_path: Path) -> AsyncIterator[DebateManager]:
+    """The server's DebateManager over a store in the test's folder (the MCP tests' runner of debates)."""
+    from moot.server.manager import DebateManager
+    from moot.store import EventStore, db_url_from
+
+    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
+        runs = DebateManager(store)
+        try:
+            yield runs
+        finally:
+            await runs.close()

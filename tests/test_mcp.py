@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -67,16 +66,6 @@ SLOW = ["fake:drip-40", "fake:drip-40"]
 COLLECT_CALLS = 4
 
 Progress = list[tuple[float, str]]
-
-
-@pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[DebateManager]:
-    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
-        runs = DebateManager(store)
-        try:
-            yield runs
-        finally:
-            await runs.close()
 
 
 def connect(manager: DebateManager) -> Client:

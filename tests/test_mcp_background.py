@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +52,6 @@ LONG = {
 }
 SHORT_WAIT_S = 1.0
 TRIES = 60  # short waits before a long debate's first turns are in: far more than its sleeps need
-
-
-@pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[DebateManager]:
-    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
-        runs = DebateManager(store)
-        try:
-            yield runs
-        finally:
-            await runs.close()
 
 
 async def timed_out(client: Client, arguments: dict[str, Any]) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,6 @@ from tests.test_mcp import TOKEN, call, mcp_client, text_of
 from tests.test_server_cross_site import Served
 
 TWO = ["fake:a,name=Ada", "fake:b,name=Bo"]
-
-
-@pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[DebateManager]:
-    async with await EventStore.open(db_url_from(str(tmp_path / "moot.db"))) as store:
-        runs = DebateManager(store)
-        try:
-            yield runs
-        finally:
-            await runs.close()
 
 
 async def stored_config(manager: DebateManager, result: Any) -> DebateConfig:
