@@ -50,6 +50,8 @@ LONG = {
     "judge": "fake:judge",
     "rounds": 3,
 }
+# Long enough to be read under way after its first turn (2 s a turn), short enough to wait out (12 s of sleeps).
+MEDIUM = {**LONG, "participants": ["fake:drip-60,name=Ada", "fake:drip-60,name=Bo"]}
 SHORT_WAIT_S = 1.0
 TRIES = 60  # short waits before a long debate's first turns are in: far more than its sleeps need
 
@@ -171,7 +173,7 @@ async def test_get_debate_waits_a_bounded_time_then_answers_the_progress_and_lat
     manager: DebateManager,
 ) -> None:
     async with connect(manager) as client:
-        begun = await started(client, LONG)
+        begun = await started(client, MEDIUM)
         running = await once_turns(client, begun.debate_id, 1)
         assert running.status in UNDER_WAY and running.planned_rounds == 3 and running.progress is not None
         latest = running.progress.latest[-1]
@@ -181,7 +183,7 @@ async def test_get_debate_waits_a_bounded_time_then_answers_the_progress_and_lat
         assert "Round 1, Ada: In round 1" in said and "Still running: call get_debate" in said
         # A long wait reports each turn as progress while it waits, and answers with the result at the end.
         seen: Progress = []
-        for _ in range(6):  # each wait is up after 55 s; the debate's sleeps take 36 s in all
+        for _ in range(6):  # each wait is up after 55 s; the debate's sleeps take 12 s in all
             got = await call(
                 client, "get_debate", {"debate_id": begun.debate_id, "wait_s": WAIT_MOST_S}, seen
             )
