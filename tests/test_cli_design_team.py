@@ -88,7 +88,7 @@ def test_agents_keep_a_format_that_is_named() -> None:
     [
         (
             ["--agents", "architect,wizard"],
-            "error: --agents: 'wizard' is not a role; choose from architect, security, performance, testing, "
+            "error: --agents: unknown role 'wizard'; use one of: architect, security, performance, testing, "
             "generalist",
         ),
         (["--agents", "architect"], "error: --agents: a debate needs at least two agents"),
@@ -159,7 +159,7 @@ def test_a_wrong_answer_is_refused_in_one_line_and_asked_again() -> None:
     assert setup == Setup("Design a cache", ["security", "testing"], 4, "fake:j")
     shown = console.export_text()
     assert "problem: give the problem to debate" in shown
-    assert "--agents: 'wizard' is not a role" in shown
+    assert "--agents: unknown role 'wizard'" in shown
     assert shown.count("rounds: give a whole number from 1 to 50; try again") == 2
     assert len(asked) == 8
 

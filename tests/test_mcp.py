@@ -361,7 +361,7 @@ async def test_a_preset_is_the_setup_and_the_arguments_given_go_on_top(manager: 
         assert overridden.config is not None and overridden.config.rounds == 1
         assert [str(p.model) for p in overridden.config.participants] == ["fake:x", "fake:y"]
         unknown = await client.call_tool("debate", {"topic": "t", "preset": "shouting"})
-        assert unknown.is_error and "preset: no preset 'shouting'; use one of " in text_of(unknown)
+        assert unknown.is_error and "preset: unknown preset 'shouting'; use one of " in text_of(unknown)
 
 
 async def test_without_participants_the_configured_models_debate_and_the_council_preset_sits(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moot.domain.config import Participant, RoleName
+from moot.domain.text import unknown
 from moot.errors import ConfigError
 from moot.prompts.render import render
 
@@ -50,7 +51,7 @@ def parse_roles(text: str, *, field: str = "--agents") -> list[RoleName]:
     for name in names:
         role = next((r for r in ROLES if r == name), None)
         if role is None:
-            raise ConfigError(f"{name!r} is not a role; choose from {', '.join(ROLES)}", field=field)
+            raise ConfigError(unknown("role", name, list(ROLES)), field=field)
         roles.append(role)
     if len(roles) < 2:
         raise ConfigError(

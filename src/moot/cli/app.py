@@ -912,6 +912,7 @@ def prompts(
     name: Annotated[str | None, typer.Argument(help="A template to print, e.g. debater_system.j2.")] = None,
 ) -> None:
     """List the prompt templates, or print one to copy into your prompts folder and edit."""
+    from moot.domain.text import unknown
     from moot.prompts.render import TEMPLATE_NAMES, template_source, user_prompt_dir
 
     if name is None:
@@ -920,7 +921,7 @@ def prompts(
             out.print(f"  {t}")
         return
     if name not in TEMPLATE_NAMES:
-        print_error(f"name: unknown template {name!r}; use one of {', '.join(TEMPLATE_NAMES)}")
+        print_error("name: " + unknown("prompt template", name, list(TEMPLATE_NAMES)))
         raise typer.Exit(2)
     write_document(template_source(name))
 

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from moot.cli.live import print_error
 from moot.domain.config import MAX_ROUNDS, DebateConfig
-from moot.domain.text import first_sentence
+from moot.domain.text import first_sentence, unknown
 from moot.protocols import PROTOCOLS, DebateProtocol
 
 _DEFAULT_ROUNDS: int = DebateConfig.model_fields["rounds"].default
@@ -41,7 +41,7 @@ def formats_command(
         return
     protocol = PROTOCOLS.get(name.strip().lower())
     if protocol is None:
-        print_error(f"format: unknown format {name!r}; use one of: {', '.join(PROTOCOLS)}")
+        print_error("format: " + unknown("format", name, list(PROTOCOLS)))
         raise typer.Exit(2)
     _show_format(out, protocol, rounds)
 

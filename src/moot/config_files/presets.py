@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.config_syntax import SyntaxErrors, syntax_error
+from moot.domain.text import unknown
 from moot.errors import ConfigError
 from moot.store.location import moot_home
 
@@ -89,9 +90,7 @@ def load_preset(name: str, *, field: str = "preset") -> Preset:
     for preset in list_presets():
         if preset.name == wanted:
             return preset
-    raise ConfigError(
-        f"no preset {wanted!r}; use one of {', '.join(preset_names())} (moot presets lists them)", field=field
-    )
+    raise ConfigError(unknown("preset", wanted, preset_names(), listed_by="`moot presets`"), field=field)
 
 
 def save_preset(name: str, config: dict[str, Any], *, description: str | None = None) -> Preset:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema, model_validator
 
 from moot.domain.providers import BUILT_IN, find_provider, plugin_problems, provider_names
+from moot.domain.text import unknown
 
 # moot's own providers and what each is (the registry, moot.domain.providers, holds every fact about them).
 PROVIDERS: dict[str, str] = {spec.name: spec.description for spec in BUILT_IN}
@@ -73,9 +74,8 @@ def parse_model_ref(text: str) -> dict[str, str]:
             f"moot ignored: {broken.reason}"
         )
     if spec is None:
-        known = ", ".join(provider_names())
         raise ValueError(
-            f"unknown provider {provider!r} in {text!r}; use one of: {known} (`moot models` lists them)"
+            unknown("provider", provider, provider_names(), where=f" in {text!r}", listed_by="`moot models`")
         )
     provider = spec.name
     if not _NAME.match(name):

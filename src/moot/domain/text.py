@@ -18,7 +18,9 @@ stored `debate_started`) skips it.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, ValidationInfo
@@ -122,3 +124,13 @@ def first_sentence(text: str) -> str:
     flat = " ".join(text.split())
     end = re.search(r"(?<! al)\. (?=[A-Z0-9])", flat)  # a sentence's end, not "Du et al. 2023"
     return flat if end is None else flat[: end.start() + 1]
+
+
+def unknown(kind: str, given: str, choices: Sequence[str], *, where: str = "", listed_by: str = "") -> str:
+    """One line for a name that is not one of `choices`: the choice it comes closest to when it reads as a typo
+    ("unknown format 'oxfrod'; did you mean 'oxford'?"), else every choice. `where` follows the name (" in
+    'opnai:gpt-4o'"); `listed_by` names the command that lists them."""
+    near = difflib.get_close_matches(given, list(choices), n=1, cutoff=0.6)
+    said = f"did you mean {near[0]!r}?" if near else f"use one of: {', '.join(choices)}"
+    listing = f" ({listed_by} lists them)" if listed_by else ""
+    return f"unknown {kind} {given!r}{where}; {said}{listing}"

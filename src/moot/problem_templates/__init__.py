@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot.domain.config import FormatName, RoleName
+from moot.domain.text import unknown
 from moot.errors import ConfigError
 
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
@@ -90,7 +91,7 @@ def get_template(name: str) -> ProblemTemplate:
         return templates()[name]
     except KeyError:
         raise ConfigError(
-            f"unknown template {name!r}; use one of: {', '.join(templates())} (`moot templates` describes them)",
+            unknown("template", name, list(templates()), listed_by="`moot templates`"),
             field="template",
         ) from None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from moot.domain.config import DebateConfig
+from moot.domain.text import unknown
 from moot.errors import ConfigError
 from moot.protocols.base import DebateProtocol
 from moot.protocols.convergence_seeking import ConvergenceSeeking
@@ -76,5 +77,5 @@ def get_protocol(name: str) -> DebateProtocol[Any]:
         return PROTOCOLS[name]
     except KeyError:
         raise ConfigError(
-            f"unknown format {name!r}; use one of: {', '.join(PROTOCOLS)}", field="format"
+            unknown("format", name, list(PROTOCOLS), listed_by="`moot formats`"), field="format"
         ) from None

@@ -6,6 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from moot.domain.text import unknown
 from moot.errors import UserError
 
 __all__ = ["LOCAL_MODELS", "LocalModelSpec", "local_model_path"]
@@ -35,8 +36,9 @@ def local_model_path(name: str = "smollm2") -> Path:
     """The GGUF file of embedded model `name`, found inside its installed package; nothing is downloaded."""
     spec = LOCAL_MODELS.get(name)
     if spec is None:
-        known = ", ".join(f"local:{n}" for n in sorted(LOCAL_MODELS))
-        raise UserError(f"unknown embedded model local:{name}; the embedded models are {known}")
+        raise UserError(
+            unknown("embedded model", f"local:{name}", [f"local:{n}" for n in sorted(LOCAL_MODELS)])
+        )
     missing = UserError(
         f"local:{name} needs the {spec.distribution} package; pip install {spec.distribution}"
     )
