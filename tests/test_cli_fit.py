@@ -256,11 +256,13 @@ def test_formats_is_a_short_list_and_names_show_phases_and_options(
 
 
 def test_an_unknown_format_name_is_one_line_naming_the_formats() -> None:
-    result = runner.invoke(app, ["formats", "oxfrd"])
+    result = runner.invoke(app, ["formats", "shouting-match"])
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1, result.stderr
-    assert "unknown format 'oxfrd'" in result.stderr
-    assert all(name in result.stderr for name in PROTOCOLS)
+    assert "unknown format 'shouting-match'" in result.stderr
+    assert all(name in result.stderr for name in PROTOCOLS)  # like none of them: every one is listed
+    typo = runner.invoke(app, ["formats", "oxfrd"])
+    assert typo.exit_code == 2 and "did you mean 'oxford'?" in typo.stderr
 
 
 def test_option_values_and_defaults_read_as_words() -> None:

@@ -30,7 +30,7 @@ from tests.cli_helpers import moot
         ),
         (
             ["-p", "local:smolm2", "-p", "fake:b"],
-            "error: participants.0.model: unknown embedded model 'local:smolm2'; did you mean 'local:smollm2'?",
+            "error: participants.0.model: unknown embedded model 'smolm2' in 'local:smolm2'; did you mean 'smollm2'?",
         ),
         (
             ["--template", "rate-limitng"],

@@ -73,7 +73,9 @@ def test_weights_ship_inside_the_wheel() -> None:
 
 
 def test_unknown_or_missing_local_model_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(UserError, match="unknown embedded model local:nope"):
+    with pytest.raises(
+        UserError, match=r"unknown embedded model 'nope' in 'local:nope'; use one of: smollm2"
+    ):
         local_model_path("nope")
     monkeypatch.setitem(
         local.LOCAL_MODELS,

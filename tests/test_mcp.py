@@ -15,6 +15,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp.types import CallToolResult
 from pydantic_ai.models import Model
 from typer.testing import CliRunner
@@ -361,7 +362,7 @@ async def test_a_preset_is_the_setup_and_the_arguments_given_go_on_top(manager: 
         assert overridden.config is not None and overridden.config.rounds == 1
         assert [str(p.model) for p in overridden.config.participants] == ["fake:x", "fake:y"]
         unknown = await client.call_tool("debate", {"topic": "t", "preset": "shouting"})
-        assert unknown.is_error and "preset: unknown preset 'shouting'; use one of " in text_of(unknown)
+        assert unknown.is_error and "preset: unknown preset 'shouting'; use one of: " in text_of(unknown)
 
 
 async def test_without_participants_the_configured_models_debate_and_the_council_preset_sits(
@@ -505,7 +506,10 @@ def test_moot_mcp_speaks_the_protocol_on_stdin_and_stdout(tmp_path: Path) -> Non
 
 
 def mcp_client(base: str, headers: dict[str, str] | None = None) -> tuple[Client, httpx2.AsyncClient]:
-    http = httpx2.AsyncClient(headers=headers or {}, trust_env=False)
+    # The SDK's own timeouts (300 s to read a response stream), as a host gets them: httpx's default 5 s
+    # read timeout cut a get_debate that waited longer for a debate on a busy machine.
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    http = httpx2.AsyncClient(headers=headers or {}, timeout=timeout, trust_env=False)
     return Client(streamable_http_client(f"{base}/mcp", http_client=http)), http
 
 

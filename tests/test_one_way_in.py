@@ -346,7 +346,7 @@ def test_no_module_but_the_composer_fills_or_makes_a_config() -> None:
 
 
 def test_a_bad_request_is_one_line_naming_the_field() -> None:
-    with pytest.raises(ConfigError, match=r"^preset: unknown preset 'nope'; use one of ") as info:
+    with pytest.raises(ConfigError, match=r"^preset: unknown preset 'nope'; use one of: ") as info:
         compose(DebateRequest(fields={"topic": "T"}, preset="nope"))
     assert "\n" not in str(info.value)
     with pytest.raises(ConfigError, match=r"^--agents: give the debaters once"):

@@ -921,7 +921,7 @@ def prompts(
             out.print(f"  {t}")
         return
     if name not in TEMPLATE_NAMES:
-        print_error("name: " + unknown("prompt template", name, list(TEMPLATE_NAMES)))
+        print_error("name: " + unknown("template", name, list(TEMPLATE_NAMES)))
         raise typer.Exit(2)
     write_document(template_source(name))
 

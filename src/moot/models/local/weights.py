@@ -36,9 +36,8 @@ def local_model_path(name: str = "smollm2") -> Path:
     """The GGUF file of embedded model `name`, found inside its installed package; nothing is downloaded."""
     spec = LOCAL_MODELS.get(name)
     if spec is None:
-        raise UserError(
-            unknown("embedded model", f"local:{name}", [f"local:{n}" for n in sorted(LOCAL_MODELS)])
-        )
+        # Matched on the names alone: every embedded model shares `local:`, which made any name look close.
+        raise UserError(unknown("embedded model", name, sorted(LOCAL_MODELS), where=f" in 'local:{name}'"))
     missing = UserError(
         f"local:{name} needs the {spec.distribution} package; pip install {spec.distribution}"
     )
