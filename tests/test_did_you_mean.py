@@ -61,3 +61,12 @@ def test_a_name_like_none_of_them_lists_them_all() -> None:
     assert unknown("preset", "x", ["council"], listed_by="`moot presets`") == (
         "unknown preset 'x'; use one of: council (`moot presets` lists them)"
     )
+
+
+def test_a_prefix_too_short_to_name_a_debate_says_how_long_one_must_be() -> None:
+    assert moot("run", "Tabs?", "-p", "fake:a", "-p", "fake:b", "-r", "1", "-j", "fake:judge")[0] == 0
+    code, _, err = moot("show", "eaf")
+    assert code == 2
+    assert err.strip() == (
+        "error: no debate with id 'eaf'; a prefix of an id takes at least 4 characters (`moot list` shows ids)"
+    )

@@ -152,7 +152,10 @@ class DebateIndex:
                 if exact.first() is not None:
                     return given
             if len(given) < MIN_PREFIX:
-                raise not_found(given)
+                raise NotFoundError(
+                    f"no debate with id {given!r}; a prefix of an id takes at least {MIN_PREFIX} characters "
+                    "(`moot list` shows ids)"
+                )
             # substr, not LIKE: LIKE ignores case on SQLite and would need '%' and '_' escaped.
             prefix_match = sa.func.substr(debates.c.id, 1, len(given)) == given
             ids: Sequence[str] = conn.execute(sa.select(debates.c.id).where(prefix_match)).scalars().all()
