@@ -167,7 +167,7 @@ def test_compose_runs_the_server_two_workers_and_postgres_on_one_database() -> N
 
 
 def readme_docker_lines() -> list[list[str]]:
-    section = (ROOT / "README.md").read_text().split("\n## Docker\n", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "deployment.md").read_text().split("\n## Docker\n", 1)[1].split("\n## ", 1)[0]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
 

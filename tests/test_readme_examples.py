@@ -1,9 +1,12 @@
-"""Every command and code example in the README runs here, so an example that drifts from moot fails CI.
+"""Every command and code example in the README and the documentation runs here, so an example that drifts
+from moot fails CI.
 
-The README is parsed, not copied: its fenced blocks (after the first two, the install and test commands, which
-tests/test_readme.py checks) are read with the section they stand in, and each `moot`, `curl` and `bash` line
-of a `bash` block, each `yaml` block and the `python` block is run or built. A block or a command that no test
-here knows how to run fails `test_every_example_is_run`, so a new example cannot go unexercised.
+The README and every page under docs/ are parsed, not copied: their fenced blocks (after the README's first two,
+the install and test commands, which tests/test_readme.py checks) are read with the page and section they stand
+in, and each `moot`, `curl`, `llm` and `bash` line of a `bash` block, each `yaml` block and each `python` block
+is run or built. A `text` block shows a command's shape or its output: its `moot` lines are checked to name
+commands and options that exist. A block or a command that no test here knows how to run fails
+`test_every_example_is_run`, so a new example cannot go unexercised.
 
 What the tests substitute, and nothing else:
 
@@ -87,6 +90,14 @@ from tests.isolation import default_signals
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+
+def doc_pages() -> list[Path]:
+    """The README first, then every page of the documentation site (the generated references are built, not kept)."""
+    return [README, *sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.relative_to(DOCS).parts)]
+
+
 INSTALL_BLOCKS = 2  # the install and test commands: tests/test_readme.py
 CURL = shutil.which("curl") or "curl (not installed: scripts/install-test-system.sh installs it)"
 PLACEHOLDER_IDS = ("3f2a9c1b", "ID")
@@ -106,10 +117,11 @@ class Block:
     lang: str
     code: str
     section: str  # the heading it stands under
-    line: int  # where its fence opens in the README, from 1
+    line: int  # where its fence opens in its page, from 1
+    page: str = "README.md"  # relative to the repository's root
 
     def __str__(self) -> str:
-        return f"README.md:{self.line} ({self.section}, {self.lang})"
+        return f"{self.page}:{self.line} ({self.section}, {self.lang})"
 
 
 @dataclass(frozen=True)
@@ -133,12 +145,18 @@ class Command:
 
 
 def readme_text() -> str:
-    return README.read_text(encoding="utf-8")
+    """The README and every documentation page, one after another: what a reader can be told to type.
+    docs/DECISIONS.md records why, at the time: it may quote a command as it was then."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in doc_pages() if p.name != "DECISIONS.md")
 
 
-def readme_blocks() -> list[Block]:
-    """The README's fenced blocks after the install commands, each with its section."""
-    text = readme_text()
+def page_text(name: str) -> str:
+    return (ROOT / name).read_text(encoding="utf-8")
+
+
+def page_blocks(page: Path) -> list[Block]:
+    """A page's fenced blocks, each with its section."""
+    text = page.read_text(encoding="utf-8")
     # Headings from the prose only: a `# comment` line inside a block is not one.
     prose = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     blocks = []
@@ -146,8 +164,23 @@ def readme_blocks() -> list[Block]:
         headings = _HEADING.findall(prose, 0, match.start())
         section = headings[-1].strip() if headings else "(top)"
         line = text.count("\n", 0, match.start()) + 1
-        blocks.append(Block(match["lang"], match["code"], section, line))
-    return blocks[INSTALL_BLOCKS:]
+        blocks.append(Block(match["lang"], match["code"], section, line, str(page.relative_to(ROOT))))
+    return blocks
+
+
+@functools.cache
+def all_blocks() -> tuple[Block, ...]:
+    """Every page's blocks after the README's install commands; `text` blocks included."""
+    pages = doc_pages()
+    return (*page_blocks(pages[0])[INSTALL_BLOCKS:], *(b for page in pages[1:] for b in page_blocks(page)))
+
+
+def readme_blocks() -> list[Block]:
+    """The blocks that run: every page's, after the README's install commands, but the `text` ones."""
+    return [b for b in all_blocks() if b.lang not in SHOWN]
+
+
+SHOWN = ("text", "")  # a command's shape, or what a command prints: not run
 
 
 def block_commands(block: Block) -> list[Command]:
@@ -188,9 +221,8 @@ def in_process(command: Command) -> bool:
     return command.program == "moot" and command.sub not in SUBPROCESS and not is_enqueue(command)
 
 
-def the_block_with(sub: str) -> Block:
-    (block,) = {c.block for c in readme_commands() if c.program == "moot" and c.sub == sub}
-    return block
+def blocks_with(sub: str) -> list[Block]:
+    return sorted({c.block for c in readme_commands() if c.program == "moot" and c.sub == sub}, key=str)
 
 
 # --- substitutions -----------------------------------------------------------------------------------
@@ -319,6 +351,9 @@ def option_value(words: list[str], *names: str) -> str | None:
 
 def check_run(words: list[str], result: Result, debates: Debates, before: set[str]) -> None:
     new = [d for d in stored() if d.id not in before]
+    if "--estimate" in words:  # the expected calls and cost, and no debate
+        assert not new and "calls" in result.stdout.lower(), result.stdout
+        return
     assert [d.status for d in new] == ["completed"], result.stdout
     topic = words[2] if len(words) > 2 and not words[2].startswith("-") else None
     if topic is not None:
@@ -554,16 +589,22 @@ def curl_kind(command: Command) -> str:
     return url.rstrip("/").rsplit("/", 1)[-1]
 
 
+SERVE_BLOCKS = blocks_with("serve")
+
+
 @pytest.mark.subprocess
-def test_server_examples(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", SERVE_BLOCKS, ids=[str(b) for b in SERVE_BLOCKS])
+def test_server_examples(block: Block, tmp_path: Path) -> None:
     """`moot serve` as written (plus a free --port), then each curl line with the curl binary: the create answers
     202 with an id, the event stream delivers the debate live, the pause answers 202 and the stream ends at the
-    pause; the resume its comment names carries the debate on to its end."""
-    block = the_block_with("serve")
+    pause; the resume its comment names carries the debate on to its end. A block with `moot serve` alone is the
+    server answering, its API docs at /docs, and stopping on Ctrl-C."""
     (serve,) = [c for c in block_commands(block) if c.program == "moot"]
     curls = {curl_kind(c): c for c in block_commands(block) if c.program == "curl"}
-    assert sorted(curls) == ["debates", "events", "pause"], f"{block}: a curl example this test does not run"
-    assert "resume" in curls["pause"].comment
+    assert sorted(curls) in ([], ["debates", "events", "pause"]), (
+        f"{block}: a curl example this test does not run"
+    )
+    assert not curls or "resume" in curls["pause"].comment
     port, home, log = free_port(), tmp_path / "home", tmp_path / "serve.log"
     with log.open("wb") as sink:
         server = subprocess.Popen(
@@ -576,39 +617,43 @@ def test_server_examples(tmp_path: Path) -> None:
     try:
         wait_until(lambda: healthy(port), "moot serve answers /health", START_S, log)
         assert httpx.get(f"http://127.0.0.1:{port}/docs").status_code == 200  # "API docs at /docs"
-
-        created = curl(curls["debates"].words, port)
-        assert created.status == 202, created
-        debate_id = json.loads(created.body)["id"]
-        assert json.loads(created.body)["status"] in (
-            "running",
-            "queued",
-        )  # queued: an instant before its slot
-
-        live = EventStream(curl_args(curls["events"].words, port, debate_id))
-        live.wait_for("event: token_delta")  # the debate is under way, streamed as it is written
-        paused = curl(curls["pause"].words, port, debate_id)
-        assert paused.status == 202 and json.loads(paused.body) == {"id": debate_id, "status": "pausing"}
-        first = live.finish()
-        kinds = [e["event"] for e in first]
-        assert kinds[0] == "debate_started" and kinds[-1] == "debate_paused", kinds
-        assert "turn_completed" in kinds and "debate_completed" not in kinds
-        names = {p["name"] for p in json.loads(first[0]["data"])["config"]["participants"]}
-        assert names == {"Proponent", "Opponent"}  # named as a config file's would be
-
-        resume = tuple(w.replace("/pause", "/resume") for w in curls["pause"].words)
-        resumed = curl(resume, port, debate_id)
-        assert resumed.status == 202 and json.loads(resumed.body) == {"id": debate_id, "status": "resuming"}
-        whole = EventStream(curl_args(curls["events"].words, port, debate_id)).finish()
-        kinds = [e["event"] for e in whole]
-        assert "debate_resumed" in kinds and kinds[-1] == "debate_completed", kinds
-        seqs = [int(e["id"]) for e in whole if "id" in e]
-        assert seqs == sorted(set(seqs)), "stored events arrive once each, in order"
+        if curls:
+            run_the_curl_lines(curls, port)
     finally:
         if server.poll() is None:
             server.send_signal(signal.SIGINT)  # Ctrl-C, as a user stops it
         server.wait(START_S)
     assert server.returncode == 0, log.read_text(errors="replace")
+
+
+def run_the_curl_lines(curls: dict[str, Command], port: int) -> None:
+    created = curl(curls["debates"].words, port)
+    assert created.status == 202, created
+    debate_id = json.loads(created.body)["id"]
+    assert json.loads(created.body)["status"] in (
+        "running",
+        "queued",
+    )  # queued: an instant before its slot
+
+    live = EventStream(curl_args(curls["events"].words, port, debate_id))
+    live.wait_for("event: token_delta")  # the debate is under way, streamed as it is written
+    paused = curl(curls["pause"].words, port, debate_id)
+    assert paused.status == 202 and json.loads(paused.body) == {"id": debate_id, "status": "pausing"}
+    first = live.finish()
+    kinds = [e["event"] for e in first]
+    assert kinds[0] == "debate_started" and kinds[-1] == "debate_paused", kinds
+    assert "turn_completed" in kinds and "debate_completed" not in kinds
+    names = {p["name"] for p in json.loads(first[0]["data"])["config"]["participants"]}
+    assert names == {"Proponent", "Opponent"}  # named as a config file's would be
+
+    resume = tuple(w.replace("/pause", "/resume") for w in curls["pause"].words)
+    resumed = curl(resume, port, debate_id)
+    assert resumed.status == 202 and json.loads(resumed.body) == {"id": debate_id, "status": "resuming"}
+    whole = EventStream(curl_args(curls["events"].words, port, debate_id)).finish()
+    kinds = [e["event"] for e in whole]
+    assert "debate_resumed" in kinds and kinds[-1] == "debate_completed", kinds
+    seqs = [int(e["id"]) for e in whole if "id" in e]
+    assert seqs == sorted(set(seqs)), "stored events arrive once each, in order"
 
 
 @pytest.mark.usefixtures("fake_models")
@@ -650,7 +695,7 @@ def healthy(port: int) -> bool:
 def test_worker_examples(tmp_path: Path) -> None:
     """`moot worker --concurrency 4` as written, in a subprocess (fake models: see the module's docstring), runs
     the debate `moot run "Topic" --enqueue` queues, and stops cleanly on SIGTERM."""
-    block = the_block_with("worker")
+    (block,) = blocks_with("worker")
     (worker,) = [c for c in block_commands(block) if c.sub == "worker"]
     (enqueue,) = [c for c in readme_commands() if is_enqueue(c)]
     home, log = Path(os.environ["MOOT_HOME"]), tmp_path / "worker.log"
@@ -771,7 +816,7 @@ def test_python_api_example_runs_on_the_embedded_model(tmp_path: Path) -> None:
 
 def test_python_api_names_in_the_prose_exist() -> None:
     """`moot.fold(events)`, `moot.export(events, "markdown")` and `resolve=` of `run_debate` are real."""
-    prose = readme_text().split("## Python API", 1)[1].split("\n## ", 1)[0]
+    prose = page_text("docs/python-api.md")
     calls = re.findall(r"`moot\.(\w+)\(", prose)
     assert calls and all(callable(getattr(moot, name)) for name in calls), calls
     if "resolve=" in prose:
@@ -788,17 +833,19 @@ def test_every_example_is_run() -> None:
     assert {b.lang for b in blocks} <= {"bash", "python", "yaml", "json"}, [str(b) for b in blocks]
     # The Python API's, and the webhook receiver's (run by tests/test_webhooks.py).
     assert len([b for b in blocks if b.lang == "python"]) == 2
+    # Shown blocks: a command's shape, or its output; each `moot` line in one is checked to parse.
+    assert {b.lang for b in all_blocks()} - {b.lang for b in blocks} <= set(SHOWN)
     for command in readme_commands():
         where = f"{command.block}: {command}"
         if command.program == "moot":
             assert command.sub in CHECKS or command.sub in SUBPROCESS or is_enqueue(command), where
         else:
-            # docker and export: the Docker section's lines, checked by tests/test_containers.py; llm: the llm
-            # section's, run through llm's own CLI by tests/test_llm_plugin.py.
+            # docker and export: the Docker section's lines, checked by tests/test_containers.py, and an
+            # `export` of a moot setting, read by test_exported_settings_are_read; llm: run through llm's own
+            # CLI by test_llm_lines_run.
             assert command.program in ("curl", "bash", "docker", "export", "llm"), where
-    # The subprocess tests find their commands: each is in the README once.
-    for sub in SUBPROCESS:
-        the_block_with(sub)
+    # The subprocess tests find their commands: a server block or more, the worker's once.
+    assert SERVE_BLOCKS and len(blocks_with("worker")) == 1
     assert len([c for c in readme_commands() if is_enqueue(c)]) == 1
 
 
@@ -855,11 +902,18 @@ def test_every_moot_command_the_readme_names_parses() -> None:
         for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", command.comment):
             assert_parses(["moot", command.sub, option], f"{command.block}: comment {command.comment!r}")
     for span in INLINE.findall(readme_text()):
-        assert_parses(span.split(), f"README.md: `{span}`")
+        assert_parses(span.split(), f"README.md or docs/: `{span}`")
+    for block in all_blocks():
+        if block.lang in SHOWN:
+            for line in block.code.splitlines():
+                if line.startswith("moot "):
+                    # a command's shape: `[--opt X]` and `(a | b)` are its notation, not words to type
+                    words = re.sub(r"[\[\]()|]", " ", line.split(" #", 1)[0].rstrip("\\")).split()
+                    assert_parses(words, f"{block}: {line}")
 
 
 def test_the_run_options_table_and_participant_keys_exist() -> None:
-    section = readme_text().split("## Running debates", 1)[1].split("\n## ", 1)[0]
+    section = page_text("docs/running.md").split("\n## ", 1)[0]
     run = options_of(moot_command().commands["run"])
     rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `-")]
     assert len(rows) > 10
@@ -884,8 +938,12 @@ def test_install_hints_are_one_command_everywhere(monkeypatch: pytest.MonkeyPatc
     spans = re.findall(r"`([^`]*pip install[^`]*)`", " ".join([text, *guides]))
     spans += re.findall(r"\((\S*PIP_CONSTRAINT[^)]*)\)", " ".join(p.read_text() for p in EXAMPLE_FILES))
     assert len(spans) >= 8
+    # The README's first command, quoted by the getting-started page, installs moot itself: as written there.
+    install = re.findall(r"```bash\n(.+?)\n```", README.read_text(encoding="utf-8"), re.S)[0]
     for span in spans:
         span = " ".join(span.split())  # a span may wrap across lines
+        if span == install:
+            continue
         match = re.fullmatch(
             r"PIP_CONSTRAINT=constraints\.txt (?:\.venv/bin/)?pip install -e '\.\[(\w+)\]'", span
         )
@@ -914,3 +972,44 @@ def test_install_hints_are_one_command_everywhere(monkeypatch: pytest.MonkeyPatc
     with TestClient(create_app(str(tmp_path / "moot.db"))) as client:
         rows = {p["name"]: p for p in client.get("/api/models").json()}
     assert rows["anthropic"]["install"] == hint and rows["fake"]["install"] is None
+
+
+# --- llm's command line, and the settings a page exports -----------------------------------------------
+
+LLM_LINES = [c for c in readme_commands() if c.program == "llm"]
+
+
+@pytest.mark.parametrize("command", LLM_LINES, ids=[str(c) for c in LLM_LINES])
+def test_llm_lines_run(command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each `llm -m moot-...` line through llm's own CLI, the presets' seats on fake models (the saved defaults
+    `moot configure` would write): it answers, and the debate is stored where `moot run` stores it."""
+    from click.testing import CliRunner as ClickRunner
+    from llm.cli import cli as llm_cli
+
+    from moot.config_files.user_defaults import UserDefaults, save_user_defaults
+
+    save_user_defaults(
+        UserDefaults(participants=[ModelOptions(model="fake:a")], judge=ModelOptions(model="fake:judge"))
+    )
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
+    result = ClickRunner().invoke(llm_cli, list(command.words[1:]))
+    assert result.exit_code == 0, f"{command.block}: {command}\n{result.output}"
+    assert result.output.strip()
+    assert [d.status for d in stored()] == ["completed"]
+
+
+EXPORTS = [c for c in readme_commands() if c.program == "export" and c.block.section != "Docker"]
+
+
+@pytest.mark.parametrize("command", EXPORTS, ids=[str(c) for c in EXPORTS])
+def test_exported_settings_are_read(command: Command) -> None:
+    """An `export MOOT_...=...` line outside the Docker section sets a setting moot reads, to a value it takes."""
+    from moot.models.rate_limits import load_limits
+
+    (assignment,) = command.words[1:]
+    name, _, value = assignment.partition("=")
+    assert name == LIMITS_VAR, f"{command.block}: no test reads {name}"
+    given = yaml.safe_load(value)
+    limits = load_limits({name: value})
+    for provider, settings in given.items():
+        assert limits[provider].model_dump(include=set(settings)) == settings, provider
