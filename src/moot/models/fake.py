@@ -88,7 +88,7 @@ def canned_argument(messages: list[ModelMessage]) -> str:
     text = _prompt_text(messages)
     name = re.search(r"^You are (.+?), a participant", text, re.M)
     round_ = re.search(r"round (\d+) of (\d+)", text)
-    speaker = name.group(1) if name else "I"
+    speaker = name.group(1) if name else "this speaker"
     where = f"In round {round_.group(1)}" if round_ else "Here"
     return (
         f"{where}, {speaker} holds that the strongest case rests on evidence, not assertion. "
