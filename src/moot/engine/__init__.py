@@ -5,7 +5,7 @@ reorganise inside (tests/test_layers.py holds them to it).
 """
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS
-from moot.engine.budget import price_notice
+from moot.engine.budget import costs_nothing, price_notice
 from moot.engine.calls.caller import Caller
 from moot.engine.calls.live_check import (
     LiveResult,
@@ -52,6 +52,7 @@ __all__ = [
     "check_live",
     "check_run",
     "check_targets",
+    "costs_nothing",
     "estimate_debate",
     "estimate_lines",
     "judge_again",

@@ -34,7 +34,7 @@ from moot.domain.state import DebateState
 from moot.domain.status import Status
 from moot.domain.text import first_sentence
 from moot.domain.usage import Usage
-from moot.engine import ModelResolver
+from moot.engine import ModelResolver, costs_nothing
 from moot.errors import ConfigError, NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
 from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
@@ -89,6 +89,12 @@ class DebateStatus(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    requests: int = Field(default=0, description="Model calls made so far (a debate with none has cost $0)")
+    free: bool = Field(
+        default=False,
+        description="Every model the debate may call costs nothing (local, fake, people's seats): its cost is $0, "
+        "never unknown",
+    )
 
 
 class Control(BaseModel):
@@ -321,6 +327,7 @@ def create_app(
                 input_tokens=0,
                 output_tokens=0,
                 cost_usd=None,
+                free=costs_nothing(run.config),
             )
         usage = state.usage
         return DebateStatus(
@@ -331,6 +338,8 @@ def create_app(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cost_usd=usage.cost_usd,
+            requests=usage.requests,
+            free=state.config is not None and costs_nothing(state.config),
         )
 
     @app.delete("/api/debates/{debate_id}", status_code=204)
