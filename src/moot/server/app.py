@@ -51,7 +51,15 @@ from moot.server.people_api import DebateView, debate_view
 from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
 from moot.server.seat_view import seat_event, seat_state, secrets_of
-from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_plan, until_set
+from moot.server.seats import (
+    OpenStreams,
+    SeatLink,
+    link_base,
+    open_seats,
+    seat_of,
+    seat_plan,
+    until_set,
+)
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.server.user_config import router as user_config_router
@@ -257,7 +265,7 @@ def create_app(
         seat_plan(config)  # a participant named like a judge's or the audience's seat is refused first
         queued = start and manager.dispatcher is not None
         run = admit(request, config, lambda c: manager.start(c, hold=not start or queued, seats=True))
-        links = await open_seats(manager.store, run.id, config, str(request.base_url)) if people else None
+        links = await open_seats(manager.store, run.id, config, link_base(request)) if people else None
         await manager.recorded(
             run
         )  # stored before the answer: accepted is durable, and a GET finds it at once
