@@ -17,7 +17,9 @@ Every error carries a one-line message that names the field and the fix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from moot.install import install_command
@@ -33,6 +35,35 @@ def one_line(error: BaseException | str, limit: int = 300) -> str:
         return type(error).__name__ if isinstance(error, BaseException) else "unknown error"
     line = text.splitlines()[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# Who reads an error's words: the person at this machine's terminal (the default: the CLI), or another machine's
+# user (the HTTP API, its web page, its MCP tools), who cannot run this machine's `moot` commands.
+_ANSWERING_A_CLIENT: ContextVar[bool] = ContextVar("moot_answering_a_client", default=False)
+
+
+@contextlib.contextmanager
+def answering_a_client() -> Iterator[None]:
+    """Inside it, messages are worded for another machine's user: no hint to run a `moot` command (`cli_hint`),
+    no list of every choice where one name is asked for (moot.domain.text.unknown). The server wraps each request
+    in it, and what a request sets going (a debate's run) inherits it."""
+    token = _ANSWERING_A_CLIENT.set(True)
+    try:
+        yield
+    finally:
+        _ANSWERING_A_CLIENT.reset(token)
+
+
+def answering_a_client_now() -> bool:
+    """Whether the words made now are for another machine's user (`answering_a_client`)."""
+    return _ANSWERING_A_CLIENT.get()
+
+
+def cli_hint(words: str) -> str:
+    """`words` (" (`moot models` lists them)", with their own leading space or semicolon): a hint that names a `moot`
+    command, for the person at this machine's terminal; nothing in an answer to another machine
+    (`answering_a_client`), whose reader cannot run it."""
+    return "" if answering_a_client_now() else words
 
 
 class MootError(Exception):
@@ -71,7 +102,8 @@ class MissingKeyError(UserError):
         self.provider = provider
         self.env_var = env_var
         super().__init__(
-            f"{provider} needs {env_var}; set it in the environment or in a .env file (see `moot models`)",
+            f"{provider} needs {env_var}; set it in the environment or in a .env file"
+            + cli_hint(" (see `moot models`)"),
             field=field,
         )
 

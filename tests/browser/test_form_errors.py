@@ -69,6 +69,25 @@ def test_server_field_error_shows_at_the_field(server: Served, tab: Tab) -> None
     tab.shot("server-422")
 
 
+def test_a_mistyped_provider_is_one_short_line_at_its_field(server: Served, tab: Tab) -> None:
+    """The server's words for the page: the closest provider, and no command to run in a terminal it has not got
+    (`moot models`); said at the field, once, the start refused."""
+    page = tab.open(server, "#/")
+    page.get_by_label("Topic", exact=True).fill("Should cities ban cars?")
+    fake_models(page)
+    model = participant(page, 1).get_by_label("Model", exact=True)
+    model.fill("opnai:gpt-4o")
+    page.get_by_role("button", name="Start debate").click()
+    error = field_of(model).locator(".error")
+    expect(error).to_have_text("unknown provider 'opnai'; did you mean 'openai'?")
+    expect(field_of(model)).to_have_class(INVALID)
+    text = page.locator("main").inner_text() + page.locator("#banner").inner_text()
+    assert "moot models" not in text and "lists them" not in text
+    assert text.count("did you mean") == 1
+    assert "#/debates/" not in page.url
+    tab.shot("did-you-mean")
+
+
 @pytest.mark.parametrize(
     ("status", "content_type", "body", "shown"),
     [

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
+from typing import Any
 
 import pytest
 from playwright.sync_api import Dialog, expect
@@ -94,3 +96,46 @@ def test_history_lists_searches_and_deletes(server: Served, tab: Tab) -> None:
     page.wait_for_url(f"**/#/debates/{ids['Trams or buses?']}")
     expect(page.get_by_role("heading", level=1)).to_have_text("Trams or buses?")
     expect(page.get_by_test_id("status")).to_have_text("completed")
+
+
+def test_on_a_phone_the_filters_wait_behind_one_button(server: Served, open_extra_tab: Any) -> None:
+    for topic in TOPICS:
+        server.wait_status(server.start(config(topic, models=("fake:ada", "fake:bo"))), "completed")
+    phone = open_extra_tab("phone", viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
+    page = phone.open(server, "#/history")
+    rows = page.locator("main table tbody tr")
+    expect(rows).to_have_count(3)
+    form = page.get_by_role("search", name="Filter debates")
+    toggle = page.get_by_test_id("filter-toggle")
+    expect(toggle).to_have_accessible_name("Filter")
+    expect(form).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    # The first debate is on the first screen, whole.
+    box = rows.first.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 812, box
+    phone.shot("folded")
+
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(form).to_be_visible()
+    search = page.get_by_label("Search", exact=True)
+    expect(search).to_be_focused()
+    search.fill("cars")
+    search.press("Enter")
+    expect(rows).to_have_count(1)
+    expect(toggle).to_have_accessible_name(re.compile(r"^Filter\W+1 set$"))
+    phone.shot("open")
+
+    # A filtered list opens with its filters shown: what hides part of the list is in sight.
+    page.reload()
+    expect(rows).to_have_count(1)
+    expect(form).to_be_visible()
+    expect(search).to_have_value("cars")
+    toggle.click()
+    expect(form).to_be_hidden()
+
+    # A wider screen has no button: the filters are always there.
+    wide = open_extra_tab("wide", viewport={"width": 1280, "height": 800})
+    page = wide.open(server, "#/history")
+    expect(page.get_by_role("search", name="Filter debates")).to_be_visible()
+    expect(page.get_by_test_id("filter-toggle")).to_be_hidden()

@@ -80,6 +80,7 @@ def test_the_checkbox_is_reachable_on_a_phone(
     phone: Tab = open_extra_tab("phone", viewport={"width": 375, "height": 812})
     page = phone.open(server, "#/history")
     expect(page.locator("main")).to_contain_text("No debates yet")
+    page.get_by_role("button", name="Filter", exact=True).click()  # a phone keeps the filters behind it
     show = page.get_by_label("Show evaluation debates")
     show.check()  # scrolls to it and clicks it: it is on screen and takes the tap
     expect(page.locator("main table tbody tr")).to_have_count(2)

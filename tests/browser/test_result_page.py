@@ -155,6 +155,38 @@ def test_a_finished_debate_opens_on_its_summary(
     tab.shot("summary")
 
 
+def test_the_cost_ledger_scrolls_sideways_on_a_phone_and_says_so(
+    on: Served, size: str, open_extra_tab: Callable[..., Tab]
+) -> None:
+    debate_id = finished(on)
+    tab = open_extra_tab(size, viewport=SIZES[size])
+    page = tab.open(on, f"#/debates/{debate_id}")
+    ledger = page.get_by_test_id("ledger")
+    expect(ledger).to_be_visible()
+    region = page.get_by_role("region", name="Cost ledger")
+    frame = page.locator(".scroll-frame")
+    note = page.get_by_test_id("scroll-note")
+    if size == "desktop":  # it fits: no note, no shade
+        expect(note).to_be_hidden()
+        expect(frame).not_to_have_class(re.compile(r"more-"))
+        return
+    region.scroll_into_view_if_needed()
+    expect(note).to_be_visible()
+    expect(note).to_have_text("Scroll sideways for the rest of the table →")
+    expect(frame).to_have_class(re.compile(r"\bmore-right\b"))
+    expect(frame).not_to_have_class(re.compile(r"\bmore-left\b"))
+    tab.shot("ledger-start")
+    # Its last column, Cost, is there to scroll to; at the end the shade moves to the other edge.
+    region.evaluate("node => { node.scrollLeft = node.scrollWidth; }")
+    expect(frame).to_have_class(re.compile(r"\bmore-left\b"))
+    expect(frame).not_to_have_class(re.compile(r"\bmore-right\b"))
+    cost = ledger.locator("thead th").last
+    expect(cost).to_have_text("Cost")
+    expect(cost).to_be_in_viewport()
+    tab.shot("ledger-end")
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= SIZES[size]["width"]
+
+
 def test_round_assessments_show_flags_strengths_and_weaknesses(
     on: Served, size: str, open_extra_tab: Callable[..., Tab]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from typing import Annotated, Any, Literal
 
 import typer
@@ -54,6 +55,15 @@ def serve_command(
             "--allow-tool",
             help="Tool requests may give participants, e.g. mytools:lookup (repeat for more); added to "
             "$MOOT_ALLOWED_TOOLS (default: web_search).",
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            help="The address people reach this server at, e.g. https://moot.example.org: every join link, "
+            "debate page and webhook link is made under it (default: $MOOT_PUBLIC_URL, else the address a "
+            "request came to).",
         ),
     ] = None,
     on_restart: Annotated[
@@ -110,6 +120,11 @@ def serve_command(
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    try:
+        _use_public_url(public_url)
+    except UserError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if settings.api_token is None and not is_loopback(host):
         typer.echo(
             f"error: refusing to serve on {host} without MOOT_API_TOKEN: anyone who reaches it could run "
@@ -140,6 +155,18 @@ def serve_command(
     app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart, enqueue_to=queue)
     # uvicorn's own access log prints query strings (tokens travel there): moot's logs each request instead.
     uvicorn.run(app, host=host, port=port, access_log=False, log_config=_log_config())
+
+
+def _use_public_url(flag: str | None) -> None:
+    """The public URL this server's links are made under, checked: --public-url wins over $MOOT_PUBLIC_URL, and is
+    put in this process's environment so every link moot makes here (join links, the MCP tools' pages, webhooks)
+    reads the one value (moot.engine.public_url). A bad one is a ConfigError naming where it came from."""
+    from moot.engine import PUBLIC_URL_ENV, check_public_url
+
+    if flag is not None:
+        os.environ[PUBLIC_URL_ENV] = check_public_url(flag, given_by="--public-url")
+    elif os.environ.get(PUBLIC_URL_ENV, "").strip():
+        check_public_url(os.environ[PUBLIC_URL_ENV])
 
 
 async def _open_store(db: str | None) -> None:

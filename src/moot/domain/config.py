@@ -25,7 +25,7 @@ from moot.domain.providers import find_provider
 from moot.domain.retry_policy import RetryPolicy
 from moot.domain.rubric import Rubric, check_rubric, default_entries
 from moot.domain.text import OneLineText, PlainText, TopicText
-from moot.errors import ConfigError
+from moot.errors import ConfigError, cli_hint
 
 # A format's name. The formats and their names are moot.protocols' registry (`moot formats` lists them), the one
 # list: a name it does not know is refused there, with the names it does (the domain cannot import formats).
@@ -791,7 +791,7 @@ def config_error(exc: ValidationError, *, within: str = "") -> ConfigError:
         loc, msg = ".".join([within] * bool(within) + [named.group(1)]), named.group(2)
     loc = loc or "config"
     if err["type"] == "extra_forbidden":
-        msg = "unknown field; check the spelling (`moot schema` lists every field)"
+        msg = "unknown field; check the spelling" + cli_hint(" (`moot schema` lists every field)")
     elif err["type"] == "missing":
         msg = "is required"
     return ConfigError(msg, field=loc)

@@ -25,6 +25,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ValidationInfo
 
+from moot.errors import answering_a_client_now, cli_hint
+
 # The validation context of a record read back (the store, an exported JSON): it is shown as it was kept.
 RECORDED: dict[str, Any] = {"recorded": True}
 
@@ -126,11 +128,26 @@ def first_sentence(text: str) -> str:
     return flat if end is None else flat[: end.start() + 1]
 
 
+# The choices an answer to another machine names when a name is like none of them (the page shows the message
+# at its field, where a list of 35 providers ran to 17 lines).
+CLIENT_CHOICES = 8
+
+
 def unknown(kind: str, given: str, choices: Sequence[str], *, where: str = "", listed_by: str = "") -> str:
     """One line for a name that is not one of `choices`: the choice it comes closest to when it reads as a typo
     ("unknown format 'oxfrod'; did you mean 'oxford'?"), else every choice. `where` follows the name (" in
-    'opnai:gpt-4o'"); `listed_by` names the command that lists them."""
+    'opnai:gpt-4o'"); `listed_by` names the command that lists them.
+
+    In an answer to another machine (moot.errors.answering_a_client: the API, its page) the line is what shows at
+    the field it names, whose value is there to see: no `where`, no command to run, and at most CLIENT_CHOICES
+    choices ("unknown provider 'opnai'; did you mean 'openai'?")."""
+    client = answering_a_client_now()
     near = difflib.get_close_matches(given, list(choices), n=1, cutoff=0.6)
-    said = f"did you mean {near[0]!r}?" if near else f"use one of: {', '.join(choices)}"
-    listing = f" ({listed_by} lists them)" if listed_by else ""
-    return f"unknown {kind} {given!r}{where}; {said}{listing}"
+    if near:
+        said = f"did you mean {near[0]!r}?"
+    elif client and len(choices) > CLIENT_CHOICES:
+        said = f"use one of: {', '.join(choices[:CLIENT_CHOICES])} and {len(choices) - CLIENT_CHOICES} more"
+    else:
+        said = f"use one of: {', '.join(choices)}"
+    listing = cli_hint(f" ({listed_by} lists them)") if listed_by else ""
+    return f"unknown {kind} {given!r}{'' if client else where}; {said}{listing}"

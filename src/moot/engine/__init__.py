@@ -5,7 +5,7 @@ reorganise inside (tests/test_layers.py holds them to it).
 """
 
 from moot.context.windows import LOCAL_JUDGE_TOKENS
-from moot.engine.budget import price_notice
+from moot.engine.budget import costs_nothing, price_notice
 from moot.engine.calls.caller import Caller
 from moot.engine.calls.live_check import (
     LiveResult,
@@ -27,12 +27,13 @@ from moot.engine.judging_again import PlannedJudging, plan_judging, verdict_fail
 from moot.engine.people import People, TurnAsk, VerdictAsk, VerdictCheck, require_people
 from moot.engine.personas import propose_personas, with_reviewed_personas
 from moot.engine.runner import EventLog, InMemoryLog, judge_again, resumable, resume_debate, run_debate
-from moot.engine.webhooks import public_url
+from moot.engine.webhooks import PUBLIC_URL_ENV, check_public_url, public_url
 
 __all__ = [
     "HIGH_SHARE",
     "LOCAL_JUDGE_TOKENS",
     "LOW_SHARE",
+    "PUBLIC_URL_ENV",
     "Caller",
     "Checked",
     "Estimate",
@@ -50,8 +51,10 @@ __all__ = [
     "VerdictAsk",
     "VerdictCheck",
     "check_live",
+    "check_public_url",
     "check_run",
     "check_targets",
+    "costs_nothing",
     "estimate_debate",
     "estimate_lines",
     "judge_again",

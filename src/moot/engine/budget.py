@@ -95,15 +95,30 @@ def _reserve(keep: float) -> str:
     return f" (after keeping {keep:.0%} for the verdict)" if keep else ""
 
 
-def unpriced_models(config: DebateConfig) -> list[str]:
-    """The models of this debate that genai-prices cannot price (local and fake ones cost nothing)."""
+def _models(config: DebateConfig) -> list[ModelRef]:
+    """Every model this debate may call: participants, judges and their fallbacks, the moderator, the history's
+    summarizer, the audience's model and the stopping rules' embedding model."""
     models = [p.model for p in config.participants]
     models += [j.model for j in config.judges] + [f.model for j in config.judges for f in j.fallback]
     if config.judge is not None:
         models += [config.judge.model, *(f.model for f in config.judge.fallback)]
-    if config.moderator is not None:
-        models.append(config.moderator.model)
-    return list(dict.fromkeys(str(m) for m in models if price(m, 1000, 1000) is None))
+    for options in (config.moderator, config.history.summarizer, config.audience and config.audience.model):
+        if options:
+            models.append(options.model)
+    if config.stopping.embeddings is not None:
+        models.append(config.stopping.embeddings)
+    return models
+
+
+def unpriced_models(config: DebateConfig) -> list[str]:
+    """The models of this debate that genai-prices cannot price (local and fake ones cost nothing)."""
+    return list(dict.fromkeys(str(m) for m in _models(config) if price(m, 1000, 1000) is None))
+
+
+def costs_nothing(config: DebateConfig) -> bool:
+    """Whether every model this debate may call is free by `price` (local, fake and people's seats: they run
+    here): its cost is $0 before any call is made, not unknown."""
+    return all(price(m, 1000, 1000) == 0.0 for m in _models(config))
 
 
 def check_budget_prices(config: DebateConfig) -> None:

@@ -33,6 +33,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -57,8 +58,26 @@ _RETRIED = frozenset({408, 425, 429})
 
 def public_url() -> str | None:
     """The base URL people reach this deployment's server by ($MOOT_PUBLIC_URL, no trailing slash); None when
-    it is not set."""
+    it is not set. The one base of every link moot hands out: join links, a debate's page in the MCP tools'
+    answers, the webhooks' `links` (`moot serve --public-url` sets it for its process)."""
     return os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/") or None
+
+
+def check_public_url(value: str, *, given_by: str = PUBLIC_URL_ENV) -> str:
+    """`value` as a public base URL (http or https, a host, no user, query or fragment; no trailing slash), or a
+    one-line ConfigError naming `given_by` (the variable, or `--public-url`) and how to write it."""
+    text = value.strip()
+    how = "give the address people open this server at, like https://moot.example.org"
+    try:
+        parts = urlsplit(text)
+        host, _ = parts.hostname, parts.port  # a port that is no number raises ValueError
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a URL; {how}", field=given_by) from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigError(f"{text!r} is not an http(s) URL; {how}", field=given_by)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ConfigError(f"{text!r} must hold no user, password, query or fragment; {how}", field=given_by)
+    return text.rstrip("/")
 
 
 def secret() -> str | None:

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from pydantic_ai import exceptions as pai
 
 from moot.domain.faults import Fault, FaultKind
-from moot.errors import one_line
+from moot.errors import cli_hint, one_line
 from moot.models.providers import provider_of_system, redact, spec_of
 from moot.models.stream_ends import StreamCutShort
 
@@ -424,8 +424,8 @@ def _key_advice(provider: str) -> str:
 def _model_advice(provider: str) -> str:
     spec = spec_of(provider)
     if spec is not None and spec.takes_base_url:
-        return "check the model name and base_url (`moot models` lists the providers)"
-    return "check the model name (`moot models` lists them)"
+        return "check the model name and base_url" + cli_hint(" (`moot models` lists the providers)")
+    return "check the model name" + cli_hint(" (`moot models` lists them)")
 
 
 def _suggestion(chain: list[BaseException]) -> str:

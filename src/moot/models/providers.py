@@ -20,7 +20,7 @@ from moot.domain.providers import (
     pydantic_ai_spec,
 )
 from moot.domain.providers import provider_of_system as provider_of_system
-from moot.errors import ConfigError, MissingKeyError, ProviderNotInstalledError, UserError
+from moot.errors import ConfigError, MissingKeyError, ProviderNotInstalledError, UserError, cli_hint
 from moot.install import install_command, pydantic_ai_install_command
 
 if TYPE_CHECKING:
@@ -92,7 +92,8 @@ def check_available(options: ModelOptions, *, field: str) -> None:
     spec = spec_of(options.model.provider)
     if spec is None:  # validated configs name known providers; a plugin may have gone since
         raise ConfigError(
-            f"unknown provider {options.model.provider!r} (`moot models` lists them)", field=field
+            f"unknown provider {options.model.provider!r}" + cli_hint(" (`moot models` lists them)"),
+            field=field,
         )
     if spec.wire == "pydantic-ai":
         _check_through_pydantic_ai(spec, field=field)
@@ -138,5 +139,7 @@ def build_model(options: ModelOptions) -> Model:
 
     spec = spec_of(options.model.provider)
     if spec is None:
-        raise UserError(f"unknown provider {options.model.provider!r} (`moot models` lists them)")
+        raise UserError(
+            f"unknown provider {options.model.provider!r}" + cli_hint(" (`moot models` lists them)")
+        )
     return build(spec, options)

@@ -34,7 +34,7 @@ from moot.domain.state import DebateState
 from moot.domain.status import Status
 from moot.domain.text import first_sentence
 from moot.domain.usage import Usage
-from moot.engine import ModelResolver
+from moot.engine import ModelResolver, costs_nothing
 from moot.errors import ConfigError, NotFoundError, StateError, UserError
 from moot.export import ExportFormat, export
 from moot.export.backfill import backfilled, fold_backfilled, lacks_display, state_lacks_display
@@ -51,7 +51,15 @@ from moot.server.people_api import DebateView, debate_view
 from moot.server.people_api import router as people_router
 from moot.server.presets_api import router as presets_router
 from moot.server.seat_view import seat_event, seat_state, secrets_of
-from moot.server.seats import OpenStreams, SeatLink, open_seats, seat_of, seat_plan, until_set
+from moot.server.seats import (
+    OpenStreams,
+    SeatLink,
+    link_base,
+    open_seats,
+    seat_of,
+    seat_plan,
+    until_set,
+)
 from moot.server.security import admit, claim, secure
 from moot.server.settings import ServerSettings
 from moot.server.user_config import router as user_config_router
@@ -89,6 +97,12 @@ class DebateStatus(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    requests: int = Field(default=0, description="Model calls made so far (a debate with none has cost $0)")
+    free: bool = Field(
+        default=False,
+        description="Every model the debate may call costs nothing (local, fake, people's seats): its cost is $0, "
+        "never unknown",
+    )
 
 
 class Control(BaseModel):
@@ -251,7 +265,7 @@ def create_app(
         seat_plan(config)  # a participant named like a judge's or the audience's seat is refused first
         queued = start and manager.dispatcher is not None
         run = admit(request, config, lambda c: manager.start(c, hold=not start or queued, seats=True))
-        links = await open_seats(manager.store, run.id, config, str(request.base_url)) if people else None
+        links = await open_seats(manager.store, run.id, config, link_base(request)) if people else None
         await manager.recorded(
             run
         )  # stored before the answer: accepted is durable, and a GET finds it at once
@@ -321,6 +335,7 @@ def create_app(
                 input_tokens=0,
                 output_tokens=0,
                 cost_usd=None,
+                free=costs_nothing(run.config),
             )
         usage = state.usage
         return DebateStatus(
@@ -331,6 +346,8 @@ def create_app(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cost_usd=usage.cost_usd,
+            requests=usage.requests,
+            free=state.config is not None and costs_nothing(state.config),
         )
 
     @app.delete("/api/debates/{debate_id}", status_code=204)

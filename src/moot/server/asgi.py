@@ -1,12 +1,14 @@
 """The ASGI plumbing moot's middleware share: read a request header, answer with a one-line JSON reason,
-refuse a WebSocket handshake with a status and that reason."""
+refuse a WebSocket handshake with a status and that reason; and the words every answer is made in."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from moot.errors import answering_a_client
 
 # ASGI's extension for answering a WebSocket handshake with an HTTP response (uvicorn and the TestClient have it).
 _DENIAL = "websocket.http.response"
@@ -53,4 +55,19 @@ async def deny(scope: Scope, receive: Receive, send: Send, status: int, detail: 
         await send({"type": "websocket.close", "code": 1008})
 
 
-__all__ = ["deny", "header", "send_json"]
+class ClientWords:
+    """Every request is answered in words for another machine's user (moot.errors.answering_a_client): its
+    errors name no `moot` command to run, and a name like none of the choices lists only a few of them."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        with answering_a_client():
+            await self.app(scope, receive, send)
+
+
+__all__ = ["ClientWords", "deny", "header", "send_json"]

@@ -29,6 +29,7 @@ from moot.engine import public_url
 from moot.errors import UserError
 from moot.mcp import Feed, build_server, page_path
 from moot.server.manager import DebateManager, Subscriber
+from moot.server.seats import link_base
 from moot.server.security import admit, claim
 from moot.store import EventStore
 
@@ -81,7 +82,7 @@ class ServerRuns:
         await self.manager.carry_on(debate_id, "stop")
 
     def page(self, debate_id: str) -> str | None:
-        base = public_url() or (str(self.request.base_url).rstrip("/") if self.request is not None else None)
+        base = link_base(self.request) if self.request is not None else public_url()
         return f"{base}{page_path(debate_id)}" if base else None
 
 

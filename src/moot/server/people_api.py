@@ -39,9 +39,10 @@ from moot.server.seats import (
     SeatInfo,
     SeatLink,
     SeatState,
-    join_url,
+    link_base,
     needs_seat,
     new_token,
+    seat_link,
     seat_of,
     token_hash,
 )
@@ -443,8 +444,7 @@ async def renew_seat(request: Request, debate_id: str, seat: str) -> SeatLink:
     token = new_token()
     await manager.store.replace_seat_token(debate_id, seat, token_hash(token))
     request.app.state.seat_streams.revoke(debate_id, seat)  # the old token's open streams end now
-    url = join_url(str(request.base_url), debate_id, seat, token)
-    return SeatLink(kind=found.kind, name=found.name, token=token, url=url)
+    return seat_link(link_base(request), debate_id, seat, found.kind, found.name, token)
 
 
 __all__ = ["AudienceView", "Awaiting", "DebateView", "awaiting_of", "debate_view", "open_phase", "router"]

@@ -21,15 +21,18 @@ import re
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from typing import TypeVar
+from urllib.parse import urlsplit
 
-from fastapi import HTTPException
-from pydantic import BaseModel
+from fastapi import HTTPException, Request
+from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from moot.domain.config import DebateConfig
 from moot.domain.events import utc_now
+from moot.engine import public_url
 from moot.errors import ConfigError
 from moot.server.asgi import deny, header
+from moot.server.settings import is_loopback
 from moot.store import EventStore
 from moot.store.seats import SeatKind, SeatRecord
 
@@ -68,6 +71,11 @@ class SeatLink(BaseModel):
     name: str
     token: str
     url: str
+    local_only: bool = Field(
+        default=False,
+        description="The link names this machine (a loopback address): it opens only here. Set the address others "
+        "reach the server at with `moot serve --public-url` (or MOOT_PUBLIC_URL)",
+    )
 
 
 class SeatInfo(BaseModel):
@@ -93,6 +101,18 @@ def new_token() -> str:
 
 def join_url(base: str, debate_id: str, seat: str, token: str) -> str:
     return f"{base.rstrip('/')}{JOIN_PATH}/{debate_id}/{seat}/{token}"
+
+
+def link_base(request: Request) -> str:
+    """The base of every link this server hands out (join links, a debate's page): the public URL where one is
+    set (moot.engine.public_url: `moot serve --public-url`, MOOT_PUBLIC_URL), else the address the request came to."""
+    return public_url() or str(request.base_url).rstrip("/")
+
+
+def seat_link(base: str, debate_id: str, seat: str, kind: SeatKind, name: str, token: str) -> SeatLink:
+    url = join_url(base, debate_id, seat, token)
+    local = is_loopback(urlsplit(url).hostname or "")
+    return SeatLink(kind=kind, name=name, token=token, url=url, local_only=local)
 
 
 def seat_plan(config: DebateConfig) -> list[tuple[str, SeatKind, str]]:
@@ -128,7 +148,7 @@ async def open_seats(
     for seat, kind, name in seat_plan(config):
         token = new_token()
         records.append(SeatRecord(debate_id, seat, kind, name, token_hash(token), now))
-        links[seat] = SeatLink(kind=kind, name=name, token=token, url=join_url(base, debate_id, seat, token))
+        links[seat] = seat_link(base, debate_id, seat, kind, name, token)
     await store.add_seats(records)
     return links
 
@@ -221,9 +241,11 @@ __all__ = [
     "SeatLink",
     "SeatState",
     "join_url",
+    "link_base",
     "needs_seat",
     "new_token",
     "open_seats",
+    "seat_link",
     "seat_of",
     "seat_plan",
     "seat_route",

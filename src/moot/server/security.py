@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from moot.domain.config import DebateConfig, ModelOptions
 from moot.errors import ConfigError
 from moot.server.access_log import AccessLog
-from moot.server.asgi import header, send_json
+from moot.server.asgi import ClientWords, header, send_json
 from moot.server.bodies import JsonDepth, WireErrors
 from moot.server.guards import HostGuard, JsonBodies, OriginGuard
 from moot.server.seats import SEAT, SEAT_HEADER, SeatAuth
@@ -341,6 +341,7 @@ def secure(app: FastAPI, settings: ServerSettings) -> None:
     # Before anything answers, CORS included: a rebinding page must learn nothing, not even a preflight.
     app.add_middleware(HostGuard, settings=settings)
     app.add_middleware(WireErrors)  # outside every guard: /v1's refusals in OpenAI's shape, whichever refused
+    app.add_middleware(ClientWords)  # around every guard: a refusal is an answer to a client too
     app.add_middleware(AccessLog)  # outermost, so refusals are logged too
     if settings.api_token is not None:
         _declare_scheme(app)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import URL, Engine, make_url
 
 from moot.domain.status import STATUSES
-from moot.errors import NotFoundError, StoreError, UserError, one_line
+from moot.errors import NotFoundError, StoreError, UserError, cli_hint, one_line
 from moot.store.connection import IMMEDIATE, create_engine, make_parent, sqlite_file, translate
 from moot.store.db import debates, upgrade_schema
 from moot.store.group_commit import settled
@@ -153,8 +153,8 @@ class DebateIndex:
                     return given
             if len(given) < MIN_PREFIX:
                 raise NotFoundError(
-                    f"no debate with id {given!r}; a prefix of an id takes at least {MIN_PREFIX} characters "
-                    "(`moot list` shows ids)"
+                    f"no debate with id {given!r}; a prefix of an id takes at least {MIN_PREFIX} characters"
+                    + cli_hint(" (`moot list` shows ids)")
                 )
             # substr, not LIKE: LIKE ignores case on SQLite and would need '%' and '_' escaped.
             prefix_match = sa.func.substr(debates.c.id, 1, len(given)) == given
@@ -277,4 +277,4 @@ def storable(text: str) -> bool:
 
 
 def not_found(debate_id: str) -> NotFoundError:
-    return NotFoundError(f"no debate with id {debate_id!r}; `moot list` shows ids")
+    return NotFoundError(f"no debate with id {debate_id!r}" + cli_hint("; `moot list` shows ids"))

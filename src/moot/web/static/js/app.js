@@ -50,10 +50,23 @@ function route() {
   } catch (err) {
     showError(err);
   }
+  seatedChrome(section === "join");
   for (const link of document.querySelectorAll("[data-nav]")) {
     if (link.dataset.nav === section) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
+}
+
+/**
+ * A person's page (a join link) is the debate and their seat alone: no New debate or History (another's server,
+ * whose debates are not theirs to list or start), and the name leads nowhere.
+ */
+function seatedChrome(seated) {
+  document.querySelector(".top nav").hidden = seated;
+  const brand = document.querySelector(".top .brand");
+  if (seated) brand.removeAttribute("href");
+  else brand.setAttribute("href", "#/");
+  document.body.classList.toggle("seated", seated);
 }
 
 /**
@@ -86,7 +99,8 @@ async function boot() {
   } catch (err) {
     if (err instanceof ApiError && err.status === 403 && inSeat()) {
       // A join link whose token the server refuses (revoked, replaced): said on the page, in the join view's
-      // words; another address (the header's links) starts the page again without the seat.
+      // words, without the app's links (a person's page has none); another address starts the page again.
+      seatedChrome(true);
       refuseJoin(document.getElementById("main"), err);
       window.addEventListener("hashchange", boot, { once: true });
       return;

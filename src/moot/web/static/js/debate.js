@@ -95,7 +95,7 @@ class DebateView {
       this.title,
       h("p", { class: "actions" }, this.statusPill, this.roundLine, this.connection),
       this.seatLine,
-      links ? linksCard(links) : null,
+      links ? linksCard(links, id) : null,
       this.voteCard?.node,
       this.result,
       h(

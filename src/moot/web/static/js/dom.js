@@ -62,6 +62,29 @@ export function saveFile(name, text, type) {
   setTimeout(() => URL.revokeObjectURL(url), 1000); // after the browser has taken the file
 }
 
+/**
+ * A table that scrolls sideways when it is wider than the screen (a phone), made to say so: a note above it and a
+ * shade at each edge with more beyond it, while it does. `table` goes in a .table-wrap that scrolls, focusable so
+ * the keys scroll it too; `label` names that region.
+ */
+export function sideways(table, label) {
+  const wrap = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label }, table);
+  const note = h("p", { class: "scroll-note small muted", hidden: true, dataset: { testid: "scroll-note" } }, "Scroll sideways for the rest of the table →");
+  const frame = h("div", { class: "scroll-frame" }, wrap);
+  const update = () => {
+    const more = wrap.scrollWidth - wrap.clientWidth;
+    const over = more > 1;
+    note.hidden = !over;
+    frame.classList.toggle("more-left", over && wrap.scrollLeft > 1);
+    frame.classList.toggle("more-right", over && wrap.scrollLeft < more - 1);
+  };
+  wrap.addEventListener("scroll", update, { passive: true });
+  const sized = new ResizeObserver(update); // the screen turned, the table drawn or grown
+  sized.observe(wrap);
+  sized.observe(table);
+  return h("div", { class: "sideways" }, note, frame);
+}
+
 let counter = 0;
 /** A unique id for label/input pairs. */
 export function uid(prefix = "f") {

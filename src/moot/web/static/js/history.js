@@ -65,22 +65,28 @@ export function renderHistory(main, params) {
   const to = h("input", { type: "date", value: filters.to });
   const evals = h("input", { type: "checkbox", checked: filters.evals });
   evals.id = uid("history");
-  const form = h("form", { role: "search", class: "filters", "aria-label": "Filter debates", onsubmit: (e) => { e.preventDefault(); apply(); } },
+  const form = h("form", { id: uid("filters"), role: "search", class: "filters", "aria-label": "Filter debates", onsubmit: (e) => { e.preventDefault(); apply(); } },
     h("div", { class: "grid" },
       field("Search", text), field("Status", status), field("Format", format), field("From", from), field("To", to)),
     h("div", { class: "field check" }, evals, h("label", { for: evals.id }, "Show evaluation debates")),
     h("div", { class: "actions" },
-      h("button", { type: "submit", class: "primary" }, "Filter"),
+      h("button", { type: "submit", class: "primary" }, "Apply"),
       h("a", { class: "button", href: "#/history" }, "Clear")));
   // Choosing from a list is a decision already made; typed text waits for Enter or the button.
   for (const control of [status, format, from, to, evals]) control.addEventListener("change", () => apply());
+
+  // On a phone the filters wait behind one button, so the first debate is on the first screen; open when a filter
+  // is set (the list is then not everything), and on a wider screen always shown (the button is not).
+  const toggle = h("button", { type: "button", class: "filter-toggle", "aria-controls": form.id, dataset: { testid: "filter-toggle" }, onclick: () => fold(!opened) });
+  let opened = false;
+  fold(active() > 0);
 
   const heading = h("h2", { tabindex: "-1" }, "Debates");
   const info = h("p", { class: "muted small", role: "status" }, "Loading…");
   const results = h("div", { class: "table-wrap" });
   const newer = h("button", { type: "button", disabled: true, onclick: () => page(-LIMIT) }, "Newer");
   const older = h("button", { type: "button", disabled: true, onclick: () => page(LIMIT) }, "Older");
-  main.append(h("h1", {}, "History"), form, heading, info, results, h("nav", { class: "actions pager", "aria-label": "Pages" }, newer, older));
+  main.append(h("div", { class: "page-head" }, h("h1", {}, "History"), toggle), form, heading, info, results, h("nav", { class: "actions pager", "aria-label": "Pages" }, newer, older));
 
   loadFormats();
   load();
@@ -102,7 +108,24 @@ export function renderHistory(main, params) {
 
   function apply() {
     filters = { text: text.value.trim(), status: status.value, format: format.value, from: from.value, to: to.value, evals: evals.checked, offset: 0 };
+    fold(opened);
     go();
+  }
+
+  /** The filters set now (the search, a status, a format, a day, evaluation debates shown). */
+  function active() {
+    return KEYS.filter((k) => filters[k]).length + (filters.evals ? 1 : 0);
+  }
+
+  /** Open or close the filters on a narrow screen; the button says how many are set. */
+  function fold(open) {
+    const wasOpen = opened;
+    opened = open;
+    form.classList.toggle("folded", !open);
+    toggle.setAttribute("aria-expanded", String(open));
+    const n = active();
+    toggle.replaceChildren("Filter", ...(n ? [h("span", { class: "visually-hidden" }, ", "), h("span", { class: "badge" }, `${n} set`)] : []));
+    if (open && !wasOpen && toggle.matches(":focus")) text.focus();
   }
 
   function page(delta) {

@@ -23,7 +23,7 @@ export class Meter {
         {},
         h("dt", {}, "Input tokens"), h("dd", {}, count(status.input_tokens)),
         h("dt", {}, "Output tokens"), h("dd", {}, count(status.output_tokens)),
-        h("dt", {}, "Cost"), h("dd", { dataset: { testid: "cost" } }, money(status.cost_usd)),
+        h("dt", {}, "Cost"), h("dd", { dataset: { testid: "cost" } }, costText(status)),
       ),
       costLimit ? bar("Cost", status.cost_usd ?? 0, costLimit, warn, money) : null,
       tokenLimit ? bar("Tokens", tokens, tokenLimit, null, count) : null,
@@ -35,6 +35,14 @@ export class Meter {
         : null,
     ]);
   }
+}
+
+/** The cost as the server's fold has it: `free` when every model of the debate costs nothing (the server's
+ * rule, moot.engine.costs_nothing), `$0` before the first call, else the sum (`unknown` when no call had a price). */
+function costText(status) {
+  if (status.free) return "free";
+  if (!status.requests && status.cost_usd == null) return money(0);
+  return money(status.cost_usd);
 }
 
 function bar(label, value, limit, warn, format) {

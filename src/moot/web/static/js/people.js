@@ -117,7 +117,7 @@ export class Awaiting {
   }
 }
 
-// --- countdowns ---------------------------------------------------------------------------------------
+// --- countdowns and elapsed seconds ------------------------------------------------------------------
 
 const ticking = new Set();
 let timer = null;
@@ -138,6 +138,12 @@ function tick() {
 }
 
 function draw(node) {
+  if (node.dataset.since) {
+    // Counting up (elapsed): whole seconds since, never below 0 (a server's clock a little ahead of this one).
+    const text = `${Math.max(0, Math.floor((Date.now() - Date.parse(node.dataset.since)) / 1000))} s`;
+    if (node.textContent !== text) node.textContent = text;
+    return;
+  }
   const left = Math.round((Date.parse(node.dataset.deadline) - Date.now()) / 1000);
   const text = left > 0 ? `${clock(left)} left` : "time is up";
   if (node.textContent !== text) node.textContent = text;
@@ -158,6 +164,18 @@ export function countdown(deadline, attrs = {}) {
   if (!deadline || Number.isNaN(Date.parse(deadline))) return null;
   const node = h("span", { class: "countdown", role: "timer", "aria-live": "off", dataset: { testid: "countdown" }, ...attrs });
   node.dataset.deadline = deadline;
+  draw(node);
+  ticking.add(node);
+  timer ??= setInterval(tick, 1000);
+  return node;
+}
+
+/** A span counting the whole seconds since `since` (an ISO time, an event's `at`; else now), each second, as the
+ * CLI's spinner counts a wait (moot.cli.waiting). It stops ticking once it has left the page. */
+export function elapsed(since, attrs = {}) {
+  const start = since && !Number.isNaN(Date.parse(since)) ? since : new Date().toISOString();
+  const node = h("span", { class: "elapsed", role: "timer", "aria-live": "off", dataset: { testid: "elapsed" }, ...attrs });
+  node.dataset.since = start;
   draw(node);
   ticking.add(node);
   timer ??= setInterval(tick, 1000);

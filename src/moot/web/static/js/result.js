@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { showError } from "./banner.js";
 import { barChart, lineChart } from "./charts.js";
-import { append, count, h, money, saveFile, when } from "./dom.js";
+import { append, count, h, money, saveFile, sideways, when } from "./dom.js";
 import { markdown } from "./markdown.js";
 import { editConfig } from "./form.js";
 import { outcomeCard, resultHeadline } from "./outcome.js";
@@ -451,8 +451,8 @@ function ledgerTable(book, name) {
   );
   return h(
     "div",
-    { class: "table-wrap" },
-    h(
+    {},
+    sideways(h(
       "table",
       { class: "data", dataset: { testid: "ledger" } },
       h(
@@ -475,7 +475,7 @@ function ledgerTable(book, name) {
           h("td", { class: "num" }, money(t.cost_usd)),
         ),
       ),
-    ),
+    ), "Cost ledger"),
     h("p", { class: "small muted" }, "By model:"),
     h("ul", { class: "small" }, models),
   );

@@ -58,13 +58,51 @@ function linkRow(label, url, testid) {
   return h("div", { class: "link-row" }, field, copy, said);
 }
 
-/** The join links of a debate just created: who each is for, the link, Copy; a note that they show once. */
-export function linksCard(links) {
+/**
+ * A note beside links that name this machine (the server says so: `local_only`, a loopback address and no public
+ * URL set): they open only here, and how to give ones others can reach. Null when none does.
+ */
+export function localNote(links) {
+  const local = links.filter((l) => l.local_only);
+  if (!local.length) return null;
+  let host = "this machine";
+  try {
+    host = new URL(local[0].url).host;
+  } catch {
+    // the words below still hold
+  }
+  const one = links.length === 1;
+  return h(
+    "p",
+    { class: "notice warning local-links", role: "note", dataset: { testid: "local-links" } },
+    h("strong", {}, `${one ? "This link only works" : "These links only work"} on this machine`),
+    ` (${one ? "it points" : "they point"} at ${host}). Start the server with `,
+    h("code", {}, "--public-url https://…"),
+    ` (the address others reach it at) so others can open ${one ? "it" : "them"}.`,
+  );
+}
+
+/** The join links of a debate just created: who each is for, the link, Copy, and for a participant's or a judge's
+ * seat "Take this seat here" (its person's page, in this tab); a note that they show once. */
+export function linksCard(links, debateId) {
+  const take = (seat, link) => {
+    // The links stay for this tab's way back (memory only): the card is where they can still be copied from.
+    rememberLinks(debateId, links);
+    location.hash = `#/join/${encodeURIComponent(debateId)}/${encodeURIComponent(seat)}/${encodeURIComponent(link.token)}`;
+  };
   const rows = Object.entries(links).map(([seat, link]) =>
     h(
       "li",
       { dataset: { seat, testid: "join-link" } },
-      h("div", { class: "seat-name" }, h("strong", {}, link.name ?? seat), h("span", { class: "muted small" }, ` · ${KINDS[link.kind] ?? link.kind}`)),
+      h(
+        "div",
+        { class: "seat-name" },
+        h("strong", {}, link.name ?? seat),
+        h("span", { class: "muted small" }, ` · ${KINDS[link.kind] ?? link.kind}`),
+        debateId && link.token && link.kind !== "audience"
+          ? h("button", { type: "button", class: "small-button take-seat", dataset: { testid: `take-${seat}` }, onclick: () => take(seat, link) }, "Take this seat here")
+          : null,
+      ),
       linkRow(link.name ?? seat, link.url, `link-${seat}`),
     ),
   );
@@ -79,6 +117,7 @@ export function linksCard(links) {
       h("strong", {}, "Shown once; keep them. "),
       "Send each person their own link: whoever opens it takes that seat. This page cannot show them again; a lost one can be replaced below (the old one stops working).",
     ),
+    localNote(Object.values(links)),
     h("ul", { class: "links" }, rows),
     h("div", { class: "actions" }, close),
   );
@@ -141,6 +180,7 @@ export class SeatsPanel {
         extra.replaceChildren(
           h("p", { class: "small" }, h("strong", {}, "New link, shown once: "), "the old one no longer works."),
           linkRow(s.name ?? s.seat, link.url, `new-link-${s.seat}`),
+          localNote([link]),
         );
       } catch (err) {
         showError(err);

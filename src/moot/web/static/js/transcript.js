@@ -5,7 +5,7 @@
 import { h } from "./dom.js";
 import { markdown } from "./markdown.js";
 import { colourOf, VOICE_COLOUR, VOICE_NAMES } from "./palette.js";
-import { countdown, isPersonModel, modelLabel } from "./people.js";
+import { countdown, elapsed, isPersonModel, modelLabel } from "./people.js";
 import { audienceLine, tallyOf } from "./audience.js";
 
 
@@ -18,6 +18,7 @@ export class Transcript {
     this.turns = new Map(); // key -> {node, body, live: Text|null, done}
     this.people = {}; // participant id -> {name, model, stance, colour}
     this.waiting = new Map(); // what people are awaited for (a turn, a verdict) -> its note
+    this.pending = null; // what the judge is at work on (a round's assessment, the verdict): {kind, node}
   }
 
   /** Who is who, from the debate's config (names, models, stances, colours). */
@@ -38,11 +39,17 @@ export class Transcript {
   }
 
   apply(event) {
+    if (event.type !== "token_delta") this.settle(event);
     switch (event.type) {
       case "debate_started":
       case "config_edited": // a created debate's config, replaced before it started
         this.cast(event.config);
         this.plannedRounds = event.planned_rounds ?? this.plannedRounds;
+        if (event.type === "debate_started") this.assesses = Boolean(event.assesses_rounds);
+        break;
+      case "round_completed":
+        // The judge is asked about the round now (the CLI's spinner says the same): said until its assessment.
+        if (this.assesses) this.wait("assessing", `The judge is assessing round ${event.round}`, event.at);
         break;
       case "round_started":
         this.node.append(
@@ -126,16 +133,11 @@ export class Transcript {
         );
         break;
       case "judging_started":
-        // Said while it is true: the verdict (or the run's end) takes it away.
-        this.weighing?.remove();
-        this.weighing = this.note(
-          isPersonModel(event.model) ? "The judge (a person) is weighing the debate…" : `The judge (${event.model}) is weighing the debate…`,
-          "info",
-        );
-        break;
-      case "verdict":
-        this.weighing?.remove();
-        this.weighing = null;
+        // Said while it is true: the verdict (or the run's end) takes it away. A person's verdict has its own
+        // note with its countdown (showWaiting); a model's counts the seconds it has been at it.
+        if (isPersonModel(event.model)) this.wait("verdict", "The judge (a person) is weighing the debate…");
+        else if (String(event.model).startsWith("panel: ")) this.wait("verdict", `The panel (${event.model.slice(7)}) is writing the verdict`, event.at);
+        else this.wait("verdict", `The judge (${event.model}) is writing the verdict`, event.at);
         break;
       case "judge_verdict":
         this.note(
@@ -148,7 +150,6 @@ export class Transcript {
         );
         break;
       case "debate_paused":
-        this.weighing?.remove();
         this.discardUnfinished();
         if (!event.before_start) this.note(`Paused: ${event.reason}`, event.cost ? "warning" : "info");
         break;
@@ -156,17 +157,47 @@ export class Transcript {
         this.note(`Resumed (${event.reason}).`, "info");
         break;
       case "debate_interrupted":
-        this.weighing?.remove();
         this.discardUnfinished();
         this.note(`Interrupted: ${event.reason}`, "warning");
         break;
       case "debate_failed":
-        this.weighing?.remove();
         this.discardUnfinished();
         this.note(`Failed: ${event.error}`, "warning");
         break;
       default:
         break;
+    }
+    if (this.pending && event.type !== "token_delta") this.node.append(this.pending.node); // kept last
+  }
+
+  /**
+   * What the judge is at work on, said while it is: `kind` "assessing" (a round's assessment) or "verdict", with
+   * the seconds since `since` (the event's time) counting when given. One at a time; `settle` takes it away.
+   */
+  wait(kind, text, since = null) {
+    this.pending?.node.remove();
+    const node = h(
+      "div",
+      { class: "notice info pending", role: "status", dataset: { testid: "pending", kind } },
+      h("span", { class: "spinner", "aria-hidden": "true" }),
+      h("span", {}, text),
+      since ? [h("span", { class: "muted", "aria-hidden": "true" }, " · "), elapsed(since)] : null,
+    );
+    this.pending = { kind, node };
+    this.node.append(node);
+  }
+
+  /** The judge's work said by `wait` is over once what it waited for (or anything after it) is recorded. */
+  settle(event) {
+    if (!this.pending) return;
+    const ends = {
+      assessing: ["round_assessed", "round_started", "turn_started", "debate_stopping", "judging_requested", "judging_started", "outcome"],
+      verdict: ["verdict", "judging_requested"],
+    }[this.pending.kind];
+    const over = ["debate_paused", "debate_interrupted", "debate_failed", "debate_completed", "debate_resumed"];
+    if (ends.includes(event.type) || over.includes(event.type)) {
+      this.pending.node.remove();
+      this.pending = null;
     }
   }
 
@@ -181,6 +212,7 @@ export class Transcript {
       // The same turn started again (a resume re-runs a turn that never completed): start it afresh.
       turn.body.replaceChildren();
       turn.live = null;
+      this.thinking(turn, event);
     }
     if (turn) return turn;
     const who = this.person(event.participant_id);
@@ -203,15 +235,37 @@ export class Transcript {
       body,
     );
     node.style.setProperty("--c", who.colour);
-    turn = { node, body, tools, live: null, done: false };
+    turn = { node, body, tools, live: null, done: false, thinking: null };
     this.turns.set(key, turn);
     this.node.append(node);
+    if (event.type === "turn_started") this.thinking(turn, event);
     return turn;
+  }
+
+  /** A model's turn until its first words: `<name> is thinking · 4 s`, the seconds since it was asked. A person's
+   * turn is announced as it is given: nothing to wait for there. */
+  thinking(turn, event) {
+    turn.thinking?.remove();
+    turn.thinking = null;
+    if (isPersonModel(event.model)) return;
+    turn.thinking = h(
+      "p",
+      { class: "thinking muted small", dataset: { testid: "thinking" } },
+      h("span", { class: "spinner", "aria-hidden": "true" }),
+      `${this.person(event.participant_id).name} is thinking`,
+      h("span", { "aria-hidden": "true" }, " · "),
+      elapsed(event.at),
+    );
+    turn.body.before(turn.thinking);
   }
 
   delta(event) {
     const turn = this.turn(event, true);
     if (turn.done) return;
+    if (turn.thinking && event.text) {
+      turn.thinking.remove();
+      turn.thinking = null;
+    }
     if (!turn.live) {
       turn.live = document.createTextNode("");
       turn.body.append(turn.live);
@@ -221,6 +275,8 @@ export class Transcript {
 
   complete(event) {
     const turn = this.turn(event, false);
+    turn.thinking?.remove();
+    turn.thinking = null;
     turn.done = true;
     turn.live = null;
     turn.node.classList.remove("streaming");
