@@ -78,8 +78,14 @@ class DebateRequest(BaseModel):
         description="How a field was written where it was asked for (participants: -p), for the notes",
     )
     file: ConfigFile | None = None
-    preset: str | None = None
-    template: str | None = None
+    preset: str | None = Field(
+        default=None,
+        description="A preset to start from (`moot presets` lists them); the fields given override it",
+    )
+    template: str | None = Field(
+        default=None,
+        description="A problem template that makes the topic (`moot templates` lists them), filled from `vars`",
+    )
     vars: dict[str, str] = Field(default_factory=dict, description="The template's variables")
     agents: list[str] | None = Field(
         default=None, description="A design team by roles; the agents' models come from the lower layers"

@@ -108,7 +108,12 @@ class ModelOptions(_Strict):
         validate_default=True,
         description="Server URL for openai-compatible or ollama models, e.g. http://127.0.0.1:8000/v1",
     )
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    temperature: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature of its calls; left out: the debate's `temperatures` for the kind of call",
+    )
     max_tokens: Count | None = Field(default=None, ge=1, le=32_000, description="Cap on tokens per reply")
     context_window: Count | None = Field(
         default=None,
@@ -258,7 +263,12 @@ class Participant(ModelOptions):
 class JudgeConfig(ModelOptions):
     """The model that weighs the debate and gives the verdict."""
 
-    name: OneLineText = Field(default="Judge", min_length=1, max_length=80)
+    name: OneLineText = Field(
+        default="Judge",
+        min_length=1,
+        max_length=80,
+        description="How the judge is named wherever it is shown",
+    )
     instructions: PlainText | None = Field(
         default=None, max_length=20_000, description="Extra guidance for the judge"
     )
@@ -512,7 +522,9 @@ class AudienceConfig(_Strict):
 class DebateConfig(_Strict):
     """Everything needed to hold one debate."""
 
-    topic: TopicText = Field(min_length=1, max_length=MAX_TOPIC)
+    topic: TopicText = Field(
+        min_length=1, max_length=MAX_TOPIC, description="The question or motion to debate"
+    )
     context: PlainText | None = Field(
         default=None, max_length=MAX_CONTEXT, description="Background material for everyone"
     )
@@ -535,7 +547,9 @@ class DebateConfig(_Strict):
         default=False,
         description="Judges using a participant's model give no verdict (recorded as recused)",
     )
-    format: FormatName = "free-form"
+    format: FormatName = Field(
+        default="free-form", description="The debate format: its phases, turns and result (`moot formats`)"
+    )
     format_options: dict[str, Any] = Field(
         default_factory=dict,
         description="Settings of the chosen format (`moot formats` lists them), checked before the debate starts",
@@ -547,9 +561,18 @@ class DebateConfig(_Strict):
         default=None,
         description="Model for the format's own voices (moderator, chair, orchestrator); left out: the judge's",
     )
-    turn_order: TurnOrder = "sequential"
-    rounds: Count = Field(default=3, ge=1, le=MAX_ROUNDS)
-    seed: Count | None = None
+    turn_order: TurnOrder = Field(
+        default="sequential",
+        description="sequential: a speaker sees every turn said so far; simultaneous: only earlier rounds' turns",
+    )
+    rounds: Count = Field(
+        default=3,
+        ge=1,
+        le=MAX_ROUNDS,
+        description="Debating rounds to hold; stopping rules may end them sooner. Left out: the saved default, "
+        "the format's own number, or 2 on the embedded model (`moot run --show-config` shows which)",
+    )
+    seed: Count | None = Field(default=None, description="Seed for models that accept one")
     limits: Limits = Field(default_factory=Limits)
     stopping: Stopping = Field(default_factory=Stopping)
     history: HistoryConfig = Field(default_factory=HistoryConfig)

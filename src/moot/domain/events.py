@@ -73,6 +73,8 @@ RecordedConfig = Annotated[DebateConfig, BeforeValidator(_as_recorded)]
 
 
 class DebateStarted(BaseEvent):
+    """The first event of every log: the debate's whole config as accepted, and what its format plans for it."""
+
     type: Literal["debate_started"] = "debate_started"
     config: RecordedConfig
     # What the format says about this config, recorded so that every reader shows the same (None: a log from
@@ -98,6 +100,9 @@ class DebateStarted(BaseEvent):
 
 
 class RoundStarted(_ProgressMarker):
+    """A round begins, in its format's phase. A progress marker: stored with the next checkpoint, unless the
+    round has a deadline."""
+
     type: Literal["round_started"] = "round_started"
     round: int
     phase: str | None = Field(default=None, description="The format's phase this round belongs to")
@@ -123,12 +128,17 @@ class _TurnEvent(BaseEvent):
 
 
 class TurnStarted(_TurnEvent, _ProgressMarker):
+    """A speaker's turn begins on `model`. A progress marker: stored with the turn's end."""
+
     type: Literal["turn_started"] = "turn_started"
     model: str
     together: int = Field(default=1, description="How many turns, this one included, are taken at once")
 
 
 class TokenDelta(_TurnEvent):
+    """A piece of a turn's text as it streams. Live only: never stored, because `TurnCompleted` carries the
+    whole text."""
+
     type: Literal["token_delta"] = "token_delta"
     text: str
 
@@ -149,6 +159,8 @@ class ToolCalled(_TurnEvent, _ProgressMarker):
 
 
 class TurnCompleted(_TurnEvent):
+    """A turn's whole text, with its usage and timing."""
+
     type: Literal["turn_completed"] = "turn_completed"
     model: str
     text: str
@@ -270,6 +282,8 @@ class ParticipantDropped(BaseEvent):
 
 
 class RoundCompleted(BaseEvent):
+    """Every turn of round `round` is done."""
+
     type: Literal["round_completed"] = "round_completed"
     round: int
 
@@ -423,6 +437,8 @@ class JudgingRequested(BaseEvent):
 
 
 class JudgingStarted(_ProgressMarker):
+    """The judge (`model`) starts on the verdict. A progress marker."""
+
     type: Literal["judging_started"] = "judging_started"
     model: str
 
@@ -467,6 +483,8 @@ class VerdictGiven(_JudgeCall):
 
 
 class DebateCompleted(BaseEvent):
+    """The run ended as a debate ends: `problems` says what, if anything, kept it from running as asked."""
+
     type: Literal["debate_completed"] = "debate_completed"
     problems: list[Problem] = Field(
         default_factory=list,
@@ -483,12 +501,17 @@ class DebateCompleted(BaseEvent):
 
 
 class DebateFailed(BaseEvent):
+    """The run ended on an error (`error_type`, `error`); the completed turns stay, and a resume carries it on."""
+
     type: Literal["debate_failed"] = "debate_failed"
     error: str
     error_type: str
 
 
 class DebateInterrupted(BaseEvent):
+    """The run was cancelled (Ctrl-C, a server shutting down); a resume carries it on from its last completed
+    turn."""
+
     type: Literal["debate_interrupted"] = "debate_interrupted"
     reason: str = "interrupted by the user"
 
