@@ -1,21 +1,23 @@
-"""One page per debate format: what the format is, its phases and options (from the format itself), and a
-short transcript of a real debate in it, held by moot's scripted `fake:` models when the site is built.
+"""The documentation site's page for each debate format, generated each time the site is built: what the format
+is, its phases and options (from the format itself), and a short transcript of a real debate in it, held in
+memory by moot's scripted `fake:` models.
 
-The transcript is the Markdown export of that debate, as `moot export ID -f markdown` writes it: a reader sees
-exactly what moot records and shows for the format, on models that say the same words every time.
+mkdocs.yml loads this file as a hook after scripts/docs_reference.py (which puts this checkout's `src` on the
+import path). The transcript is the Markdown export of that debate, as `moot export ID -f markdown` writes it: a
+reader sees exactly what moot records and shows for the format, on models that say the same words every time.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import moot
-from moot.cli.formats import default_words, value_words
-from moot.domain.config import DebateConfig
-from moot.domain.events import Event
-from moot.models.fake import fake_model
-from moot.protocols import PROTOCOLS, DebateProtocol
+if TYPE_CHECKING:
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.structure.files import Files
+
+    from moot.domain.events import Event
+    from moot.protocols import DebateProtocol
 
 TOPIC = "Should cities ban private cars from their centres?"
 NAMES = ("Ada", "Bo", "Cy", "Di")
@@ -24,6 +26,9 @@ ROUNDS = 2  # short: enough to show every phase's shape without a wall of the fa
 
 def hold(name: str) -> tuple[list[Event], int]:
     """A debate in this format on fake models: as few participants as the format takes (two, else three...)."""
+    import moot
+    from moot.models.fake import fake_model
+
     last: Exception | None = None
     for count in (2, 3, 4):
         fields: dict[str, Any] = {
@@ -51,11 +56,16 @@ _VOLATILE = re.compile(r"^- \*\*(Date|Wall time|Debate id):\*\*.*\n", re.M)
 
 def transcript(events: list[Event]) -> str:
     """The debate's Markdown export, its headings pushed two levels down to sit under the page's own."""
+    import moot
+
     text = _VOLATILE.sub("", moot.export(events, "markdown"))
     return re.sub(r"^(#+) ", lambda m: "#" * min(len(m.group(1)) + 2, 6) + " ", text, flags=re.M)
 
 
 def page(protocol: DebateProtocol[Any]) -> str:
+    from moot.cli.formats import default_words, value_words
+    from moot.domain.config import DebateConfig
+
     rounds = DebateConfig.model_fields["rounds"].default
     lines = [f"# {protocol.name}", "", " ".join(protocol.description.split()), ""]
     lines += [
@@ -98,4 +108,14 @@ def page(protocol: DebateProtocol[Any]) -> str:
 
 def pages() -> dict[str, str]:
     """Each format's page, by its path under docs/."""
+    from moot.protocols import PROTOCOLS
+
     return {f"formats/{name}.md": page(protocol) for name, protocol in PROTOCOLS.items()}
+
+
+def on_files(files: Files, *, config: MkDocsConfig) -> Files:
+    from mkdocs.structure.files import File
+
+    for path, content in pages().items():
+        files.append(File.generated(config, path, content=content))
+    return files
