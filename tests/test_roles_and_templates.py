@@ -123,7 +123,9 @@ def test_an_unknown_role_is_one_line_naming_the_field() -> None:
     with pytest.raises(ConfigError) as info:
         config_with(role="wizard")
     message = str(info.value)
-    assert message.startswith("participants.0.role: Input should be 'architect', 'security', 'performance'")
+    assert message.startswith(
+        "participant 1 (Ada), role: Input should be 'architect', 'security', 'performance'"
+    )
     assert "\n" not in message
 
 
