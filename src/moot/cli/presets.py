@@ -10,6 +10,7 @@ import yaml
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.help_layout import PlainHelpCommand, PlainHelpGroup
 from moot.cli.live import err, print_error
 from moot.cli.safe_text import SafeConsole, terminal_safe
 from moot.cli.table_fit import fits, stacked
@@ -20,6 +21,7 @@ from moot.domain.config import DebateConfig
 from moot.errors import UserError
 
 presets_app = typer.Typer(
+    cls=PlainHelpGroup,
     help="Named debate setups without a topic: moot run --preset NAME TOPIC.",
     invoke_without_command=True,
     no_args_is_help=False,
@@ -41,7 +43,7 @@ def _presets(ctx: typer.Context) -> None:
     out.print("Use one with: moot run --preset NAME TOPIC (moot presets show NAME shows one)")
 
 
-@presets_app.command("show")
+@presets_app.command("show", cls=PlainHelpCommand)
 def show(name: Annotated[str, typer.Argument(help="The preset to show.")]) -> None:
     """A preset's description and config, with the configured models filled in."""
     try:
@@ -56,7 +58,7 @@ def show(name: Annotated[str, typer.Argument(help="The preset to show.")]) -> No
     out.print(Text(yaml.safe_dump(filled, sort_keys=False, allow_unicode=True).rstrip()))
 
 
-@presets_app.command("save")
+@presets_app.command("save", cls=PlainHelpCommand)
 def save(
     name: Annotated[str, typer.Argument(help="The preset's name: lowercase letters, digits and '-'.")],
     config: Annotated[

@@ -126,11 +126,22 @@ def first_sentence(text: str) -> str:
     return flat if end is None else flat[: end.start() + 1]
 
 
-def unknown(kind: str, given: str, choices: Sequence[str], *, where: str = "", listed_by: str = "") -> str:
+def unknown(
+    kind: str,
+    given: str,
+    choices: Sequence[str],
+    *,
+    where: str = "",
+    listed_by: str = "",
+    every_choice: bool = True,
+) -> str:
     """One line for a name that is not one of `choices`: the choice it comes closest to when it reads as a typo
-    ("unknown format 'oxfrod'; did you mean 'oxford'?"), else every choice. `where` follows the name (" in
+    ("unknown format 'oxfrod'; did you mean 'oxford'?"), else every choice (with `every_choice=False`, none:
+    for choices too many for a line, such as a command's options). `where` follows the name (" in
     'opnai:gpt-4o'"); `listed_by` names the command that lists them."""
     near = difflib.get_close_matches(given, list(choices), n=1, cutoff=0.6)
-    said = f"did you mean {near[0]!r}?" if near else f"use one of: {', '.join(choices)}"
     listing = f" ({listed_by} lists them)" if listed_by else ""
+    if not near and not every_choice:
+        return f"unknown {kind} {given!r}{where}{listing}"
+    said = f"did you mean {near[0]!r}?" if near else f"use one of: {', '.join(choices)}"
     return f"unknown {kind} {given!r}{where}; {said}{listing}"
