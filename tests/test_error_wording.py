@@ -19,6 +19,7 @@ from tests.cli_helpers import moot
         ("judges.0.fallback.1.model", ["Ada"], "judge 1, fallback 2, model"),
         ("judge.fallback.0.max_tokens", [], "judge, fallback 1, max_tokens"),
         ("context_files.1", [], "context file 2"),
+        ("agents.0.model_config", ["Ada"], "agent 1, model_config"),  # a design team's file: not participant
         # Nothing counted: as it was.
         ("participants", ["Ada"], "participants"),
         ("stopping.embeddings", [], "stopping.embeddings"),

@@ -47,6 +47,7 @@ _ITEMS = {
     "tool_phases": "tool phase",
     "people": "person",
     "context_files": "context file",
+    "agents": "agent",
 }
 
 
