@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from dotenv import find_dotenv, load_dotenv
 from rich import box
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -586,12 +587,13 @@ def list_(
         bool,
         typer.Option(
             "--csv",
-            help="Print CSV, one row per debate: id, created, topic, format, status, rounds, winner, tokens, "
-            "cost_usd.",
+            help="Print CSV, one row per debate: id, created, topic, format, status, rounds, winner, outcome, "
+            "tokens, cost_usd.",
         ),
     ] = False,
 ) -> None:
-    """Recent debates, newest first. Debates held by `moot eval` are hidden unless asked for."""
+    """Recent debates, newest first, each with its format and outcome. Debates held by `moot eval` are hidden
+    unless asked for."""
 
     async def go() -> None:
         from moot.store import DebateIndex, db_url_from  # the rows alone: no event models to import
@@ -810,35 +812,45 @@ def models(
 
 
 def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
-    """`moot list`'s rows: the topic gets the room. Side by side where every column fits; in a narrower
-    terminal who took part and who won go under the topic."""
-    from moot.cli.table_fit import fits
-
+    """`moot list`'s rows: the topic gets the room, with who took part under it and then the outcome, the
+    result's one line as `moot show` leads with it (a verdict's winner, a council's answer, a design review's
+    design), cut to one line. The format has a column where the topic keeps TOPIC_ROOM beside it; in a narrower
+    terminal it goes under the topic, before who took part."""
     # Stored text, made safe before it is measured and laid out.
     topics = [_listed_topic(r) for r in rows]
     names = [terminal_safe(", ".join(p.name for p in r.participants)) for r in rows]
-    winners = [terminal_safe(r.winner or "") for r in rows]
-    wide = Table()
+    outcomes = [_listed_outcome(r) for r in rows]
+    side = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
     # Eight characters of an id are enough to name a debate in show/export; never wrap them.
-    for col in ("id", "when", "status"):
-        wide.add_column(col, no_wrap=True)
-    wide.add_column("topic", min_width=TOPIC_ROOM, ratio=3)
-    wide.add_column("participants", ratio=1)
-    wide.add_column("winner", ratio=1)
-    for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
+    for col in ("id", "when", "status", "format"):
+        side.add_column(col, no_wrap=True)
+    side.add_column("topic")
+    for r, topic, who, outcome in zip(rows, topics, names, outcomes, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        wide.add_row(r.id[:8], when, _listed_status(r), topic, Text(who), Text(winner))
-    if fits(wide, console):
-        return wide
-    narrow = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
+        cell = Group(topic, Text(who, style="dim"), *outcome)
+        side.add_row(r.id[:8], when, _listed_status(r), Text(r.format), cell)
+    # The columns that never wrap, each as wide as its widest cell, and a space on each side of every column.
+    fixed = sum(max(cell_len(str(c)) for c in [col.header, *col.cells]) for col in side.columns[:-1])
+    if fixed + TOPIC_ROOM + 2 * len(side.columns) <= console.width:
+        return side
+    stacked = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)
     for col in ("id", "when", "status"):
-        narrow.add_column(col, no_wrap=True)
-    narrow.add_column("topic")
-    for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
-        under = who + (f" · winner: {winner}" if winner else "")
+        stacked.add_column(col, no_wrap=True)
+    stacked.add_column("format · topic")
+    for r, topic, who, outcome in zip(rows, topics, names, outcomes, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        narrow.add_row(r.id[:8], when, _listed_status(r), Text.assemble(topic, "\n", (under, "dim")))
-    return narrow
+        cell = Group(topic, Text(f"{r.format} · {who}", style="dim"), *outcome)
+        stacked.add_row(r.id[:8], when, _listed_status(r), cell)
+    return stacked
+
+
+def _listed_outcome(row: DebateSummary) -> list[Text]:
+    """The outcome as listed: the stored result line on one line, cut with an ellipsis at the column's edge (the
+    whole of it is in `moot show`); nothing while the debate has none."""
+    if not row.headline:
+        return []
+    line = " ".join(terminal_safe(row.headline).split())
+    return [Text(line, no_wrap=True, overflow="ellipsis")]
 
 
 def _listed_status(row: DebateSummary) -> Text:
