@@ -829,9 +829,10 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
         cell = Group(topic, Text(who, style="dim"), *outcome)
         side.add_row(r.id[:8], when, _listed_status(r), Text(r.format), cell)
-    # The columns that never wrap, each as wide as its widest cell, and a space on each side of every column.
+    # The columns that never wrap, each as wide as its widest cell; a space each side of a column and the rule
+    # between columns (drawn blank) take three more each.
     fixed = sum(max(cell_len(str(c)) for c in [col.header, *col.cells]) for col in side.columns[:-1])
-    if fixed + TOPIC_ROOM + 2 * len(side.columns) <= console.width:
+    if fixed + TOPIC_ROOM + 3 * len(side.columns) <= console.width:
         return side
     stacked = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)
     for col in ("id", "when", "status"):
