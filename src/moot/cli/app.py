@@ -344,9 +344,13 @@ def run(
             **({"assess_rounds": True} if stop_at_quality is not None and assess is None else {}),
         }
         given_by, topic_, agents_, rounds_, judges = "flag", topic, agents, rounds, judge
-        if interactive:
-            setup = _interactive_setup(topic, rounds, fmt, enabled=not (json_lines or quiet or enqueue))
-            given_by, topic_, agents_, rounds_ = "wizard", setup.topic, [",".join(setup.agents)], setup.rounds
+        participants, fmt_ = participant or [], fmt
+        if setup is not None:
+            given_by, topic_, rounds_, fmt_ = "wizard", setup.topic, setup.rounds, setup.kind
+            if setup.design_review:
+                agents_ = [",".join(setup.agents)]
+            else:
+                participants = setup.models
             judges = judge or ([setup.judge] if setup.judge else None)
         if context_file is not None and context is not None:
             raise ConfigError(
@@ -368,7 +372,7 @@ def run(
         request = DebateRequest(
             fields=flag_fields(
                 topic=topic_,
-                participants=participant or [],
+                participants=participants,
                 judges=judges or [],
                 no_judge=no_judge,
                 context=context,
@@ -382,7 +386,7 @@ def run(
                 audience=audience,
                 rounds=rounds_,
                 turn_order=order,
-                format=fmt,
+                format=fmt_,
                 seed=seed,
                 persona_diversity=diversity,
             ),
@@ -460,12 +464,38 @@ def run(
                 await _save_output(target, store, debate_id)
             return exit_code(code, people, debate_id, db)
 
+    # The questions come before the run's event loop: asked inside it, the first Ctrl-C was swallowed by
+    # asyncio's SIGINT handler while the read blocked. Nothing is written before they are answered.
+    setup = (
+        _asking(topic, rounds, fmt, participant, enabled=not (json_lines or quiet or enqueue))
+        if interactive
+        else None
+    )
     code = _run(go())
     if code:
         raise typer.Exit(code)
 
 
-def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *, enabled: bool) -> Setup:
+def _asking(
+    topic: str | None, rounds: int | None, fmt: str | None, models: list[str] | None, *, enabled: bool
+) -> Setup:
+    """The wizard's answers; Ctrl-C quits (exit 130), a mistake or input that ends is one line (exit 2)."""
+    from moot.cli.live import err, print_error
+
+    try:
+        return _interactive_setup(topic, rounds, fmt, models, enabled=enabled)
+    except KeyboardInterrupt:
+        err.print()  # end the question's line, where the terminal echoed ^C
+        print_error("", label="interrupted", style="yellow")
+        raise typer.Exit(130) from None
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+
+
+def _interactive_setup(
+    topic: str | None, rounds: int | None, fmt: str | None, models: list[str] | None, *, enabled: bool
+) -> Setup:
     from moot.cli.interactive import ask_setup, flags_of
     from moot.cli.live import err
     from moot.config_files.user_defaults import load_user_defaults
@@ -481,11 +511,10 @@ def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *
             field="--interactive",
         )
     defaults = load_user_defaults()
-    default_rounds = (
-        rounds or defaults.rounds or get_protocol(fmt or "design-review").traits.default_rounds or 3
-    )
+    if fmt is not None:
+        get_protocol(fmt)  # a mistyped -f is refused before any question
     # Asked on stderr: stdout is the run's (or --show-config's YAML), which may be piped on.
-    setup = ask_setup(err, defaults, topic=topic, rounds=default_rounds)
+    setup = ask_setup(err, defaults, topic=topic, rounds=rounds, fmt=fmt, models=models)
     err.print(Text(f"The same run next time: {flags_of(setup)}", style="dim"))
     return setup
 
