@@ -28,6 +28,7 @@ from tests.cli_helpers import moot
         ("participants.0.name", ["A\x00da"], "participant 1, name"),
         ("participants.0.model", ["Ada\nLovelace"], "participant 1, model"),
         ("participants.2.model", ["Ada", "Bo"], "participant 3, model"),
+        ("participants.1.model", ["Speaker 1", "Speaker 2"], "participant 2, model"),  # moot's name for none
     ],
 )
 def test_a_field_reads_as_people_count(field: str, names: list[str], said: str) -> None:

@@ -78,8 +78,9 @@ def spoken_field(field: str, names: Sequence[str | None] = ()) -> str:
         about_the_name = parts[i + 2 : i + 3] == ["name"]
         if i == 0 and part == "participants" and not about_the_name and n < len(names):
             name = names[n]
-            # A name that is itself wrong (a control character, a whole paragraph) is not repeated.
-            if name and name.isprintable() and len(name) <= 40:
+            # A name that is itself wrong (a control character, a whole paragraph) is not repeated, nor the name
+            # moot gives a participant that has none ("participant 2 (Speaker 2)").
+            if name and name.isprintable() and len(name) <= 40 and name != f"Speaker {n + 1}":
                 words += f" ({name})"
         groups.append(words)
         i += 2

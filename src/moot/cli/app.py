@@ -158,7 +158,8 @@ def run(
         typer.Option(
             "--interactive",
             "-i",
-            help="Ask for the problem, the design team, rounds and judge at the terminal, showing the defaults.",
+            help="Ask at the terminal what kind of run (a debate, a design review, a council...), then what it "
+            "needs: the topic, the debaters or design team, rounds and judge, showing the defaults.",
         ),
     ] = False,
     order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
