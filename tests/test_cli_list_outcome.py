@@ -88,10 +88,24 @@ def test_every_kind_of_debate_lists_its_format_and_outcome(monkeypatch: pytest.M
             start = " ".join(rows[debate_id]["headline"].split()[:3])
             assert start in flat, (width, fmt)  # the outcome, cut to its line if need be
         # The format has its own column where the topic keeps its room, and goes under the topic where not.
-        header = lines[0].split()
-        assert header[:4] == ["id", "when", "status", "format"] if width == 120 else header[3] == "format"
-        if width == 80:
+        if width == 120:
+            assert lines[0].split()[:5] == ["id", "when", "status", "format", "topic"]
+        else:  # the id, time and status one under the other; the format before who took part
+            assert lines[0].split() == ["id", "·", "when", "·", "status", "format", "·", "topic"]
             assert "free-form · Ada, Bo, Cy" in shown
+
+
+@pytest.mark.parametrize(("width", "side"), [(80, False), (100, True), (120, True)])
+def test_the_format_has_a_column_only_where_the_topic_keeps_its_room(
+    width: int, side: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = moot("run", TOPIC, *THREE, "-f", "council", "-j", "fake:judge", "-q")
+    assert code == 0, err
+    monkeypatch.setenv("COLUMNS", str(width))
+    shown = moot("list")[1]
+    assert ("   format   " in shown.splitlines()[0]) is side
+    topic_lines = [line for line in shown.splitlines() if "cities" in line or "centres" in line]
+    assert len(topic_lines) == 1, shown  # the topic on one line: at 80 too, it has the width
 
 
 def test_a_new_verdict_is_the_new_outcome_and_a_debate_without_an_end_has_none() -> None:

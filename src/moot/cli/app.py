@@ -864,14 +864,15 @@ def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
     fixed = sum(max(cell_len(str(c)) for c in [col.header, *col.cells]) for col in side.columns[:-1])
     if fixed + TOPIC_ROOM + 3 * len(side.columns) <= console.width:
         return side
+    # Narrower: the id, the time and the status one under the other, so the topic and its outcome keep the width.
     stacked = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)
-    for col in ("id", "when", "status"):
-        stacked.add_column(col, no_wrap=True)
+    stacked.add_column("id · when · status", no_wrap=True)
     stacked.add_column("format · topic")
     for r, topic, who, outcome in zip(rows, topics, names, outcomes, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
+        about = Text.assemble(r.id[:8], "\n", (when, "dim"), "\n", _listed_status(r))
         cell = Group(topic, Text(f"{r.format} · {who}", style="dim"), *outcome)
-        stacked.add_row(r.id[:8], when, _listed_status(r), cell)
+        stacked.add_row(about, cell)
     return stacked
 
 
