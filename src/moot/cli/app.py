@@ -44,6 +44,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=LazyGroup,
+    # Help wraps at the terminal's width up to 100 columns (click's own cap is 80): the options' help, beside
+    # their names, gets room in a wide terminal; prose wider than 100 is harder to read.
+    context_settings={"max_content_width": 100},
 )
 out = SafeConsole()
 
