@@ -162,5 +162,5 @@ def test_a_config_file_may_use_the_agents_names_beside_flags(tmp_path: Path) -> 
 
 
 def test_unit_errors_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match=r"^agents\.0\.model_config: must be a mapping"):
+    with pytest.raises(ConfigError, match=r"^agent 1, model_config: must be a mapping"):
         with_moot_names({"agents": [{"model_config": "openai:gpt-4o"}]})

@@ -95,14 +95,17 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
         (["run"], "topic: give the question to debate"),
         (["run", "T", "-p", "fake:a"], "participants: the free-form format needs at least 2, not 1"),
         (["run", "T", "-p", "fake:a,name=Ada", "-p", "fake:b,name=ada"], "share the id"),
-        (["run", "T", "-p", "nope:x", "-p", "fake:b"], "participants.0.model: unknown provider 'nope'"),
+        (
+            ["run", "T", "-p", "nope:x", "-p", "fake:b"],
+            "participant 1 (Proponent), model: unknown provider 'nope'",
+        ),
         (["run", "T", "-p", "gpt4", "-p", "fake:b"], "must look like 'provider:model'"),
         (["run", "T", *FAKES, "--rounds", "0"], "rounds: Input should be greater than or equal to 1"),
         (["run", "T", *FAKES, "--rounds", "99"], "rounds: Input should be less than or equal to 50"),
         (["run", "--config", "/nonexistent/d.yaml"], "--config: cannot read"),
         (
             ["run", "T", "-p", "openai:gpt-4o", "-p", "fake:b"],
-            "participants.0.model: openai needs OPENAI_API_KEY",
+            "participant 1 (Proponent), model: openai needs OPENAI_API_KEY",
         ),
         (
             ["run", "T", *FAKES, "--judge", "anthropic:claude-sonnet-4-5"],
@@ -110,7 +113,7 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
         ),
         (
             ["run", "T", "-p", "openai:gpt-4o,base_url=http://127.0.0.1:9/v1", "-p", "fake:b"],
-            "participants.0.base_url: openai takes no base_url; use openai-compatible:gpt-4o with "
+            "participant 1 (Proponent), base_url: openai takes no base_url; use openai-compatible:gpt-4o with "
             "base_url=http://127.0.0.1:9/v1",
         ),
         (["export", "doesnotexist"], "no debate"),
@@ -138,7 +141,7 @@ def test_invalid_config_file_names_the_field(tmp_path: Path) -> None:
     cfg = tmp_path / "d.yaml"
     cfg.write_text("topic: T\nparticipants:\n  - {name: A, model: 'fake:a', temprature: 1}\n  - {name: B}\n")
     code, _, err = moot("run", "--config", str(cfg))
-    assert code == 2 and "participants.0.temprature: unknown field" in err
+    assert code == 2 and "participant 1 (A), temprature: unknown field" in err
 
 
 def test_models_shows_whether_keys_are_set_never_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,7 +227,7 @@ def test_errors_stay_on_one_line_in_a_narrow_terminal(monkeypatch: pytest.Monkey
     monkeypatch.setenv("COLUMNS", "40")
     code, _, err = moot("run", "T", "-p", "fake:a,temperature=abc", "-p", "fake:b")
     assert code == 2
-    assert err.count("\n") == 1 and "participants.0.temperature" in err
+    assert err.count("\n") == 1 and "participant 1 (Proponent), temperature" in err
 
 
 def test_run_stops_early_and_says_why() -> None:

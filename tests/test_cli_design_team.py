@@ -134,10 +134,11 @@ def scripted(*answers: str | None) -> tuple[list[str], object]:
 def test_the_questions_show_the_defaults_and_enter_keeps_them() -> None:
     console = Console(record=True, width=120)
     defaults = UserDefaults(participants=[ModelOptions.model_validate({"model": "fake:a"})])
-    asked, read = scripted(PROBLEM, "", "", "")
+    asked, read = scripted("2", PROBLEM, "", "", "")
     setup = ask_setup(console, defaults, topic=None, rounds=3, read=read)  # type: ignore[arg-type]
-    assert setup == Setup(PROBLEM, ["architect", "security", "performance"], 3, None)
+    assert setup == Setup(PROBLEM, "design-review", ["architect", "security", "performance"], 3, None)
     assert asked == [
+        "Kind (a number or a name) [1: debate]: ",
         "Problem: ",
         "Agents, comma-separated [architect,security,performance]: ",
         "Rounds, 1-50 (3: proposals, critiques, refinements) [3]: ",
@@ -155,8 +156,8 @@ def test_a_wrong_answer_is_refused_in_one_line_and_asked_again() -> None:
     asked, read = scripted(
         "", "Design a cache", "architect,wizard", "security,testing", "0", "x", "4", "fake:j"
     )
-    setup = ask_setup(console, UserDefaults(), topic=None, rounds=3, read=read)  # type: ignore[arg-type]
-    assert setup == Setup("Design a cache", ["security", "testing"], 4, "fake:j")
+    setup = ask_setup(console, UserDefaults(), topic=None, rounds=3, fmt="design-review", read=read)  # type: ignore[arg-type]
+    assert setup == Setup("Design a cache", "design-review", ["security", "testing"], 4, "fake:j")
     shown = console.export_text()
     assert "problem: give the problem to debate" in shown
     assert "--agents: unknown role 'wizard'" in shown
@@ -169,7 +170,7 @@ def test_input_that_ends_early_is_an_error_not_a_half_made_debate() -> None:
 
     _, read = scripted(PROBLEM)
     with pytest.raises(UserError) as caught:
-        ask_setup(Console(record=True), UserDefaults(), topic=None, rounds=3, read=read)  # type: ignore[arg-type]
+        ask_setup(Console(record=True), UserDefaults(), topic=None, rounds=3, fmt="design-review", read=read)  # type: ignore[arg-type]
     assert caught.value.field == "--interactive" and "agents" in str(caught.value)
 
 
@@ -181,6 +182,7 @@ def test_moot_run_interactive_at_a_terminal_asks_then_runs(tmp_path: Path) -> No
     try:
         shown = b""
         for prompt, answer in [
+            (b"[1: debate]: ", b"design review"),
             (b"Problem: ", PROBLEM.encode()),
             (b"Agents, comma-separated [architect,security,performance]: ", b"architect,generalist"),
             (b"[3]: ", b"1"),

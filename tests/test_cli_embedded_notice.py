@@ -81,3 +81,24 @@ def test_keyed_fake_quiet_and_json_runs_print_no_notice(
     assert "demo model" not in _run(tmp_path, monkeypatch, "-p", "fake:a", "-p", "fake:b")
     assert "demo model" not in _run(tmp_path, monkeypatch, "--quiet")
     assert "demo model" not in _run(tmp_path, monkeypatch, "--json")
+
+
+def test_a_mistyped_embedded_model_gets_the_error_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No notice describing local:smolm2 as a small model here before saying there is no such model.
+    assert embedded_notice(_config("local:smolm2", "fake:b", judge="local:smolm2")) is None
+    assert [str(m) for m in embedded_models(_config("local:smolm2", "local:smollm2"))] == ["local:smollm2"]
+    for models in (
+        ["-p", "local:smolm2"],
+        ["-p", "local:smolm2", "-p", "local:smolm2"],
+        ["-j", "local:smolm2"],
+    ):
+        result = runner.invoke(app, ["run", "Tabs?", *models, "--db", str(tmp_path / "m.db")])
+        assert result.exit_code == 2
+        assert "Note:" not in result.output and "demo model" not in result.output
+        assert result.stdout == ""
+    result = runner.invoke(app, ["run", "Tabs?", "-p", "local:smolm2", "-p", "fake:b"])
+    assert result.stderr.startswith(
+        "error: participant 1 (Proponent), model: unknown embedded model 'smolm2'"
+    )

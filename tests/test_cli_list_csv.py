@@ -37,7 +37,9 @@ def rows(*args: str) -> list[dict[str, Any]]:
 
 
 def test_header_names_every_column_and_an_empty_store_is_a_header_alone() -> None:
-    assert HEADER == ("id", "created", "topic", "format", "status", "rounds", "winner", "tokens", "cost_usd")
+    assert HEADER == (
+        "id", "created", "topic", "format", "status", "rounds", "winner", "outcome", "tokens", "cost_usd"
+    )  # fmt: skip
     code, out, _ = moot("list", "--csv")
     assert code == 0 and out == ",".join(HEADER) + "\n"
 

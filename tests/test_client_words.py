@@ -34,13 +34,13 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 
 
 def test_the_terminal_keeps_its_hints_and_a_client_gets_none() -> None:
-    typo = {"where": " in 'opnai:gpt-4o'", "listed_by": "`moot models`"}
-    assert unknown("provider", "opnai", ["openai", "anthropic"], **typo) == (
+    where, listed_by = " in 'opnai:gpt-4o'", "`moot models`"
+    assert unknown("provider", "opnai", ["openai", "anthropic"], where=where, listed_by=listed_by) == (
         "unknown provider 'opnai' in 'opnai:gpt-4o'; did you mean 'openai'? (`moot models` lists them)"
     )
     assert cli_hint(" (see `moot models`)") == " (see `moot models`)"
     with answering_a_client():
-        assert unknown("provider", "opnai", ["openai", "anthropic"], **typo) == (
+        assert unknown("provider", "opnai", ["openai", "anthropic"], where=where, listed_by=listed_by) == (
             "unknown provider 'opnai'; did you mean 'openai'?"
         )
         assert cli_hint(" (see `moot models`)") == ""

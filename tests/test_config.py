@@ -57,11 +57,11 @@ def test_judge_defaults_to_first_participants_model_and_null_means_none() -> Non
         ),
         (
             {"topic": "T", "participants": [{"name": "A", "model": "foo:bar"}, {"name": "B"}]},
-            "participants.0.model: unknown provider 'foo'",
+            "participant 1 (A), model: unknown provider 'foo'",
         ),
         (
             {"topic": "T", "participants": [{"name": "A", "model": "gpt-4o"}, {"name": "B"}]},
-            "participants.0.model: model reference 'gpt-4o' must look like 'provider:model'",
+            "participant 1 (A), model: model reference 'gpt-4o' must look like 'provider:model'",
         ),
         (
             {"topic": "T", "participants": TWO, "rounds": 0},
@@ -76,7 +76,7 @@ def test_judge_defaults_to_first_participants_model_and_null_means_none() -> Non
         ({"participants": TWO}, "topic: is required"),
         (
             {"topic": "T", "participants": [{"name": "A", "model": "openai-compatible:m"}, {"name": "B"}]},
-            "participants.0.base_url: openai-compatible models need base_url",
+            "participant 1 (A), base_url: openai-compatible models need base_url",
         ),
         (
             {
@@ -94,7 +94,7 @@ def test_judge_defaults_to_first_participants_model_and_null_means_none() -> Non
         ),
         (
             {"topic": "T", "participants": [{"name": "A", "temperature": 3}, {"name": "B"}]},
-            "participants.0.temperature",
+            "participant 1 (A), temperature",
         ),
     ],
 )
@@ -103,16 +103,18 @@ def test_bad_input_names_the_field(data: dict[str, Any], expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "place"),
+    ("model", "place", "said"),
     [
-        ("openai:gpt-4o", "participants.0"),
-        ("anthropic:claude-sonnet-4-5", "judge"),
-        ("openrouter:openai/gpt-4o", "moderator"),
-        ("local:smollm2", "history.summarizer"),
-        ("fake:a", "judge.fallback.0"),
+        ("openai:gpt-4o", "participants.0", "participant 1 (A), base_url"),
+        ("anthropic:claude-sonnet-4-5", "judge", "judge.base_url"),
+        ("openrouter:openai/gpt-4o", "moderator", "moderator.base_url"),
+        ("local:smollm2", "history.summarizer", "history.summarizer.base_url"),
+        ("fake:a", "judge.fallback.0", "judge, fallback 1, base_url"),
     ],
 )
-def test_base_url_on_a_provider_that_takes_none_names_the_provider_to_use(model: str, place: str) -> None:
+def test_base_url_on_a_provider_that_takes_none_names_the_provider_to_use(
+    model: str, place: str, said: str
+) -> None:
     # The provider would call its own servers and drop the URL: an error, not a setting ignored.
     url = "http://127.0.0.1:9/v1"
     options = {"model": model, "base_url": url}
@@ -127,7 +129,7 @@ def test_base_url_on_a_provider_that_takes_none_names_the_provider_to_use(model:
         data[place] = options
     name = model.split(":", 1)[1]
     assert error_of(data) == (
-        f"{place}.base_url: {model.split(':')[0]} takes no base_url; use openai-compatible:{name} with "
+        f"{said}: {model.split(':')[0]} takes no base_url; use openai-compatible:{name} with "
         f"base_url={url} (an Ollama server: ollama:{name})"
     )
 

@@ -167,7 +167,7 @@ def test_a_bad_context_window_is_a_one_line_config_error(value: Any, message: st
     data["participants"][1]["context_window"] = value
     with pytest.raises(ConfigError, match=message) as err:
         validate_config(data)
-    assert str(err.value).startswith("participants.1.context_window: ")
+    assert str(err.value).startswith("participant 2 (Bo), context_window: ")
     assert "\n" not in str(err.value)
 
 
@@ -308,7 +308,9 @@ async def test_a_window_smaller_than_the_system_prompt_is_refused_before_any_cal
     config = _tiny_window_config(window=200)
     speakers, judge_prompts = Speakers(), list[tuple[str, str]]()
     resolve, _ = _resolver(speakers, judge_prompts)
-    with pytest.raises(ConfigError, match=r"^participants\.0\.context_window: Ada's first prompt") as err:
+    with pytest.raises(
+        ConfigError, match=r"^participant 1 \(Ada\), context_window: Ada's first prompt"
+    ) as err:
         _ = [e async for e in run_debate(config, log=InMemoryLog(), resolve=resolve)]
     assert "Ada's first prompt alone takes" in str(err.value) and "set context_window to at least" in str(
         err.value
@@ -320,7 +322,7 @@ async def test_a_window_that_holds_the_prompt_but_not_the_reply_is_refused() -> 
     config = _tiny_window_config(window=600)
     bo = config.participants[1].model_copy(update={"max_tokens": 500})
     config = config.model_copy(update={"participants": [config.participants[0], bo, config.participants[2]]})
-    with pytest.raises(ConfigError, match=r"^participants\.1\.context_window: .* 500 more are kept"):
+    with pytest.raises(ConfigError, match=r"^participant 2 \(Bo\), context_window: .* 500 more are kept"):
         _ = [e async for e in run_debate(config, log=InMemoryLog(), resolve=_resolver(Speakers(), [])[0])]
 
 

@@ -13,7 +13,7 @@ from tests.cli_helpers import moot
     [
         (
             ["-p", "opnai:gpt-4o", "-p", "fake:b"],
-            "error: participants.0.model: unknown provider 'opnai' in 'opnai:gpt-4o'; did you mean 'openai'? "
+            "error: participant 1 (Proponent), model: unknown provider 'opnai' in 'opnai:gpt-4o'; did you mean 'openai'? "
             "(`moot models` lists them)",
         ),
         (
@@ -30,7 +30,7 @@ from tests.cli_helpers import moot
         ),
         (
             ["-p", "local:smolm2", "-p", "fake:b"],
-            "error: participants.0.model: unknown embedded model 'smolm2' in 'local:smolm2'; did you mean 'smollm2'?",
+            "error: participant 1 (Proponent), model: unknown embedded model 'smolm2' in 'local:smolm2'; did you mean 'smollm2'?",
         ),
         (
             ["--template", "rate-limitng"],

@@ -234,7 +234,7 @@ async def test_missing_key_is_reported_before_anything_is_written(monkeypatch: p
         }
     )
     log = InMemoryLog()
-    with pytest.raises(MissingKeyError, match=r"participants\.0\.model: openai needs OPENAI_API_KEY"):
+    with pytest.raises(MissingKeyError, match=r"participant 1 \(Ada\), model: openai needs OPENAI_API_KEY"):
         await collect(config, log=log)
     assert log.events == []
 
@@ -268,7 +268,7 @@ async def test_a_model_the_provider_rejects_is_a_config_error_before_anything_is
     )
     config = config.model_copy(update={"participants": [config.participants[0], bad]})
     log = InMemoryLog()
-    with pytest.raises(UserError, match=r"^participants\.1\.model: "):
+    with pytest.raises(UserError, match=r"^participant 2 \(Bo\), model: "):
         await collect(config, log=log)
     assert log.events == []
 

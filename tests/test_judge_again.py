@@ -295,7 +295,7 @@ async def test_bad_judges_and_rubrics_are_refused_naming_the_flag_before_anythin
         plan_judging(list(log.events), rubric={"charm": 1.0}, reason="r", fields=flags)
     with pytest.raises(ConfigError, match=r"^-j/--judge 2: "):
         plan_judging(list(log.events), judges=[{"model": "fake:a"}, {"model": ""}], reason="r", fields=flags)
-    with pytest.raises(UserError, match=r"^judges\.0: .*OPENAI_API_KEY"):
+    with pytest.raises(UserError, match=r"^judge 1: .*OPENAI_API_KEY"):
         plan_judging(list(log.events), judges=[{"model": "openai:gpt-4o-mini"}], reason="r")
     assert len(log.events) == stored
 

@@ -301,7 +301,7 @@ def test_bad_rubric_weights_are_one_line_config_errors(rubric: dict[str, float],
     with pytest.raises(ConfigError, match=error) as caught:
         validate_config({**data, "judge": {"model": "fake:judge", "rubric": rubric}})
     assert "\n" not in str(caught.value)
-    with pytest.raises(ConfigError, match=error.replace(r"judge\.", r"judges\.1\.")):
+    with pytest.raises(ConfigError, match=error.replace(r"judge\.", r"judge 2, ")):
         validate_config({**data, "judges": [{"model": "fake:a"}, {"model": "fake:b", "rubric": rubric}]})
 
 
@@ -310,12 +310,12 @@ def test_preflight_builds_every_panel_judge_and_fallback(monkeypatch: pytest.Mon
     config = panel_config(
         {"model": "fake:j1"}, {"model": "fake:j2", "fallback": [{"model": "openai:gpt-4o"}]}
     )
-    with pytest.raises(MissingKeyError, match=r"^judges\.1\.fallback\.0\.model: openai needs OPENAI_API_KEY"):
+    with pytest.raises(MissingKeyError, match=r"^judge 2, fallback 1, model: openai needs OPENAI_API_KEY"):
         preflight(config)
     single = make_config(
         2, judge={"model": "fake:j", "fallback": [{"model": "fake:k"}, {"model": "openai:o3"}]}
     )
-    with pytest.raises(MissingKeyError, match=r"^judge\.fallback\.1\.model"):
+    with pytest.raises(MissingKeyError, match=r"^judge, fallback 2, model"):
         preflight(single)
 
 

@@ -143,7 +143,7 @@ def test_moot_run_check_stops_before_storing_anything(
         path = write_config(tmp_path, url)
         result = CliRunner().invoke(app, ["run", "--check", "-c", str(path), "--db", str(db), "-q"])
     assert result.exit_code == 2, result.output
-    assert "participants.0.model" in result.output and "rejected the API key" in result.output
+    assert "participant 1, model" in result.output and "rejected the API key" in result.output
     assert BAD_KEY not in result.output
     assert seen.requests == [] and not db.exists()
 
@@ -225,7 +225,7 @@ def test_the_apis_live_check_names_the_field(
     monkeypatch.setenv(COMPAT_KEY_VAR, BAD_KEY)
     answer = client.post("/api/configs/check?live=true", json=body)
     assert answer.status_code == 422
-    assert "participants.0.model" in answer.text and "rejected the API key" in answer.text
+    assert "participant 1, model" in answer.text and "rejected the API key" in answer.text
     assert BAD_KEY not in answer.text
     monkeypatch.setenv(COMPAT_KEY_VAR, GOOD_KEY)
     assert client.post("/api/configs/check?live=true", json=body).status_code == 200

@@ -231,7 +231,7 @@ async def test_mistakes_are_tool_errors_that_name_the_field(manager: DebateManag
         bad_spec = await client.call_tool(
             "debate", {"topic": "x", "participants": ["fake:a,colour=red", "fake:b"]}
         )
-        assert bad_spec.is_error and "participants.0: unknown key 'colour'" in text_of(bad_spec)
+        assert bad_spec.is_error and "participant 1: unknown key 'colour'" in text_of(bad_spec)
         blank = await client.call_tool("debate", {"topic": "   "})
         assert blank.is_error and "topic: give the question" in text_of(blank)
         missing = await client.call_tool("get_debate", {"debate_id": "feedface"})

@@ -120,17 +120,17 @@ async def test_over_stdio_context_files_are_read_under_their_paths(
         missing = await client.call_tool(
             "start_debate", {"topic": "t", "participants": TWO, "context_files": [str(needs), "/no/such.md"]}
         )
-        assert missing.is_error and "context_files.1: cannot read /no/such.md: No such file or directory" in (
+        assert missing.is_error and "context file 2: cannot read /no/such.md: No such file or directory" in (
             text_of(missing)
         )
         binary = tmp_path / "logo.png"
         binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
         not_text = await client.call_tool("start_debate", {"topic": "t", "context_files": [str(binary)]})
-        assert not_text.is_error and "context_files.0: cannot read context file" in text_of(not_text)
+        assert not_text.is_error and "context file 1: cannot read context file" in text_of(not_text)
         huge = tmp_path / "dump.txt"
         huge.write_bytes(b"x" * (4 * MAX_CONTEXT + 1))
         too_big = await client.call_tool("start_debate", {"topic": "t", "context_files": [str(huge)]})
-        assert too_big.is_error and "context_files.0: " in text_of(too_big)
+        assert too_big.is_error and "context file 1: " in text_of(too_big)
         assert "more than the 200,000 characters a context holds" in text_of(too_big)
         long = tmp_path / "long.txt"
         long.write_text("y" * MAX_CONTEXT, encoding="utf-8")  # fits alone, not after a heading and more text
@@ -205,14 +205,14 @@ async def test_participants_may_be_objects_with_a_stance(manager: DebateManager)
         for bad, said in [
             (
                 {"model": "fake:a", "stance": "maybe"},
-                "participants.0.stance: Input should be 'for', 'against' or ",
+                "participant 1, stance: Input should be 'for', 'against' or ",
             ),
-            ({"name": "Ada"}, "participants.0.model: is required"),
+            ({"name": "Ada"}, "participant 1, model: is required"),
             (
                 {"model": "fake:a", "colour": "red"},
-                "participants.0.colour: unknown key; a participant object takes ",
+                "participant 1, colour: unknown key; a participant object takes ",
             ),
-            (7, "participants.0: give a model with optional settings"),
+            (7, "participant 1: give a model with optional settings"),
         ]:
             refused = await client.call_tool("debate", {"topic": "t", "participants": [bad, "fake:b"]})
             assert refused.is_error and said in text_of(refused) and "\n" not in text_of(refused), text_of(

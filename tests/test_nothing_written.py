@@ -92,7 +92,7 @@ REFUSED = {
     ),
     "a key that is not set": (
         ["-p", "openai:gpt-4o-mini", "-p", "fake:b"],
-        "participants.0.model: openai needs OPENAI_API_KEY",
+        "participant 1 (Proponent), model: openai needs OPENAI_API_KEY",
     ),
 }
 
@@ -133,5 +133,5 @@ def test_an_arena_or_eval_its_checks_refuse_leaves_nothing_behind(
     for queued in ([], ["--enqueue"]):
         code, out, err = moot(*args, *queued)
         assert code == 2, out + err
-        assert "participants.0.model: openai needs OPENAI_API_KEY" in err
+        assert "participant 1, model: openai needs OPENAI_API_KEY" in err
         assert listing(tmp_path) == ["moot-home"]

@@ -85,7 +85,7 @@ def test_command_line_flags(expected: DebateConfig) -> None:
 
 def test_the_wizard(expected: DebateConfig, monkeypatch: pytest.MonkeyPatch) -> None:
     assert cli(*SAVED)[0] == 0
-    answers = iter([TOPIC, "architect,security", "2", JUDGE])
+    answers = iter(["design review", TOPIC, "architect,security", "2", JUDGE])
     monkeypatch.setattr("moot.cli.app._asks_at_terminal", lambda: True)
     monkeypatch.setattr("moot.cli.interactive.console_reader", lambda console: lambda prompt: next(answers))
     assert shown("--interactive") == expected

@@ -112,7 +112,8 @@ def test_the_server_lists_a_plugin_provider(site: Path, tmp_path: Path) -> None:
 
 def test_an_unknown_prefix_is_refused_naming_the_plugins_providers_too(site: Path) -> None:
     with pytest.raises(
-        ConfigError, match=r"participants.0.model: unknown provider 'nosuch'.*\bfake, human, echo, alibaba"
+        ConfigError,
+        match=r"participant 1 \(P0\), model: unknown provider 'nosuch'.*\bfake, human, echo, alibaba",
     ):
         validate_config(config("nosuch:a", "echo:b"))
     assert find_provider("parrot") == find_provider("echo")

@@ -3,6 +3,7 @@ config file and the API. Fake models only: the configured defaults point every p
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -184,8 +185,8 @@ def test_presets_lists_within_80_columns(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_presets_show_names_the_configured_models(fakes: UserDefaults) -> None:
     code, out, _ = moot("presets", "show", "design-review")
-    assert code == 0 and "design-review (shipped)" in out
-    shown = yaml.safe_load(out.split("\n", 2)[2])
+    assert code == 0 and out.startswith("design-review (built in): ")
+    shown = yaml.safe_load(out.split("\n", 1)[1])
     assert [p["model"] for p in shown["participants"]] == ["fake:a", "fake:b", "fake:a"]
     code, _, err = moot("presets", "show", "nope")
     assert code == 2 and "name: unknown preset 'nope'; use one of" in err
@@ -203,7 +204,7 @@ def test_presets_save_from_a_file_and_run_from_it(tmp_path: Path, fakes: UserDef
     saved = yaml.safe_load((user_dir() / "pair.yaml").read_text(encoding="utf-8"))
     assert "topic" not in saved and saved["description"] == "Ada and Bo, one round"
     code, out, _ = moot("presets")
-    assert "pair" in out and "user" in out
+    assert "pair" in out and "yours" in out
     code, out, err = moot("run", "--preset", "pair", "Should we?", "--json")
     assert code == 0, err
     assert '"name":"Ada"' in out.replace(" ", "")
@@ -310,3 +311,33 @@ def test_the_api_lists_and_shows_the_presets(tmp_path: Path, fakes: UserDefaults
         assert [p["model"] for p in shown["config"]["participants"]] == ["fake:a", "fake:b", "fake:a"]
         r = client.get("/api/presets/nope")
         assert r.status_code == 404 and r.json()["field"] == "name" and "council" in r.json()["detail"]
+
+
+def test_presets_show_says_built_in_or_where_a_persons_own_is_from_where_they_are(
+    tmp_path: Path, fakes: UserDefaults, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = moot("presets", "show", "council")
+    assert code == 0 and out.startswith("council (built in): ")
+    assert "shipped_presets" not in out and "from /" not in out  # no path inside the install
+    monkeypatch.chdir(Path(os.environ["MOOT_HOME"]).parent)
+    file = tmp_path / "pair.yaml"
+    file.write_text("participants:\n  - {name: A}\n  - {name: B}\n")
+    code, _, err = moot("presets", "save", "pair", "-c", str(file))
+    assert code == 0 and err == "saved preset pair to moot-home/presets/pair.yaml\n"
+    code, out, _ = moot("presets", "show", "pair")
+    assert code == 0 and out.startswith("pair (yours)")
+    assert out.splitlines()[1] == "from moot-home/presets/pair.yaml"
+    code, out, _ = moot("presets")
+    assert "built in" in out and "shipped" not in out
+
+
+def test_a_path_is_shown_from_where_the_person_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moot.cli.presets import shown_path
+
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert shown_path(tmp_path / "work" / "a" / "b.yaml") == "a/b.yaml"
+    assert shown_path(Path("rel.yaml")) == "rel.yaml"
+    assert shown_path(tmp_path / "home" / ".moot" / "p.yaml") == "~/.moot/p.yaml"
+    assert shown_path(Path("/elsewhere/p.yaml")) == "/elsewhere/p.yaml"

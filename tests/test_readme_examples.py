@@ -446,7 +446,7 @@ def check_presets(words: list[str], result: Result, debates: Debates, before: se
     if action == "save":
         assert load_preset(words[3]).source == "user", result.stderr
     elif action == "show":
-        assert f"{words[3]} (shipped)" in result.stdout
+        assert f"{words[3]} (built in)" in result.stdout
     else:
         assert all(
             name in result.stdout for name in ("council", "debate", "oxford", "design-review", "critique")

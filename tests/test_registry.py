@@ -77,13 +77,13 @@ def test_a_pydantic_ai_prefix_is_accepted_and_its_missing_key_named_before_the_r
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     assert str(ModelRef.model_validate("grok:grok-4")) == "xai:grok-4"
     with pytest.raises(
-        MissingKeyError, match=r"^participants.0.model: deepseek needs DEEPSEEK_API_KEY; set it"
+        MissingKeyError, match=r"^participant 1, model: deepseek needs DEEPSEEK_API_KEY; set it"
     ):
         check_available(options("deepseek:deepseek-chat"), field="participants.0.model")
     code = CliRunner().invoke(app, ["run", "T", "-p", "deepseek:deepseek-chat", "-p", "fake:b"])
     assert code.exit_code == 2
     assert (
-        "participants.0.model: deepseek needs DEEPSEEK_API_KEY" in code.stderr
+        "participant 1 (Proponent), model: deepseek needs DEEPSEEK_API_KEY" in code.stderr
         and "Traceback" not in code.stderr
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, get_args
 
@@ -123,7 +124,9 @@ def test_an_unknown_role_is_one_line_naming_the_field() -> None:
     with pytest.raises(ConfigError) as info:
         config_with(role="wizard")
     message = str(info.value)
-    assert message.startswith("participants.0.role: Input should be 'architect', 'security', 'performance'")
+    assert message.startswith(
+        "participant 1 (Ada), role: Input should be 'architect', 'security', 'performance'"
+    )
     assert "\n" not in message
 
 
@@ -249,6 +252,29 @@ def test_templates_lists_every_template_with_its_variables() -> None:
         assert template.name in out and template.description in out
     assert "rate (required)" in out and "time_period=second" in out
     assert "moot run --template NAME --var VARIABLE=VALUE" in out
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_templates_sets_each_variable_apart_whatever_its_default_holds(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A default with commas ('password, single sign-on (OIDC) and passkeys') read as several variables when the
+    # variables were listed with commas between them.
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, _ = moot("templates")
+    assert code == 0
+    names = sorted(templates())
+    for name, template in templates().items():
+        after = names.index(name) + 1
+        section = out[out.index(name) : out.index(names[after]) if after < len(names) else None]
+        for key, variable in template.variables.items():
+            # The variable first on its line, its default beside it (the start of it, when it wraps).
+            found = re.search(rf"^ +{key} {{2,}}(\S.*?) *$", section, re.M)
+            assert found is not None, key
+            assert (variable.default or "(required)").startswith(found.group(1)), (key, found.group(1))
+    auth = out[out.index("authentication-service") : out.index("caching-layer")]
+    assert re.search(r"^ +auth_methods +password, single sign-on", auth, re.M), auth
+    assert not re.search(r", user_count|, security_level", out)  # never strung together with commas
 
 
 def test_templates_shows_one_template_in_full() -> None:

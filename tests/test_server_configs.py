@@ -101,6 +101,16 @@ def test_parse_errors_name_the_field(client: TestClient, text: str, field: str |
     assert words in r.json()["detail"]
 
 
+def test_a_participants_error_keeps_its_path_for_the_page_and_names_them_for_people(
+    client: TestClient,
+) -> None:
+    r = parse(client, CONFIG_YAML.replace("fake:bo", "nope:bo"))
+    assert r.status_code == 422, r.text
+    # The page places the error by the path; the words count participants from 1 and name the one meant.
+    assert r.json()["field"] == "participants.1.model"
+    assert r.json()["detail"].startswith("participant 2 (Bo), model: unknown provider 'nope'")
+
+
 def test_parse_refuses_yaml_aliases_and_huge_text(client: TestClient) -> None:
     bomb = 'a: &a ["x", "x"]\nb: &b [*a, *a]\ntopic: t\n'
     r = parse(client, bomb)

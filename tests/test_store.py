@@ -477,7 +477,7 @@ async def test_stores_opening_an_empty_database_at_once_migrate_it_once(db_url: 
     finally:
         for s in stores:
             await s.close()
-    assert raw_sql(db_url, "select version_num from alembic_version") == [("0004",)]
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0005",)]
 
 
 async def test_nul_characters_and_long_ids(store: EventStore) -> None:
@@ -661,7 +661,7 @@ async def test_reopening_keeps_data_and_migrating_again_is_a_no_op(db_url: str) 
         async with await EventStore.open(db_url) as again:
             assert len(await again.events("d1")) == 10
             assert (await again.summary("d1")).status == "completed"
-    assert raw_sql(db_url, "select version_num from alembic_version") == [("0004",)]
+    assert raw_sql(db_url, "select version_num from alembic_version") == [("0005",)]
     if db_url.startswith("sqlite"):
         assert raw_sql(db_url, "pragma journal_mode") == [("wal",)]
 
@@ -695,7 +695,7 @@ async def test_a_new_database_gets_the_tables_at_once_stamped_at_the_newest_revi
     try:
         with engine.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert stored_revision(conn) == head_revision() == "0004"
+            assert stored_revision(conn) == head_revision() == "0005"
     finally:
         engine.dispose()
     # Stamped as Alembic stamps: its own check finds nothing to upgrade.
@@ -703,7 +703,7 @@ async def test_a_new_database_gets_the_tables_at_once_stamped_at_the_newest_revi
     try:
         with engine.begin() as conn:
             command.upgrade(alembic_config(connection=conn), "head")
-            assert stored_revision(conn) == "0004"
+            assert stored_revision(conn) == "0005"
     finally:
         engine.dispose()
 

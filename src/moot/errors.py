@@ -18,9 +18,9 @@ Every error carries a one-line message that names the field and the fix.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from moot.install import install_command
 
@@ -70,6 +70,56 @@ class MootError(Exception):
     """Base of every error moot raises on purpose."""
 
 
+# A list in a config, as a person names one of its items ("participant 2"); any other list is named as it is.
+_ITEMS = {
+    "participants": "participant",
+    "judges": "judge",
+    "tools": "tool",
+    "tool_phases": "tool phase",
+    "people": "person",
+    "context_files": "context file",
+    "agents": "agent",
+}
+
+
+def spoken_field(field: str, names: Sequence[str | None] = ()) -> str:
+    """A field's path as a person reads it: items counted from 1 as people count them, and a participant named
+    when `names` (the participants' names, in order) has its name. `participants.1.model` reads
+    `participant 2 (Bo), model`; a path without a list item is left as it is (`stopping.embeddings`).
+
+    Only the words: `UserError.field` keeps the path (`participants.1.model`) that the API answers with and the
+    page places its error by."""
+    parts = field.split(".")
+    if not any(part.isdigit() for part in parts[1:]):
+        return field
+    groups: list[str] = []
+    plain: list[str] = []  # the parts since the last item, written as a dotted path
+    i = 0
+    while i < len(parts):
+        part, index = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
+        if not index.isdigit() or part.isdigit():
+            plain.append(part)
+            i += 1
+            continue
+        if plain:
+            groups.append(".".join(plain))
+            plain = []
+        n = int(index)
+        words = f"{_ITEMS.get(part, part)} {n + 1}"
+        about_the_name = parts[i + 2 : i + 3] == ["name"]
+        if i == 0 and part == "participants" and not about_the_name and n < len(names):
+            name = names[n]
+            # A name that is itself wrong (a control character, a whole paragraph) is not repeated, nor the name
+            # moot gives a participant that has none ("participant 2 (Speaker 2)").
+            if name and name.isprintable() and len(name) <= 40 and name != f"Speaker {n + 1}":
+                words += f" ({name})"
+        groups.append(words)
+        i += 2
+    if plain:
+        groups.append(".".join(plain))
+    return ", ".join(groups)
+
+
 class UserError(MootError):
     """A mistake the user can fix; reported as one line, exit code 2."""
 
@@ -77,10 +127,18 @@ class UserError(MootError):
         self, message: str, *, field: str | None = None, paths: Mapping[str, str] | None = None
     ) -> None:
         self.field = field
+        self.message = message
         # Each file of this machine the message names, with what that file is: the person at this machine
         # needs the path to fix it, a client of its server must not learn its layout (`public`).
         self.paths = dict(paths or {})
-        super().__init__(f"{field}: {message}" if field else message)
+        super().__init__(f"{spoken_field(field)}: {message}" if field else message)
+
+    def naming(self, names: Sequence[str | None]) -> Self:
+        """This error with the participant it is about named, where its field is one of theirs: `names` are the
+        debate's participants' names in order (`participant 2 (Bo), model: ...`). Returns the error itself."""
+        if self.field:
+            self.args = (f"{spoken_field(self.field, names)}: {self.message}",)
+        return self
 
     def public(self) -> str:
         """The message as an answer to another machine gives it (the API, the MCP tools): each of this machine's

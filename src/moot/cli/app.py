@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from dotenv import find_dotenv, load_dotenv
 from rich import box
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -43,6 +44,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=LazyGroup,
+    # Help wraps at the terminal's width up to 100 columns (click's own cap is 80): the options' help, beside
+    # their names, gets room in a wide terminal; prose wider than 100 is harder to read.
+    context_settings={"max_content_width": 100},
 )
 out = SafeConsole()
 
@@ -157,7 +161,8 @@ def run(
         typer.Option(
             "--interactive",
             "-i",
-            help="Ask for the problem, the design team, rounds and judge at the terminal, showing the defaults.",
+            help="Ask at the terminal what kind of run (a debate, a design review, a council...), then what it "
+            "needs: the topic, the debaters or design team, rounds and judge, showing the defaults.",
         ),
     ] = False,
     order: Annotated[str | None, typer.Option("--order", help="sequential or simultaneous.")] = None,
@@ -343,9 +348,13 @@ def run(
             **({"assess_rounds": True} if stop_at_quality is not None and assess is None else {}),
         }
         given_by, topic_, agents_, rounds_, judges = "flag", topic, agents, rounds, judge
-        if interactive:
-            setup = _interactive_setup(topic, rounds, fmt, enabled=not (json_lines or quiet or enqueue))
-            given_by, topic_, agents_, rounds_ = "wizard", setup.topic, [",".join(setup.agents)], setup.rounds
+        participants, fmt_ = participant or [], fmt
+        if setup is not None:
+            given_by, topic_, rounds_, fmt_ = "wizard", setup.topic, setup.rounds, setup.kind
+            if setup.design_review:
+                agents_ = [",".join(setup.agents)]
+            else:
+                participants = setup.models
             judges = judge or ([setup.judge] if setup.judge else None)
         if context_file is not None and context is not None:
             raise ConfigError(
@@ -367,7 +376,7 @@ def run(
         request = DebateRequest(
             fields=flag_fields(
                 topic=topic_,
-                participants=participant or [],
+                participants=participants,
                 judges=judges or [],
                 no_judge=no_judge,
                 context=context,
@@ -381,7 +390,7 @@ def run(
                 audience=audience,
                 rounds=rounds_,
                 turn_order=order,
-                format=fmt,
+                format=fmt_,
                 seed=seed,
                 persona_diversity=diversity,
             ),
@@ -459,12 +468,38 @@ def run(
                 await _save_output(target, store, debate_id)
             return exit_code(code, people, debate_id, db)
 
+    # The questions come before the run's event loop: asked inside it, the first Ctrl-C was swallowed by
+    # asyncio's SIGINT handler while the read blocked. Nothing is written before they are answered.
+    setup = (
+        _asking(topic, rounds, fmt, participant, enabled=not (json_lines or quiet or enqueue))
+        if interactive
+        else None
+    )
     code = _run(go())
     if code:
         raise typer.Exit(code)
 
 
-def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *, enabled: bool) -> Setup:
+def _asking(
+    topic: str | None, rounds: int | None, fmt: str | None, models: list[str] | None, *, enabled: bool
+) -> Setup:
+    """The wizard's answers; Ctrl-C quits (exit 130), a mistake or input that ends is one line (exit 2)."""
+    from moot.cli.live import err, print_error
+
+    try:
+        return _interactive_setup(topic, rounds, fmt, models, enabled=enabled)
+    except KeyboardInterrupt:
+        err.print()  # end the question's line, where the terminal echoed ^C
+        print_error("", label="interrupted", style="yellow")
+        raise typer.Exit(130) from None
+    except UserError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+
+
+def _interactive_setup(
+    topic: str | None, rounds: int | None, fmt: str | None, models: list[str] | None, *, enabled: bool
+) -> Setup:
     from moot.cli.interactive import ask_setup, flags_of
     from moot.cli.live import err
     from moot.config_files.user_defaults import load_user_defaults
@@ -480,11 +515,10 @@ def _interactive_setup(topic: str | None, rounds: int | None, fmt: str | None, *
             field="--interactive",
         )
     defaults = load_user_defaults()
-    default_rounds = (
-        rounds or defaults.rounds or get_protocol(fmt or "design-review").traits.default_rounds or 3
-    )
+    if fmt is not None:
+        get_protocol(fmt)  # a mistyped -f is refused before any question
     # Asked on stderr: stdout is the run's (or --show-config's YAML), which may be piped on.
-    setup = ask_setup(err, defaults, topic=topic, rounds=default_rounds)
+    setup = ask_setup(err, defaults, topic=topic, rounds=rounds, fmt=fmt, models=models)
     err.print(Text(f"The same run next time: {flags_of(setup)}", style="dim"))
     return setup
 
@@ -586,12 +620,13 @@ def list_(
         bool,
         typer.Option(
             "--csv",
-            help="Print CSV, one row per debate: id, created, topic, format, status, rounds, winner, tokens, "
-            "cost_usd.",
+            help="Print CSV, one row per debate: id, created, topic, format, status, rounds, winner, outcome, "
+            "tokens, cost_usd.",
         ),
     ] = False,
 ) -> None:
-    """Recent debates, newest first. Debates held by `moot eval` are hidden unless asked for."""
+    """Recent debates, newest first, each with its format and outcome. Debates held by `moot eval` are hidden
+    unless asked for."""
 
     async def go() -> None:
         from moot.store import DebateIndex, db_url_from  # the rows alone: no event models to import
@@ -810,35 +845,47 @@ def models(
 
 
 def _debates_table(rows: list[DebateSummary], console: Console) -> Table:
-    """`moot list`'s rows: the topic gets the room. Side by side where every column fits; in a narrower
-    terminal who took part and who won go under the topic."""
-    from moot.cli.table_fit import fits
-
+    """`moot list`'s rows: the topic gets the room, with who took part under it and then the outcome, the
+    result's one line as `moot show` leads with it (a verdict's winner, a council's answer, a design review's
+    design), cut to one line. The format has a column where the topic keeps TOPIC_ROOM beside it; in a narrower
+    terminal it goes under the topic, before who took part."""
     # Stored text, made safe before it is measured and laid out.
     topics = [_listed_topic(r) for r in rows]
     names = [terminal_safe(", ".join(p.name for p in r.participants)) for r in rows]
-    winners = [terminal_safe(r.winner or "") for r in rows]
-    wide = Table()
+    outcomes = [_listed_outcome(r) for r in rows]
+    side = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
     # Eight characters of an id are enough to name a debate in show/export; never wrap them.
-    for col in ("id", "when", "status"):
-        wide.add_column(col, no_wrap=True)
-    wide.add_column("topic", min_width=TOPIC_ROOM, ratio=3)
-    wide.add_column("participants", ratio=1)
-    wide.add_column("winner", ratio=1)
-    for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
+    for col in ("id", "when", "status", "format"):
+        side.add_column(col, no_wrap=True)
+    side.add_column("topic")
+    for r, topic, who, outcome in zip(rows, topics, names, outcomes, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        wide.add_row(r.id[:8], when, _listed_status(r), topic, Text(who), Text(winner))
-    if fits(wide, console):
-        return wide
-    narrow = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)  # rows of several lines, set apart
-    for col in ("id", "when", "status"):
-        narrow.add_column(col, no_wrap=True)
-    narrow.add_column("topic")
-    for r, topic, who, winner in zip(rows, topics, names, winners, strict=True):
-        under = who + (f" · winner: {winner}" if winner else "")
+        cell = Group(topic, Text(who, style="dim"), *outcome)
+        side.add_row(r.id[:8], when, _listed_status(r), Text(r.format), cell)
+    # The columns that never wrap, each as wide as its widest cell; a space each side of a column and the rule
+    # between columns (drawn blank) take three more each.
+    fixed = sum(max(cell_len(str(c)) for c in [col.header, *col.cells]) for col in side.columns[:-1])
+    if fixed + TOPIC_ROOM + 3 * len(side.columns) <= console.width:
+        return side
+    # Narrower: the id, the time and the status one under the other, so the topic and its outcome keep the width.
+    stacked = Table(box=box.SIMPLE_HEAD, show_edge=False, leading=1)
+    stacked.add_column("id · when · status", no_wrap=True)
+    stacked.add_column("format · topic")
+    for r, topic, who, outcome in zip(rows, topics, names, outcomes, strict=True):
         when = r.created_at.strftime("%Y-%m-%d %H:%M")
-        narrow.add_row(r.id[:8], when, _listed_status(r), Text.assemble(topic, "\n", (under, "dim")))
-    return narrow
+        about = Text.assemble(r.id[:8], "\n", (when, "dim"), "\n", _listed_status(r))
+        cell = Group(topic, Text(f"{r.format} · {who}", style="dim"), *outcome)
+        stacked.add_row(about, cell)
+    return stacked
+
+
+def _listed_outcome(row: DebateSummary) -> list[Text]:
+    """The outcome as listed: the stored result line on one line, cut with an ellipsis at the column's edge (the
+    whole of it is in `moot show`); nothing while the debate has none."""
+    if not row.headline:
+        return []
+    line = " ".join(terminal_safe(row.headline).split())
+    return [Text(line, no_wrap=True, overflow="ellipsis")]
 
 
 def _listed_status(row: DebateSummary) -> Text:

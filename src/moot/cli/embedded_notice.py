@@ -18,12 +18,16 @@ EXAMPLE_MODEL = "openai:gpt-4o-mini"
 
 
 def embedded_models(config: DebateConfig) -> list[ModelRef]:
-    """The embedded models the debate uses (debaters and judges), each once, in order of appearance."""
+    """The embedded models the debate uses (debaters and judges), each once, in order of appearance. Only models
+    that exist: a mistyped name (local:smolm2) is refused by the run's checks, and a note describing it as a
+    small model on this machine, printed first, would contradict the error."""
+    from moot.models.local.weights import LOCAL_MODELS
+
     refs = [p.model for p in config.participants]
     refs += [j.model for j in ([config.judge] if config.judge is not None else []) + list(config.judges)]
     seen: list[ModelRef] = []
     for ref in refs:
-        if ref.provider == "local" and ref not in seen:
+        if ref.provider == "local" and ref.name in LOCAL_MODELS and ref not in seen:
             seen.append(ref)
     return seen
 

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from typer import _click as click  # typer 0.29 vendors click: its types, not the package's
-from typer.core import TyperGroup
 from typer.main import get_command_from_info, get_group_from_info
 from typer.models import CommandInfo, TyperInfo
 
-from moot.cli.help_layout import PlainHelpCommand
+from moot.cli.help_layout import PlainHelpCommand, PlainHelpGroup
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -124,7 +123,7 @@ class _Commands(dict[str, click.Command]):
         return self._group.load(name) if isinstance(command, StandIn) else command
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(PlainHelpGroup):
     """A typer group that imports a lazy command's module when the command line names that command."""
 
     def __init__(self, **attrs: Any) -> None:

@@ -1,6 +1,6 @@
 """`moot list --csv`: the listed debates as a spreadsheet reads them, one row per debate.
 
-The projection row (`DebateSummary`) holds the id, topic, format, status, time and winner; the rounds held, the
+The projection row (`DebateSummary`) holds the id, topic, format, status, time, winner and outcome; the rounds held, the
 tokens and the cost are folded from each debate's log, the same figures `moot export` and the page show.
 """
 
@@ -33,6 +33,9 @@ class CsvRow:
     status: str
     rounds: int  # rounds held (with at least one turn), as the page counts them
     winner: str  # the listing's winner: a name, "tie: A, B", or "" when none was named
+    outcome: (
+        str  # the listing's outcome: the result in one line, as `moot show` leads with it ("" before one)
+    )
     tokens: int  # input and output tokens of every call: debaters, judge, votes, summaries, audience
     cost_usd: str  # dollars, "" when no call could be priced (a floor when some could not)
 
@@ -50,6 +53,7 @@ def csv_row(summary: DebateSummary, state: DebateState) -> CsvRow:
         status=summary.status,
         rounds=sum(1 for r in state.rounds if r.turns),
         winner=summary.winner or "",
+        outcome=summary.headline or "",
         tokens=usage.total_tokens,
         cost_usd="" if usage.cost_usd is None else f"{usage.cost_usd:.6f}",
     )

@@ -24,13 +24,39 @@ if TYPE_CHECKING:
     from moot.store import EventStore
 
 T = TypeVar("T")
-# Errors are one line each, whatever the terminal width: scripts and people both read them as lines.
+# What goes to stderr is not wrapped by rich (a command to copy stays one line for the terminal to fold); errors
+# are wrapped by `print_error` itself, between words, where a person reads them.
 err = SafeConsole(stderr=True, soft_wrap=True)
+# Below this many columns for the words, a wrapped error's lines start at the left edge instead of under them.
+_HANGING_ROOM = 40
 
 
 def print_error(message: str, *, label: str = "error", style: str = "bold red") -> None:
-    """One line on stderr, `label: message`; the message is text, never markup."""
-    err.print(Text.assemble((f"{label}:", style), " ", message) if message else Text(label, style=style))
+    """`label: message` on stderr; the message is text, never markup. At a terminal it is wrapped between words
+    at the terminal's width, each further line under the message's first word; elsewhere (a file, a pipe, a
+    log) it is one line, as scripts read errors."""
+    if not message:
+        err.print(Text(label, style=style))
+        return
+    err.print(error_text(message, label=label, style=style, width=err.width if err.is_terminal else None))
+
+
+def error_text(message: str, *, label: str = "error", style: str = "bold red", width: int | None) -> Text:
+    """`label: message` wrapped between words at `width` cells (None: one line). A word longer than a line is
+    folded at the edge: nothing is cut."""
+    whole = Text.assemble((f"{label}:", style), " ", message)
+    if width is None:
+        return whole
+    indent = len(label) + 2  # "error: ": the message's first line starts after it, the others under it
+    if width - indent < _HANGING_ROOM:  # a narrow terminal: every line from the left edge
+        lines = list(whole.wrap(err, max(1, width), overflow="fold"))
+    else:
+        body = Text(message).wrap(err, width - indent, overflow="fold") or [Text()]
+        lines = [Text.assemble((f"{label}:", style), " ", body[0])]
+        lines += [Text(" " * indent) + line for line in body[1:]]
+    for line in lines:
+        line.rstrip()
+    return Text("\n").join(lines)
 
 
 class Terminated(Exception):

@@ -10,6 +10,7 @@ import yaml
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli.help_layout import PlainHelpCommand, PlainHelpGroup
 from moot.cli.live import err, print_error
 from moot.cli.safe_text import SafeConsole, terminal_safe
 from moot.cli.table_fit import fits, stacked
@@ -20,6 +21,7 @@ from moot.domain.config import DebateConfig
 from moot.errors import UserError
 
 presets_app = typer.Typer(
+    cls=PlainHelpGroup,
     help="Named debate setups without a topic: moot run --preset NAME TOPIC.",
     invoke_without_command=True,
     no_args_is_help=False,
@@ -41,7 +43,7 @@ def _presets(ctx: typer.Context) -> None:
     out.print("Use one with: moot run --preset NAME TOPIC (moot presets show NAME shows one)")
 
 
-@presets_app.command("show")
+@presets_app.command("show", cls=PlainHelpCommand)
 def show(name: Annotated[str, typer.Argument(help="The preset to show.")]) -> None:
     """A preset's description and config, with the configured models filled in."""
     try:
@@ -51,12 +53,29 @@ def show(name: Annotated[str, typer.Argument(help="The preset to show.")]) -> No
         print_error(str(exc))
         raise typer.Exit(2) from None
     out = SafeConsole()
-    out.print(Text(f"{preset.name} ({preset.source}): {preset.description}", style="bold"))
-    out.print(Text(f"from {preset.path}", style="dim"))
+    out.print(Text(f"{preset.name} ({SOURCES[preset.source]}): {preset.description}", style="bold"))
+    if preset.source == "user":  # where to edit it; a built-in one lives inside moot's install
+        out.print(Text(f"from {shown_path(preset.path)}", style="dim"))
     out.print(Text(yaml.safe_dump(filled, sort_keys=False, allow_unicode=True).rstrip()))
 
 
-@presets_app.command("save")
+# Where a preset comes from, in a person's words.
+SOURCES = {"shipped": "built in", "user": "yours"}
+
+
+def shown_path(path: Path) -> str:
+    """`path` as the person at this terminal would type it: relative to where they are when it lies under it,
+    else under their home as ~/..., else whole."""
+    path = path.absolute()
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(path.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
+
+
+@presets_app.command("save", cls=PlainHelpCommand)
 def save(
     name: Annotated[str, typer.Argument(help="The preset's name: lowercase letters, digits and '-'.")],
     config: Annotated[
@@ -74,13 +93,13 @@ def save(
     except UserError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
-    err.print(f"saved preset {saved.name} to {saved.path}", markup=False)
+    err.print(f"saved preset {saved.name} to {shown_path(saved.path)}", markup=False)
 
 
 def save_run_preset(name: str, cfg: DebateConfig) -> Preset:
     """`moot run ... --save-preset NAME`: the run's config, without its topic, as a preset."""
     saved = save_preset(name, without_defaults(cfg))
-    err.print(f"saved preset {saved.name} to {saved.path}", markup=False)
+    err.print(f"saved preset {saved.name} to {shown_path(saved.path)}", markup=False)
     return saved
 
 
@@ -92,12 +111,18 @@ def presets_table(presets: list[Preset], console: Any) -> Table:
         wide.add_column(col, no_wrap=True)
     wide.add_column("description", no_wrap=True)
     for p in presets:
-        wide.add_row(p.name, p.format, str(p.participant_count), p.source, Text(terminal_safe(p.description)))
+        wide.add_row(
+            p.name, p.format, str(p.participant_count), SOURCES[p.source], Text(terminal_safe(p.description))
+        )
     if fits(wide, console):
         return wide
     return stacked(
         [
-            (p.name, terminal_safe(p.description), f"{p.format}, {p.participant_count} speakers, {p.source}")
+            (
+                p.name,
+                terminal_safe(p.description),
+                f"{p.format}, {p.participant_count} speakers, {SOURCES[p.source]}",
+            )
             for p in presets
         ]
     )

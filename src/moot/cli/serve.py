@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from moot.cli.live import print_error
 from moot.errors import UserError
 
 OnRestart = Literal["resume", "interrupt"]
@@ -118,7 +119,7 @@ def serve_command(
             overrides["max_running_per_token"] = max_running_per_token
         settings = ServerSettings.from_env(**overrides) if overrides else env
     except UserError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        print_error(str(exc))
         raise typer.Exit(2) from None
     try:
         _use_public_url(public_url)
@@ -126,17 +127,17 @@ def serve_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if settings.api_token is None and not is_loopback(host):
-        typer.echo(
-            f"error: refusing to serve on {host} without MOOT_API_TOKEN: anyone who reaches it could run "
-            "debates on this machine's keys; set MOOT_API_TOKEN or use --host 127.0.0.1",
-            err=True,
+        print_error(
+            f"refusing to serve on {host} without MOOT_API_TOKEN: anyone who reaches it could run "
+            "debates on this machine's keys; set MOOT_API_TOKEN or use --host 127.0.0.1"
         )
         raise typer.Exit(2)
     if not _bound_name(host) and not settings.allowed_hosts:
-        typer.echo(
-            f"note: on {host} the server answers to loopback names and this machine's addresses only; "
+        print_error(
+            f"on {host} the server answers to loopback names and this machine's addresses only; "
             "give each name clients use with --allowed-host (or MOOT_ALLOWED_HOSTS)",
-            err=True,
+            label="note",
+            style="yellow",
         )
 
     import uvicorn  # only `serve` needs the server stack
@@ -149,7 +150,7 @@ def serve_command(
     try:
         queue = queue_url_from(queue_url, db_url_from(db)) if enqueue or queue_url else None
     except UserError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        print_error(str(exc))
         raise typer.Exit(2) from None
     run_command(_open_store(db))
     app = create_app(db, max_running=max_running, settings=settings, on_restart=on_restart, enqueue_to=queue)

@@ -796,7 +796,16 @@ def validate_config(data: Any) -> DebateConfig:
     try:
         return DebateConfig.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc) from None
+        raise config_error(exc).naming(names_in(data)) from None
+
+
+def names_in(data: Any) -> list[str | None]:
+    """The participants' names a config's data gives, in order (None where one gives none), to name the
+    participant an error is about."""
+    people = data.get("participants") if isinstance(data, dict) else None
+    if not isinstance(people, list):
+        return []
+    return [p.get("name") if isinstance(p, dict) and isinstance(p.get("name"), str) else None for p in people]
 
 
 _NAMED = re.compile(r"^([a-z_][a-z_0-9]*(?:\.[a-z_0-9]+)*): (.+)$", re.DOTALL)

@@ -133,9 +133,18 @@ def first_sentence(text: str) -> str:
 CLIENT_CHOICES = 8
 
 
-def unknown(kind: str, given: str, choices: Sequence[str], *, where: str = "", listed_by: str = "") -> str:
+def unknown(
+    kind: str,
+    given: str,
+    choices: Sequence[str],
+    *,
+    where: str = "",
+    listed_by: str = "",
+    every_choice: bool = True,
+) -> str:
     """One line for a name that is not one of `choices`: the choice it comes closest to when it reads as a typo
-    ("unknown format 'oxfrod'; did you mean 'oxford'?"), else every choice. `where` follows the name (" in
+    ("unknown format 'oxfrod'; did you mean 'oxford'?"), else every choice (with `every_choice=False`, none:
+    for choices too many for a line, such as a command's options). `where` follows the name (" in
     'opnai:gpt-4o'"); `listed_by` names the command that lists them.
 
     In an answer to another machine (moot.errors.answering_a_client: the API, its page) the line is what shows at
@@ -143,11 +152,14 @@ def unknown(kind: str, given: str, choices: Sequence[str], *, where: str = "", l
     choices ("unknown provider 'opnai'; did you mean 'openai'?")."""
     client = answering_a_client_now()
     near = difflib.get_close_matches(given, list(choices), n=1, cutoff=0.6)
+    listing = cli_hint(f" ({listed_by} lists them)") if listed_by else ""
+    shown_where = "" if client else where
+    if not near and not every_choice:
+        return f"unknown {kind} {given!r}{shown_where}{listing}"
     if near:
         said = f"did you mean {near[0]!r}?"
     elif client and len(choices) > CLIENT_CHOICES:
         said = f"use one of: {', '.join(choices[:CLIENT_CHOICES])} and {len(choices) - CLIENT_CHOICES} more"
     else:
         said = f"use one of: {', '.join(choices)}"
-    listing = cli_hint(f" ({listed_by} lists them)") if listed_by else ""
-    return f"unknown {kind} {given!r}{'' if client else where}; {said}{listing}"
+    return f"unknown {kind} {given!r}{shown_where}; {said}{listing}"

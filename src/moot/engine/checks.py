@@ -178,10 +178,14 @@ def check_run(config: DebateConfig, resolve: ModelResolver | None = None) -> Che
     Raises a UserError naming the field. Callers that must answer before a debate starts (the server) call it
     first and hand the Checked to `run_debate`; given a bare config, `run_debate` calls it, so no path skips it.
     """
-    check_telemetry()  # MOOT_OTEL=1 without the otel extra: refused before anything runs
-    get_protocol(config.format).check(config)
-    check_windows(config)
-    check_budget_prices(config)
-    tools = resolve_tools(config)
-    check_webhooks(config.notify)
-    return Checked(config, resolve if resolve is not None else preflight(config), tools)
+    try:
+        check_telemetry()  # MOOT_OTEL=1 without the otel extra: refused before anything runs
+        get_protocol(config.format).check(config)
+        check_windows(config)
+        check_budget_prices(config)
+        tools = resolve_tools(config)
+        check_webhooks(config.notify)
+        return Checked(config, resolve if resolve is not None else preflight(config), tools)
+    except UserError as exc:
+        exc.naming([p.name for p in config.participants])
+        raise

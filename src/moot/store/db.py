@@ -80,6 +80,8 @@ debates = sa.Table(
     sa.Column("eval_run", sa.String(ID_LENGTH), nullable=True, index=True),
     # DebateCompleted.problems, as their messages: what kept the debate from running as asked (NULL: none).
     sa.Column("problems", sa.JSON, nullable=True),
+    # DebateState.headline once the debate has a result or has ended (NULL before): the line listings show.
+    sa.Column("headline", sa.Text, nullable=True),
 )
 
 # The log itself. `payload` is the event's own JSON, so reading it back needs no other column.

@@ -38,7 +38,14 @@ from moot.store.connection import translate
 from moot.store.db import ID_LENGTH, debates, events
 from moot.store.group_commit import GroupCommitter, settled
 from moot.store.index import in_worker, not_found, storable
-from moot.store.projection import debate_row, edited_row, status_after, winner_label
+from moot.store.projection import (
+    HEADLINE_EVENTS,
+    debate_row,
+    edited_row,
+    listed_headline,
+    status_after,
+    winner_label,
+)
 from moot.store.seats import SeatIndex, delete_people
 
 
@@ -320,6 +327,15 @@ class EventStore(SeatIndex):
                 label = winner_label(e, tail.names)
                 if label is not None:
                     values["winner"] = label
+        if any(e.type in HEADLINE_EVENTS for e in batch):
+            # The result's line, as the folded state words it. Read after this batch's writes, in their
+            # transaction (which holds the write lock by now): once per verdict, result or end.
+            stored = conn.execute(
+                sa.select(events.c.payload)
+                .where(events.c.debate_id == first.debate_id)
+                .order_by(events.c.seq)
+            ).scalars()
+            values["headline"] = listed_headline(list(stored))
         if len(values) > 1 or not isinstance(batch[-1], DebateStarted):
             conn.execute(sa.update(debates).where(debates.c.id == first.debate_id).values(values))
 

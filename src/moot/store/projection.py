@@ -6,7 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from moot.domain.config import DebateConfig, Participant
-from moot.domain.events import ConfigEdited, DebatePaused, DebateStarted, Event, OutcomeGiven, VerdictGiven
+from moot.domain.events import (
+    EVENT_ADAPTER,
+    ConfigEdited,
+    DebatePaused,
+    DebateStarted,
+    Event,
+    OutcomeGiven,
+    VerdictGiven,
+)
+from moot.domain.state import fold
 
 # The projection's status after each event type, the same as `DebateState.apply` gives.
 STATUS_AFTER: dict[str, str] = {
@@ -38,7 +47,26 @@ def debate_row(event: DebateStarted) -> dict[str, Any]:
         "updated_at": event.at,
         "winner": None,
         "eval_run": event.eval_run,
+        "headline": None,
     }
+
+
+# The events after which a debate's result line may have changed: a verdict (a new one from `moot judge` too), a
+# format's own result, the end (a debate ended without one says why: "Not judged: ...").
+HEADLINE_EVENTS = ("verdict", "outcome", "debate_completed")
+
+
+def listed_headline(log: Sequence[Event | str]) -> str | None:
+    """The `headline` column of a debate with this log (events, or their stored JSON): the state's own
+    one-line result, worded once in moot.domain.result, when the log holds a result or an end; else None. A
+    stored event this moot cannot read leaves it None rather than failing the write or the migration."""
+    try:
+        events = [EVENT_ADAPTER.validate_json(e) if isinstance(e, str) else e for e in log]
+    except ValueError:
+        return None
+    if not any(e.type in HEADLINE_EVENTS for e in events):
+        return None
+    return without_nul(fold(events).headline)
 
 
 def edited_row(event: ConfigEdited) -> dict[str, Any]:

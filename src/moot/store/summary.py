@@ -45,6 +45,12 @@ class DebateSummary(BaseModel):
         default_factory=list,
         description="What kept it from running as asked (a completed debate with problems is degraded)",
     )
+    headline: str | None = Field(
+        default=None,
+        description="The result in one line, as `moot show`, the exports and the page lead with it (a council's "
+        "answer, a design review's design, a verdict's winner); None while the debate has neither a result nor "
+        "an end",
+    )
 
     @field_validator("problems", mode="before")
     @classmethod
