@@ -184,15 +184,15 @@ def cli_reference(root: click.Command | None = None) -> str:
             rows = [
                 [
                     _names(p),
-                    _metavar(p, ctx),
                     "yes" if p.required else "",
                     _default(p, ctx),
                     cell(getattr(p, "help", None) or ""),
                 ]
                 for p in arguments
             ]
+            # An argument is named as the usage line names it (TOPIC), which says what it takes: no type column.
             lines += ["**Arguments**", ""]
-            lines += table(["Argument", "Type", "Required", "Default", "Description"], rows)
+            lines += table(["Argument", "Required", "Default", "Description"], rows)
         if options:
             rows = [
                 [_names(p), _metavar(p, ctx), _default(p, ctx), cell(getattr(p, "help", None) or "")]

@@ -343,7 +343,7 @@ def config(n: int = 3, **extra: Any) -> DebateConfig:
         ({"format_options": {"mode": "medium"}}, r"format_options.mode: Input should be 'strong' or 'weak'"),
         ({"format_options": {"maxRounds": 4}}, r"format_options.maxRounds: unknown field"),
         ({"format_options": {"tool_phases": ["consensus"]}}, r"format_options.tool_phases: consensus is"),
-        ({"format_options": {"tool_phases": ["closing"]}}, r"format_options.tool_phases.0: Input should be"),
+        ({"format_options": {"tool_phases": ["closing"]}}, r"format_options, tool phase 1: Input should be"),
         ({"format_options": {"timeout_s": 0}}, r"format_options.timeout_s: Input should be greater than 0"),
         ({"format_options": {"skills": ["a"]}}, r"format_options.skills_dir: is required"),
         ({"format_options": {"skills_dir": "."}}, r"format_options.skills: name the skills"),

@@ -24,6 +24,7 @@ import typer
 from fastapi import FastAPI, WebSocket
 from fastapi.routing import APIRoute, APIWebSocketRoute, iter_route_contexts
 from pydantic import BaseModel, Field
+from scripts import docs_formats as formats
 from scripts import docs_reference as reference
 from starlette.routing import Mount
 from typer._click import core as click
@@ -31,7 +32,7 @@ from typer._click import core as click
 import moot
 from moot.cli.app import app as cli_app
 from moot.domain.events import BaseEvent, DebateStarted, Event
-from moot.protocols import config_schema
+from moot.protocols import PROTOCOLS, config_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 JsonSchema = dict[str, Any]
@@ -77,8 +78,11 @@ def missing_commands(page: str, root: click.Command) -> list[str]:
         for param in command.get_params(ctx):
             if getattr(param, "hidden", False):
                 continue
+            # An argument as its usage line shows it (TOPIC, or the metavar the command gives it).
             names = (
-                [*param.opts, *param.secondary_opts] if param.param_type_name == "option" else [param.name]
+                [*param.opts, *param.secondary_opts]
+                if param.param_type_name == "option"
+                else [str(getattr(param, "display_name_raw", None) or param.name)]
             )
             missing += [f"{path} {n}" for n in names if f"`{n}`" not in said[path]]
     return missing
@@ -205,8 +209,23 @@ def test_the_python_reference_documents_every_name_moot_exports() -> None:
 
 def test_every_generated_page_is_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text()
-    for path in reference.PAGES:
+    for path in [*reference.PAGES, *(f"formats/{name}.md" for name in PROTOCOLS)]:
         assert f": {path}\n" in nav, path
+
+
+def test_every_format_has_a_page_with_a_transcript_and_a_row_in_the_formats_table() -> None:
+    """The formats' pages follow PROTOCOLS: each has its phases and options, and a debate in it held by the fakes,
+    every participant's turns in it; the hand-written table of formats links each of them."""
+    table = (ROOT / "docs" / "formats" / "index.md").read_text()
+    pages = formats.pages()
+    assert set(pages) == {f"formats/{name}.md" for name in PROTOCOLS}
+    for name in PROTOCOLS:
+        page = pages[f"formats/{name}.md"]
+        assert f"| [`{name}`]({name}.md) |" in table, name
+        assert page.startswith(f"# {name}\n") and "## Phases of a" in page and "## A transcript" in page
+        assert "**Status:** completed" in page, name
+        speakers = re.findall(r"^\| (\w+) \| \w+ \| fake:", page, re.M)
+        assert len(speakers) >= 2 and all(f"##### {s}\n" in page for s in speakers), (name, speakers)
 
 
 # --- the checks fail on a missing entry, and the pages follow the code ---------------------------------------
