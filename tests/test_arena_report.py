@@ -16,7 +16,11 @@ from moot import __version__
 from moot.arena import charts
 from moot.arena.charts import figures, render_html, write_png
 from moot.arena.report import (
+    DIAGNOSTICS_TITLE,
     LEADERBOARD_JSON,
+    LEADERBOARD_TITLE,
+    MATRIX_BY_RANK_TITLE,
+    MATRIX_TITLE,
     diagnostics_table,
     leaderboard_document,
     leaderboard_table,
@@ -301,6 +305,22 @@ def test_the_terminal_tables_show_every_model_and_fit(width: int) -> None:
     assert "5-3-0" in matrix
 
 
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("names", [["fake:a", "fake:b"], MODELS])
+def test_each_tables_title_is_one_line_above_it(width: int, names: list[str]) -> None:
+    """A rich table's own title wraps at the table's width: two short columns of fake models broke
+    "Leaderboard: Bradley-Terry strength on the Elo scale" over two lines even at 120 columns."""
+    standings = sample_standings([*names, *MODELS[len(names) :]])
+    for table, title in (
+        (leaderboard_table(standings), LEADERBOARD_TITLE),
+        (matrix_table(standings), MATRIX_TITLE),
+        (diagnostics_table(standings), DIAGNOSTICS_TITLE),
+    ):
+        lines = _render(table, width).splitlines()
+        assert lines[0].rstrip() == title, lines[:2]
+        assert max(len(line) for line in lines) <= width
+
+
 def test_ten_models_matrix_names_rows_by_rank_when_labels_would_be_squeezed() -> None:
     names = [f"openrouter:vendor-{i}/some-model-{i}-70b-instruct" for i in range(10)]
     standings = sample_standings(names[:4])
@@ -313,7 +333,7 @@ def test_ten_models_matrix_names_rows_by_rank_when_labels_would_be_squeezed() ->
     narrow = _render(matrix_table(ten), 80)
     assert max(len(line) for line in narrow.splitlines()) <= 80
     assert "vs 10" in narrow and "some-model" not in narrow
-    assert "models by rank" in narrow
+    assert narrow.splitlines()[0].rstrip() == MATRIX_BY_RANK_TITLE
     wide = _render(matrix_table(ten), 200)
     assert all(name in wide for name in names)
 

@@ -319,9 +319,10 @@ def _report(
 
     standings = compute_standings(rows, models, samples=samples, seed=seed)
     files = write_reports(folder, spec, standings, rows, source=source, filters=filters)
-    out.print(leaderboard_table(standings))
-    out.print(matrix_table(standings))
-    out.print(diagnostics_table(standings))
+    for table in (leaderboard_table(standings), matrix_table(standings), diagnostics_table(standings)):
+        out.print()
+        out.print(table)
+    out.print()
     out.print(f"leaderboard: {files.leaderboard_json}")
     out.print(f"report:      {files.report_html}")
     out.print(f"chart:       {files.report_png}" if files.report_png else f"chart:       {PNG_HINT}")
