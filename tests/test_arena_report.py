@@ -265,6 +265,26 @@ def test_the_page_is_standalone_and_shows_every_figure_with_its_interval(tmp_pat
     assert "This house would &lt;b&gt;ban&lt;/b&gt; homework" in page
 
 
+def _motions_section(page: str) -> str:
+    return page[page.index("<h2>Motions</h2>") : page.index("<h2>How to reproduce</h2>")]
+
+
+def test_the_page_names_a_motion_by_its_text_and_an_id_only_when_one_was_given(tmp_path: Path) -> None:
+    numbered = write_reports(tmp_path / "a", sample_spec(), sample_standings(), sample_rows(), source="arena")
+    section = _motions_section(numbered.report_html.read_text(encoding="utf-8"))
+    assert "Cities should be car-free" in section
+    assert ">m1<" not in section and ">m2<" not in section and "<th>Id</th>" not in section
+    named = [r.model_copy(update={"motion_id": "uniforms-" + r.motion_id}) for r in sample_rows()]
+    given = write_reports(tmp_path / "b", sample_spec(), sample_standings(), named, source="arena")
+    section = _motions_section(given.report_html.read_text(encoding="utf-8"))
+    assert "<th>Id</th>" in section and "<code>uniforms-m2</code>" in section
+    # From history each stored debate is its own motion, by its debate id: what `moot show` opens.
+    stored = [r.model_copy(update={"motion_id": r.debate_id}) for r in sample_rows()]
+    history = write_reports(tmp_path / "c", None, sample_standings(), stored, source="history")
+    section = _motions_section(history.report_html.read_text(encoding="utf-8"))
+    assert "<th>Debate id</th>" in section and "<code>d-0003</code>" in section
+
+
 def test_the_page_shows_the_command_one_option_a_line_and_the_same_words() -> None:
     spec = sample_spec().model_copy(update={"motions_source": "--motion"})
     doc = leaderboard_document(spec, sample_standings(), sample_rows(), source="arena")

@@ -20,11 +20,16 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from typer.testing import CliRunner
 
-from moot.arena.motions import Motion, Motions, read_motions
+from moot.arena.motions import Motion, Motions, motion_title, read_motions
 from moot.arena.plan import ArenaPlan, Contender
+from moot.arena.report import DIAGNOSTICS_TITLE, LEADERBOARD_TITLE, MATRIX_TITLE
 from moot.arena.runner import run_arena
 from moot.arena.standings import compute_standings
 from moot.batch.pool import Action
+
+# Imported while the tests are collected (without COLUMNS), not first by a test of one width: `moot arena`'s
+# console then reads COLUMNS each time it draws (tests/isolation.py), so each test's width holds.
+from moot.cli import arena as _arena_command  # noqa: F401
 from moot.cli.app import app
 from moot.domain.config import ModelOptions
 from moot.domain.events import Event
@@ -334,6 +339,48 @@ def test_moot_arena_end_to_end_on_fake_models(tmp_path: Path) -> None:
     # The same debates with a winner or a tie, rated alike.
     assert rated["counts"]["rated"] == document["counts"]["rated"]
     assert rated["standings"]["head_to_head"] == document["standings"]["head_to_head"]
+
+
+def test_a_motion_is_named_by_a_title_cut_at_a_word() -> None:
+    remote = "This house believes that remote work is better for software teams than working in an office"
+    assert motion_title(remote) == "Remote work is better for software teams than working in an office"
+    assert motion_title(remote, 30) == "Remote work is better for…"
+    assert motion_title("This house would ban private cars", 20) == "Would ban private…"
+    assert motion_title("Cities should ban cars", 30) == "Cities should ban cars"
+    assert motion_title("Antidisestablishmentarianism wins", 12) == "Antidisesta…"
+    assert motion_title("这是一个很长的动议文本", 11) == "这是一个很…"  # wide characters take two cells
+    assert motion_title("  Two\nlines  ", 30) == "Two lines"
+
+
+MOTIONS = [
+    "This house believes that remote work is better for software teams than working in an office",
+    "This house would ban private cars from city centres",
+]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_each_debate_line_names_its_motion_by_title_and_fits(
+    width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    args = ["arena", "-m", "fake:alpha", "-m", "fake:beta", "-m", "fake:gamma", "-j", "fake:judge"]
+    for motion in MOTIONS:
+        args += ["--motion", motion]
+    result = runner.invoke(app, [*args, "-r", "1", "--samples", "200", "-o", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    debates = [line for line in lines if "(for) vs" in line]
+    assert len(debates) == 12
+    assert not any(line.startswith(("m1 ", "m2 ")) for line in debates)
+    assert sum(line.startswith("Remote work is") for line in debates) == 6
+    assert sum(line.startswith("Would ban private") for line in debates) == 6
+    if width == 120:
+        assert any(line.startswith("Remote work is better for software…") for line in debates)
+    # Every line fits, the debates' columns line up, and each table's title is one line of its own.
+    assert max(len(line) for line in lines) <= width
+    assert len({line.index("fake:") for line in debates}) == 1
+    for title in (LEADERBOARD_TITLE, MATRIX_TITLE, DIAGNOSTICS_TITLE):
+        assert title in lines
 
 
 def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:

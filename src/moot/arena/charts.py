@@ -515,20 +515,30 @@ def _reproduce(document: dict[str, Any]) -> str:
     )
 
 
+def numbered_ids(ids: list[str]) -> bool:
+    """Whether motion ids are the ones moot numbers a plain list with (m1, m2, ...): they say nothing the
+    motion's place does not, so a report shows the motion by its text alone. Ids a JSONL file gave, and the
+    debate ids a history's motions go by, are what the user refers to them by, and are shown."""
+    return ids == [f"m{i}" for i in range(1, len(ids) + 1)]
+
+
 def _motions(document: dict[str, Any]) -> str:
     motions = document.get("motions") or []
     if not motions:
         return ""
     e = html.escape
+    with_id = not numbered_ids([str(m["id"]) for m in motions])
+    heading = "Debate id" if document.get("source") == "history" else "Id"
     rows = "".join(
-        f"<tr><td>{e(m['id'])}</td><td class=free>{e(m['motion'])}</td><td class=num>{m['debates']}</td></tr>"
+        f"<tr><td class=free>{e(m['motion'])}</td><td class=num>{m['debates']}</td>"
+        + (f"<td><code>{e(str(m['id']))}</code></td>" if with_id else "")
+        + "</tr>"
         for m in motions
     )
-    return (
-        "<h2>Motions</h2>"
-        '<div class="wide"><table class=left><tr><th>Id</th><th>Motion</th><th>Debates</th></tr>'
-        f"{rows}</table></div>"
+    head = (
+        "<tr><th>Motion</th><th class=num>Debates</th>" + (f"<th>{heading}</th>" if with_id else "") + "</tr>"
     )
+    return f'<h2>Motions</h2><div class="wide"><table class=left>{head}{rows}</table></div>'
 
 
 def render_html(document: dict[str, Any], standings: Standings) -> str:

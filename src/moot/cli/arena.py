@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from rich.cells import cell_len
 from rich.text import Text
 
 from moot.cli.eval import model_options
@@ -227,7 +228,7 @@ async def _run(
             async with await QueueClient.open(queue_url_from(queue_url, store_url)) as queue:
                 out.print(f"{plan.count()} debates go on the queue; `moot worker` processes run them")
                 run = await run_arena(
-                    plan, store=store, out=folder, queue=queue, on_row=_printer(quiet), checked=checked
+                    plan, store=store, out=folder, queue=queue, on_row=_printer(quiet, plan), checked=checked
                 )
         else:
             out.print(f"{plan.count()} debates, {concurrency} at once")
@@ -236,7 +237,7 @@ async def _run(
                 store=store,
                 out=folder,
                 concurrency=concurrency,
-                on_row=_printer(quiet),
+                on_row=_printer(quiet, plan),
                 checked=checked,
             )
     _report(
@@ -358,7 +359,28 @@ def _usage(exc: UserError) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _printer(quiet: bool) -> Callable[[MatchRow], None]:
+# A debate's line names its motion by a title this many cells wide at most and at least (when the models'
+# labels leave less room, the line wraps rather than the title going unreadable).
+TITLE_MOST = 40
+TITLE_LEAST = 16
+
+
+def title_width(plan: ArenaPlan, width: int) -> int:
+    """The motion column of the debate lines: what the terminal leaves beside the longest `A (for) vs B
+    (against): won: A`, between TITLE_LEAST and TITLE_MOST, and no wider than the longest title."""
+    from moot.arena.motions import motion_title
+
+    label = max((cell_len(c.label) for c in plan.models), default=0)
+    rest = 3 * label + cell_len(" (for) vs  (against): won: ")
+    longest = max((cell_len(motion_title(m.text)) for m in plan.motions.items), default=0)
+    return min(max(width - rest - 2, TITLE_LEAST), TITLE_MOST, longest)
+
+
+def _printer(quiet: bool, plan: ArenaPlan) -> Callable[[MatchRow], None]:
+    from moot.arena.motions import motion_title
+
+    width = title_width(plan, out.width)
+
     def show(row: MatchRow) -> None:
         if quiet:
             return
@@ -368,9 +390,13 @@ def _printer(quiet: bool) -> Callable[[MatchRow], None]:
             said = Text("tie", style="yellow")
         else:
             said = Text.assemble(("no verdict", "red"), f" ({row.error})" if row.error else "")
+        title = motion_title(row.motion, width)
         out.print(
             Text.assemble(
-                f"{row.motion_id:<6} {row.for_model} (for) vs {row.against_model} (against): ", said
+                (title, "cyan"),
+                " " * (width - cell_len(title) + 2),
+                f"{row.for_model} (for) vs {row.against_model} (against): ",
+                said,
             )
         )
 
