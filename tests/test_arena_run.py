@@ -388,9 +388,68 @@ def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:
     args += ["--motion", "Cities should ban cars", "--estimate"]
     result = runner.invoke(app, args, terminal_width=120, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""})
     assert result.exit_code == 0, result.output
-    assert "2 debates (1 pairs x 1 motions x 2 sides)" in result.output
+    assert "2 debates (1 pair x 1 motion x 2 sides), free-form, 2 rounds" in result.output
     assert "openai:gpt-4o-mini" in result.output and "No model was called" in result.output
+    assert "free" not in _cost_cells(result.output)
     assert not (Path.cwd() / "moot-arena").exists()
+
+
+def _cost_cells(output: str) -> list[str]:
+    return [line.split("│")[-2].strip() for line in output.splitlines() if line.count("│") == 6]
+
+
+def _rows(output: str) -> list[str]:
+    return [line.split("│")[1].strip() for line in output.splitlines() if line.count("│") == 6]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_estimate_says_free_and_lists_the_judges_apart(
+    width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    args = ["arena", "-m", "fake:alpha", "-m", "fake:beta", "-m", "fake:gamma"]
+    args += ["-j", "fake:judge-1", "-j", "fake:judge-2", "--motion", "Cities should ban cars", "--estimate"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "$0.0000" not in result.output
+    assert set(_cost_cells(result.output)) == {"", "free"}  # a section's heading, or a model or the total
+    assert _rows(result.output) == [
+        "Contenders",
+        "fake:alpha",
+        "fake:beta",
+        "fake:gamma",
+        "Judges",
+        "fake:judge-1",
+        "fake:judge-2",
+        "Total",
+    ]
+    lines = result.output.splitlines()
+    assert lines[0] == "Estimate: 6 debates (3 pairs x 1 motion x 2 sides), free-form, 2 rounds"
+    assert max(len(line) for line in lines) <= width
+
+
+def test_the_estimate_prices_a_paid_model_beside_free_ones_and_says_which_judge_also_debates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ["arena", "-m", "openai:gpt-4o-mini", "-m", "fake:beta", "-j", "fake:beta", "-j", "fake:judge"]
+    args += ["--allow-self-judging", "--motion", "Cities should ban cars", "--estimate"]
+    result = runner.invoke(app, args, env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 0, result.output
+    rows, costs = _rows(result.output), _cost_cells(result.output)
+    assert rows == [
+        "Contenders",
+        "openai:gpt-4o-mini",
+        "Judges",
+        "fake:judge",
+        "Debate and judge",
+        "fake:beta",
+        "Total",
+    ]
+    priced = costs[rows.index("openai:gpt-4o-mini")]
+    assert re.fullmatch(r"\$0\.\d{4}-\$0\.\d{4}", priced), priced
+    assert costs[rows.index("fake:beta")] == costs[rows.index("fake:judge")] == "free"
+    assert costs[rows.index("Total")] == priced  # the free models add nothing
 
 
 @pytest.mark.parametrize(

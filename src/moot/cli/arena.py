@@ -197,12 +197,25 @@ async def _print_estimate(plan: ArenaPlan) -> None:
     from moot.arena.estimate import estimate_arena
     from moot.cli.estimate_table import estimate_note, estimate_table
 
+    pairs, motions = len(plan.pairs()), len(plan.motions.items)
     title = (
-        f"Estimate: {plan.count()} debates ({len(plan.pairs())} pairs x {len(plan.motions.items)} motions "
-        f"x 2 sides), {plan.format}, {plan.rounds} rounds"
+        f"Estimate: {_count(plan.count(), 'debate')} ({_count(pairs, 'pair')} x {_count(motions, 'motion')} "
+        f"x 2 sides), {plan.format}, {_count(plan.rounds, 'round')}"
     )
-    out.print(estimate_table(await estimate_arena(plan), title))
+    # The estimate is by model: one that both debates and judges has one row, its calls as both.
+    contenders = {str(c.options.model) for c in plan.models}
+    judges = {str(j.options.model) for j in plan.judges}
+    groups = [
+        ("Contenders", [str(c.options.model) for c in plan.models if str(c.options.model) not in judges]),
+        ("Judges", [str(j.options.model) for j in plan.judges if str(j.options.model) not in contenders]),
+        ("Debate and judge", [str(c.options.model) for c in plan.models if str(c.options.model) in judges]),
+    ]
+    out.print(estimate_table(await estimate_arena(plan), title, groups))
     out.print(estimate_note("Each pair's first debate estimated and counted for all its debates."))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 async def _run(
