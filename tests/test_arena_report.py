@@ -285,6 +285,59 @@ def test_the_page_names_a_motion_by_its_text_and_an_id_only_when_one_was_given(t
     assert "<th>Debate id</th>" in section and "<code>d-0003</code>" in section
 
 
+def many_models(n: int) -> Standings:
+    """`n` models with long labels, every pair 2-1-0: a head-to-head matrix wider than a phone."""
+    names = [f"openrouter:vendor-{i}/some-model-{i}-70b-instruct" for i in range(n)]
+    standings = sample_standings(names[:4])
+    ratings = [
+        r.model_copy(update={"model": name, "rank": i + 1})
+        for i, (r, name) in enumerate(zip(standings.ratings * n, names, strict=False))
+    ]
+    head = {a: {b: Record(wins=2, losses=1) for b in names if b != a} for a in names}
+    return standings.model_copy(update={"ratings": ratings, "head_to_head": head})
+
+
+def test_the_page_has_dark_colours_for_a_dark_screen() -> None:
+    page = render_html(
+        leaderboard_document(sample_spec(), sample_standings(), sample_rows(), source="arena"),
+        sample_standings(),
+    )
+    css = page[page.index("<style>") : page.index("</style>")]
+    assert "color-scheme:light dark" in css
+    dark = re.search(r"@media \(prefers-color-scheme:dark\)\{:root\{(.*?)\}\}", css, re.DOTALL)
+    assert dark is not None
+    assert all(
+        f"--{name}:" in dark.group(1) for name in ("fg", "bg", "muted", "line", "code", "ink", "svgtext")
+    )
+    # Every colour the page draws with comes from those variables: none is left fixed for a light page.
+    rules = css[css.index("*{") :].replace(dark.group(0), "")
+    assert not re.search(r"(?<![-\w])(color|background|fill|stroke|border-bottom):[^;}]*#[0-9a-f]{3}", rules)
+    assert "body{" in rules and "background:var(--bg)" in rules and "color:var(--fg)" in rules
+    # The charts' lines and points take their colours from the page (a fixed attribute is the fallback).
+    for kind in ("wh", "pt", "grid", "ref", "axis"):
+        assert f'class="{kind}"' in page, kind
+        assert f"svg .{kind}{{stroke:var(--" in css, kind
+
+
+def test_on_a_phone_the_leaderboard_leaves_out_the_columns_that_repeat_others() -> None:
+    page = render_html(
+        leaderboard_document(sample_spec(), sample_standings(), sample_rows(), source="arena"),
+        sample_standings(),
+    )
+    phone = page[page.index("@media (max-width:640px)") :]
+    assert "table.board .opt{display:none}" in phone and ".phone{display:block}" in phone
+    board = page[page.index("<table class=board>") :]
+    board = board[: board.index("</table>")]
+    assert board.count("<th class='num opt'>") == 2  # Debates and BT strength
+    assert board.count("<td class='num opt'>") == 2 * len(sample_standings().ratings)
+    assert charts.NARROW_LEFT_OUT in html.unescape(page)
+    # Four models' matrix fits a phone; with more it scrolls, and the phone is told so.
+    assert "Swipe the table sideways" not in page
+    six = many_models(charts.PHONE_MATRIX + 2)
+    wide = render_html(leaderboard_document(None, six, [], source="history"), six)
+    assert '<p class="note phone">Swipe the table sideways for every opponent.</p>' in wide
+
+
 def test_the_page_shows_the_command_one_option_a_line_and_the_same_words() -> None:
     spec = sample_spec().model_copy(update={"motions_source": "--motion"})
     doc = leaderboard_document(spec, sample_standings(), sample_rows(), source="arena")
@@ -342,14 +395,8 @@ def test_each_tables_title_is_one_line_above_it(width: int, names: list[str]) ->
 
 
 def test_ten_models_matrix_names_rows_by_rank_when_labels_would_be_squeezed() -> None:
-    names = [f"openrouter:vendor-{i}/some-model-{i}-70b-instruct" for i in range(10)]
-    standings = sample_standings(names[:4])
-    ratings = [
-        r.model_copy(update={"model": name, "rank": i + 1})
-        for i, (r, name) in enumerate(zip(standings.ratings * 3, names, strict=False))
-    ]
-    head = {a: {b: Record(wins=2, losses=1) for b in names if b != a} for a in names}
-    ten = standings.model_copy(update={"ratings": ratings, "head_to_head": head})
+    ten = many_models(10)
+    names = [r.model for r in ten.ratings]
     narrow = _render(matrix_table(ten), 80)
     assert max(len(line) for line in narrow.splitlines()) <= 80
     assert "vs 10" in narrow and "some-model" not in narrow
