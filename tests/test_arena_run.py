@@ -359,7 +359,7 @@ MOTIONS = [
 
 
 @pytest.mark.parametrize("width", [80, 120])
-def test_each_debate_line_names_its_motion_by_title_and_fits(
+def test_the_debates_are_listed_under_their_motions_titles_and_fit(
     width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", str(width))
@@ -370,17 +370,32 @@ def test_each_debate_line_names_its_motion_by_title_and_fits(
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     debates = [line for line in lines if "(for) vs" in line]
-    assert len(debates) == 12
-    assert not any(line.startswith(("m1 ", "m2 ")) for line in debates)
-    assert sum(line.startswith("Remote work is") for line in debates) == 6
-    assert sum(line.startswith("Would ban private") for line in debates) == 6
-    if width == 120:
-        assert any(line.startswith("Remote work is better for software…") for line in debates)
-    # Every line fits, the debates' columns line up, and each table's title is one line of its own.
+    assert len(debates) == 12 and all(line.startswith("  fake:") for line in debates)
+    assert not any(re.search(r"\bm[12]\b", line) for line in lines)
+    # Each motion's title, whole where it fits, heads the debates on it: a debate line holds no title to cut.
+    expected = [
+        "Remote work is better for software teams than working in an office",
+        "Would ban private cars from city centres",
+    ]
+    titles = [line for line in lines if line in expected]
+    assert titles == expected
+    first, second = lines.index(titles[0]), lines.index(titles[1])
+    assert all("(for) vs" in line for line in lines[first + 1 : first + 7])
+    assert all("(for) vs" in line for line in lines[second + 1 : second + 7])
+    # Every line fits, and each table's title is one line of its own.
     assert max(len(line) for line in lines) <= width
-    assert len({line.index("fake:") for line in debates}) == 1
     for title in (LEADERBOARD_TITLE, MATRIX_TITLE, DIAGNOSTICS_TITLE):
         assert title in lines
+
+
+def test_a_motions_title_is_cut_to_the_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    long = "This house believes that " + " ".join(["every city should plant more trees"] * 4)
+    args = ["arena", "-m", "fake:alpha", "-m", "fake:beta", "-j", "fake:judge", "--motion", long]
+    result = runner.invoke(app, [*args, "-r", "1", "--samples", "200", "-o", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    assert motion_title(long, 80) in result.output.splitlines()
+    assert motion_title(long, 80).endswith("…") and len(motion_title(long, 80)) <= 80
 
 
 def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.cells import cell_len
 from rich.text import Text
 
 from moot.cli.eval import model_options
@@ -241,7 +240,7 @@ async def _run(
             async with await QueueClient.open(queue_url_from(queue_url, store_url)) as queue:
                 out.print(f"{plan.count()} debates go on the queue; `moot worker` processes run them")
                 run = await run_arena(
-                    plan, store=store, out=folder, queue=queue, on_row=_printer(quiet, plan), checked=checked
+                    plan, store=store, out=folder, queue=queue, on_row=_printer(quiet), checked=checked
                 )
         else:
             out.print(f"{plan.count()} debates, {concurrency} at once")
@@ -250,7 +249,7 @@ async def _run(
                 store=store,
                 out=folder,
                 concurrency=concurrency,
-                on_row=_printer(quiet, plan),
+                on_row=_printer(quiet),
                 checked=checked,
             )
     _report(
@@ -372,27 +371,14 @@ def _usage(exc: UserError) -> typer.Exit:
     return typer.Exit(2)
 
 
-# A debate's line names its motion by a title this many cells wide at most and at least (when the models'
-# labels leave less room, the line wraps rather than the title going unreadable).
-TITLE_MOST = 40
-TITLE_LEAST = 16
-
-
-def title_width(plan: ArenaPlan, width: int) -> int:
-    """The motion column of the debate lines: what the terminal leaves beside the longest `A (for) vs B
-    (against): won: A`, between TITLE_LEAST and TITLE_MOST, and no wider than the longest title."""
+def _printer(quiet: bool) -> Callable[[MatchRow], None]:
+    """A line per debate as its verdict lands, under its motion's title: the title is printed when the motion
+    differs from the line before's (debates run in the plan's order, motion by motion, so mostly once per
+    motion; again where debates held at once finish across a motion's end). A title line has the whole width
+    to itself, where one beside every debate line would be cut to a few words by long model labels."""
     from moot.arena.motions import motion_title
 
-    label = max((cell_len(c.label) for c in plan.models), default=0)
-    rest = 3 * label + cell_len(" (for) vs  (against): won: ")
-    longest = max((cell_len(motion_title(m.text)) for m in plan.motions.items), default=0)
-    return min(max(width - rest - 2, TITLE_LEAST), TITLE_MOST, longest)
-
-
-def _printer(quiet: bool, plan: ArenaPlan) -> Callable[[MatchRow], None]:
-    from moot.arena.motions import motion_title
-
-    width = title_width(plan, out.width)
+    last: list[str | None] = [None]
 
     def show(row: MatchRow) -> None:
         if quiet:
@@ -403,14 +389,9 @@ def _printer(quiet: bool, plan: ArenaPlan) -> Callable[[MatchRow], None]:
             said = Text("tie", style="yellow")
         else:
             said = Text.assemble(("no verdict", "red"), f" ({row.error})" if row.error else "")
-        title = motion_title(row.motion, width)
-        out.print(
-            Text.assemble(
-                (title, "cyan"),
-                " " * (width - cell_len(title) + 2),
-                f"{row.for_model} (for) vs {row.against_model} (against): ",
-                said,
-            )
-        )
+        if row.motion != last[0]:
+            last[0] = row.motion
+            out.print(Text(motion_title(row.motion, out.width), style="bold"))
+        out.print(Text.assemble(f"  {row.for_model} (for) vs {row.against_model} (against): ", said))
 
     return show
