@@ -16,7 +16,11 @@ from moot import __version__
 from moot.arena import charts
 from moot.arena.charts import figures, render_html, write_png
 from moot.arena.report import (
+    DIAGNOSTICS_TITLE,
     LEADERBOARD_JSON,
+    LEADERBOARD_TITLE,
+    MATRIX_BY_RANK_TITLE,
+    MATRIX_TITLE,
     diagnostics_table,
     leaderboard_document,
     leaderboard_table,
@@ -261,6 +265,79 @@ def test_the_page_is_standalone_and_shows_every_figure_with_its_interval(tmp_pat
     assert "This house would &lt;b&gt;ban&lt;/b&gt; homework" in page
 
 
+def _motions_section(page: str) -> str:
+    return page[page.index("<h2>Motions</h2>") : page.index("<h2>How to reproduce</h2>")]
+
+
+def test_the_page_names_a_motion_by_its_text_and_an_id_only_when_one_was_given(tmp_path: Path) -> None:
+    numbered = write_reports(tmp_path / "a", sample_spec(), sample_standings(), sample_rows(), source="arena")
+    section = _motions_section(numbered.report_html.read_text(encoding="utf-8"))
+    assert "Cities should be car-free" in section
+    assert ">m1<" not in section and ">m2<" not in section and "<th>Id</th>" not in section
+    named = [r.model_copy(update={"motion_id": "uniforms-" + r.motion_id}) for r in sample_rows()]
+    given = write_reports(tmp_path / "b", sample_spec(), sample_standings(), named, source="arena")
+    section = _motions_section(given.report_html.read_text(encoding="utf-8"))
+    assert "<th>Id</th>" in section and "<code>uniforms-m2</code>" in section
+    # From history each stored debate is its own motion, by its debate id: what `moot show` opens.
+    stored = [r.model_copy(update={"motion_id": r.debate_id}) for r in sample_rows()]
+    history = write_reports(tmp_path / "c", None, sample_standings(), stored, source="history")
+    section = _motions_section(history.report_html.read_text(encoding="utf-8"))
+    assert "<th>Debate id</th>" in section and "<code>d-0003</code>" in section
+
+
+def many_models(n: int) -> Standings:
+    """`n` models with long labels, every pair 2-1-0: a head-to-head matrix wider than a phone."""
+    names = [f"openrouter:vendor-{i}/some-model-{i}-70b-instruct" for i in range(n)]
+    standings = sample_standings(names[:4])
+    ratings = [
+        r.model_copy(update={"model": name, "rank": i + 1})
+        for i, (r, name) in enumerate(zip(standings.ratings * n, names, strict=False))
+    ]
+    head = {a: {b: Record(wins=2, losses=1) for b in names if b != a} for a in names}
+    return standings.model_copy(update={"ratings": ratings, "head_to_head": head})
+
+
+def test_the_page_has_dark_colours_for_a_dark_screen() -> None:
+    page = render_html(
+        leaderboard_document(sample_spec(), sample_standings(), sample_rows(), source="arena"),
+        sample_standings(),
+    )
+    css = page[page.index("<style>") : page.index("</style>")]
+    assert "color-scheme:light dark" in css
+    dark = re.search(r"@media \(prefers-color-scheme:dark\)\{:root\{(.*?)\}\}", css, re.DOTALL)
+    assert dark is not None
+    assert all(
+        f"--{name}:" in dark.group(1) for name in ("fg", "bg", "muted", "line", "code", "ink", "svgtext")
+    )
+    # Every colour the page draws with comes from those variables: none is left fixed for a light page.
+    rules = css[css.index("*{") :].replace(dark.group(0), "")
+    assert not re.search(r"(?<![-\w])(color|background|fill|stroke|border-bottom):[^;}]*#[0-9a-f]{3}", rules)
+    assert "body{" in rules and "background:var(--bg)" in rules and "color:var(--fg)" in rules
+    # The charts' lines and points take their colours from the page (a fixed attribute is the fallback).
+    for kind in ("wh", "pt", "grid", "ref", "axis"):
+        assert f'class="{kind}"' in page, kind
+        assert f"svg .{kind}{{stroke:var(--" in css, kind
+
+
+def test_on_a_phone_the_leaderboard_leaves_out_the_columns_that_repeat_others() -> None:
+    page = render_html(
+        leaderboard_document(sample_spec(), sample_standings(), sample_rows(), source="arena"),
+        sample_standings(),
+    )
+    phone = page[page.index("@media (max-width:640px)") :]
+    assert "table.board .opt{display:none}" in phone and ".phone{display:block}" in phone
+    board = page[page.index("<table class=board>") :]
+    board = board[: board.index("</table>")]
+    assert board.count("<th class='num opt'>") == 2  # Debates and BT strength
+    assert board.count("<td class='num opt'>") == 2 * len(sample_standings().ratings)
+    assert charts.NARROW_LEFT_OUT in html.unescape(page)
+    # Four models' matrix fits a phone; with more it scrolls, and the phone is told so.
+    assert "Swipe the table sideways" not in page
+    six = many_models(charts.PHONE_MATRIX + 2)
+    wide = render_html(leaderboard_document(None, six, [], source="history"), six)
+    assert '<p class="note phone">Swipe the table sideways for every opponent.</p>' in wide
+
+
 def test_the_page_shows_the_command_one_option_a_line_and_the_same_words() -> None:
     spec = sample_spec().model_copy(update={"motions_source": "--motion"})
     doc = leaderboard_document(spec, sample_standings(), sample_rows(), source="arena")
@@ -301,19 +378,29 @@ def test_the_terminal_tables_show_every_model_and_fit(width: int) -> None:
     assert "5-3-0" in matrix
 
 
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("names", [["fake:a", "fake:b"], MODELS])
+def test_each_tables_title_is_one_line_above_it(width: int, names: list[str]) -> None:
+    """A rich table's own title wraps at the table's width: two short columns of fake models broke
+    "Leaderboard: Bradley-Terry strength on the Elo scale" over two lines even at 120 columns."""
+    standings = sample_standings([*names, *MODELS[len(names) :]])
+    for table, title in (
+        (leaderboard_table(standings), LEADERBOARD_TITLE),
+        (matrix_table(standings), MATRIX_TITLE),
+        (diagnostics_table(standings), DIAGNOSTICS_TITLE),
+    ):
+        lines = _render(table, width).splitlines()
+        assert lines[0].rstrip() == title, lines[:2]
+        assert max(len(line) for line in lines) <= width
+
+
 def test_ten_models_matrix_names_rows_by_rank_when_labels_would_be_squeezed() -> None:
-    names = [f"openrouter:vendor-{i}/some-model-{i}-70b-instruct" for i in range(10)]
-    standings = sample_standings(names[:4])
-    ratings = [
-        r.model_copy(update={"model": name, "rank": i + 1})
-        for i, (r, name) in enumerate(zip(standings.ratings * 3, names, strict=False))
-    ]
-    head = {a: {b: Record(wins=2, losses=1) for b in names if b != a} for a in names}
-    ten = standings.model_copy(update={"ratings": ratings, "head_to_head": head})
+    ten = many_models(10)
+    names = [r.model for r in ten.ratings]
     narrow = _render(matrix_table(ten), 80)
     assert max(len(line) for line in narrow.splitlines()) <= 80
     assert "vs 10" in narrow and "some-model" not in narrow
-    assert "models by rank" in narrow
+    assert narrow.splitlines()[0].rstrip() == MATRIX_BY_RANK_TITLE
     wide = _render(matrix_table(ten), 200)
     assert all(name in wide for name in names)
 

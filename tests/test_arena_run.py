@@ -20,11 +20,16 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from typer.testing import CliRunner
 
-from moot.arena.motions import Motion, Motions, read_motions
+from moot.arena.motions import Motion, Motions, motion_title, read_motions
 from moot.arena.plan import ArenaPlan, Contender
+from moot.arena.report import DIAGNOSTICS_TITLE, LEADERBOARD_TITLE, MATRIX_TITLE
 from moot.arena.runner import run_arena
 from moot.arena.standings import compute_standings
 from moot.batch.pool import Action
+
+# Imported while the tests are collected (without COLUMNS), not first by a test of one width: `moot arena`'s
+# console then reads COLUMNS each time it draws (tests/isolation.py), so each test's width holds.
+from moot.cli import arena as _arena_command  # noqa: F401
 from moot.cli.app import app
 from moot.domain.config import ModelOptions
 from moot.domain.events import Event
@@ -336,14 +341,130 @@ def test_moot_arena_end_to_end_on_fake_models(tmp_path: Path) -> None:
     assert rated["standings"]["head_to_head"] == document["standings"]["head_to_head"]
 
 
+def test_a_motion_is_named_by_a_title_cut_at_a_word() -> None:
+    remote = "This house believes that remote work is better for software teams than working in an office"
+    assert motion_title(remote) == "Remote work is better for software teams than working in an office"
+    assert motion_title(remote, 30) == "Remote work is better for…"
+    assert motion_title("This house would ban private cars", 20) == "Would ban private…"
+    assert motion_title("Cities should ban cars", 30) == "Cities should ban cars"
+    assert motion_title("Antidisestablishmentarianism wins", 12) == "Antidisesta…"
+    assert motion_title("这是一个很长的动议文本", 11) == "这是一个很…"  # wide characters take two cells
+    assert motion_title("  Two\nlines  ", 30) == "Two lines"
+
+
+MOTIONS = [
+    "This house believes that remote work is better for software teams than working in an office",
+    "This house would ban private cars from city centres",
+]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_debates_are_listed_under_their_motions_titles_and_fit(
+    width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    args = ["arena", "-m", "fake:alpha", "-m", "fake:beta", "-m", "fake:gamma", "-j", "fake:judge"]
+    for motion in MOTIONS:
+        args += ["--motion", motion]
+    result = runner.invoke(app, [*args, "-r", "1", "--samples", "200", "-o", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    debates = [line for line in lines if "(for) vs" in line]
+    assert len(debates) == 12 and all(line.startswith("  fake:") for line in debates)
+    assert not any(re.search(r"\bm[12]\b", line) for line in lines)
+    # Each motion's title, whole where it fits, heads the debates on it: a debate line holds no title to cut.
+    expected = [
+        "Remote work is better for software teams than working in an office",
+        "Would ban private cars from city centres",
+    ]
+    titles = [line for line in lines if line in expected]
+    assert titles == expected
+    first, second = lines.index(titles[0]), lines.index(titles[1])
+    assert all("(for) vs" in line for line in lines[first + 1 : first + 7])
+    assert all("(for) vs" in line for line in lines[second + 1 : second + 7])
+    # Every line fits, and each table's title is one line of its own.
+    assert max(len(line) for line in lines) <= width
+    for title in (LEADERBOARD_TITLE, MATRIX_TITLE, DIAGNOSTICS_TITLE):
+        assert title in lines
+
+
+def test_a_motions_title_is_cut_to_the_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    long = "This house believes that " + " ".join(["every city should plant more trees"] * 4)
+    args = ["arena", "-m", "fake:alpha", "-m", "fake:beta", "-j", "fake:judge", "--motion", long]
+    result = runner.invoke(app, [*args, "-r", "1", "--samples", "200", "-o", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    assert motion_title(long, 80) in result.output.splitlines()
+    assert motion_title(long, 80).endswith("…") and len(motion_title(long, 80)) <= 80
+
+
 def test_moot_arena_estimate_calls_no_model(tmp_path: Path) -> None:
     args = ["arena", "-m", "openai:gpt-4o-mini", "-m", "anthropic:claude-haiku-4-5", "-j", "openai:gpt-4o"]
     args += ["--motion", "Cities should ban cars", "--estimate"]
     result = runner.invoke(app, args, terminal_width=120, env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""})
     assert result.exit_code == 0, result.output
-    assert "2 debates (1 pairs x 1 motions x 2 sides)" in result.output
+    assert "2 debates (1 pair x 1 motion x 2 sides), free-form, 2 rounds" in result.output
     assert "openai:gpt-4o-mini" in result.output and "No model was called" in result.output
+    assert "free" not in _cost_cells(result.output)
     assert not (Path.cwd() / "moot-arena").exists()
+
+
+def _cost_cells(output: str) -> list[str]:
+    return [line.split("│")[-2].strip() for line in output.splitlines() if line.count("│") == 6]
+
+
+def _rows(output: str) -> list[str]:
+    return [line.split("│")[1].strip() for line in output.splitlines() if line.count("│") == 6]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_estimate_says_free_and_lists_the_judges_apart(
+    width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    args = ["arena", "-m", "fake:alpha", "-m", "fake:beta", "-m", "fake:gamma"]
+    args += ["-j", "fake:judge-1", "-j", "fake:judge-2", "--motion", "Cities should ban cars", "--estimate"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "$0.0000" not in result.output
+    assert set(_cost_cells(result.output)) == {"", "free"}  # a section's heading, or a model or the total
+    assert _rows(result.output) == [
+        "Contenders",
+        "fake:alpha",
+        "fake:beta",
+        "fake:gamma",
+        "Judges",
+        "fake:judge-1",
+        "fake:judge-2",
+        "Total",
+    ]
+    lines = result.output.splitlines()
+    assert lines[0] == "Estimate: 6 debates (3 pairs x 1 motion x 2 sides), free-form, 2 rounds"
+    assert max(len(line) for line in lines) <= width
+
+
+def test_the_estimate_prices_a_paid_model_beside_free_ones_and_says_which_judge_also_debates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ["arena", "-m", "openai:gpt-4o-mini", "-m", "fake:beta", "-j", "fake:beta", "-j", "fake:judge"]
+    args += ["--allow-self-judging", "--motion", "Cities should ban cars", "--estimate"]
+    result = runner.invoke(app, args, env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 0, result.output
+    rows, costs = _rows(result.output), _cost_cells(result.output)
+    assert rows == [
+        "Contenders",
+        "openai:gpt-4o-mini",
+        "Judges",
+        "fake:judge",
+        "Debate and judge",
+        "fake:beta",
+        "Total",
+    ]
+    priced = costs[rows.index("openai:gpt-4o-mini")]
+    assert re.fullmatch(r"\$0\.\d{4}-\$0\.\d{4}", priced), priced
+    assert costs[rows.index("fake:beta")] == costs[rows.index("fake:judge")] == "free"
+    assert costs[rows.index("Total")] == priced  # the free models add nothing
 
 
 @pytest.mark.parametrize(

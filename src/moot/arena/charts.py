@@ -234,38 +234,54 @@ def rank_text(standings: Standings, rating: Rating) -> str:
 # --- report.html --------------------------------------------------------------------------------------------
 
 _CSS = """
+:root{color-scheme:light dark;--fg:#222;--bg:#fff;--muted:#555;--line:#ddd;--faint:#f0f0f0;--code:#f3f3f3;
+--grid:#eee;--axis:#ccc;--ref:#999;--ink:#222;--svgtext:#444;--self:#999;--shade:rgba(0,0,0,.22)}
+@media (prefers-color-scheme:dark){:root{--fg:#e4e6e9;--bg:#141619;--muted:#a4a9b1;--line:#3a3f46;
+--faint:#262a30;--code:#23272c;--grid:#2b3036;--axis:#565c64;--ref:#8b919a;--ink:#e4e6e9;--svgtext:#c3c7cd;
+--self:#6d727a;--shade:rgba(255,255,255,.22)}}
 *{box-sizing:border-box}
-body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:960px;padding:0 1rem;color:#222}
+body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:960px;padding:0 1rem;color:var(--fg);
+background:var(--bg)}
 h1{font-size:1.5rem;overflow-wrap:anywhere}h2{font-size:1.15rem;margin-top:2rem}
 p,li{overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.5rem 0;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:right;vertical-align:top}
+th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:right;vertical-align:top}
 td.num,th.num{white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 table.left th,table.left td{text-align:left}
 td.label{min-width:10rem;overflow-wrap:break-word;text-align:left}th.label{text-align:left}
 td.free{overflow-wrap:anywhere;text-align:left}
-.wide{overflow-x:auto;max-width:100%}
-code{background:#f3f3f3;padding:0 .25rem;border-radius:3px;overflow-wrap:anywhere}pre code{padding:0}
-pre{background:#f3f3f3;padding:.6rem;border-radius:4px;white-space:pre-wrap;overflow-wrap:break-word}
-.note{color:#555;font-size:.9rem}
+.wide{overflow-x:auto;max-width:100%;
+background:linear-gradient(to right,var(--bg) 30%,transparent) left/2.5rem 100% no-repeat local,
+linear-gradient(to left,var(--bg) 30%,transparent) right/2.5rem 100% no-repeat local,
+radial-gradient(farthest-side at 0 50%,var(--shade),transparent) left/.9rem 100% no-repeat scroll,
+radial-gradient(farthest-side at 100% 50%,var(--shade),transparent) right/.9rem 100% no-repeat scroll}
+.phone{display:none}
+code{background:var(--code);padding:0 .25rem;border-radius:3px;overflow-wrap:anywhere}pre code{padding:0}
+pre{background:var(--code);padding:.6rem;border-radius:4px;white-space:pre-wrap;overflow-wrap:break-word}
+.note{color:var(--muted);font-size:.9rem}
 .plot{margin:.75rem 0 1rem}
 .prow{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:.25rem 1rem;align-items:center;
-padding:.2rem 0;border-bottom:1px solid #f0f0f0}
+padding:.2rem 0;border-bottom:1px solid var(--faint)}
 .prow.axis{border-bottom:0}
 .plab{overflow-wrap:anywhere;font-size:.9rem}
-.plab .rank{display:inline-block;min-width:1.6rem;color:#555}
+.plab .rank{display:inline-block;min-width:1.6rem;color:var(--muted)}
 .plab.split{display:flex;justify-content:space-between;align-items:baseline;gap:.75rem}
 .plab .who{display:flex;align-items:baseline;min-width:0}
 .plab .num{font-variant-numeric:tabular-nums;white-space:nowrap}
-.plab .what{color:#555;font-size:.85rem}
+.plab .what{color:var(--muted);font-size:.85rem}
 .plab .reading{font-style:italic}
 svg.strip{width:100%;display:block;overflow:visible}
-svg text{font:11px system-ui,sans-serif;fill:#444}
+svg text{font:11px system-ui,sans-serif;fill:var(--svgtext)}
+svg .grid{stroke:var(--grid)}svg .axis{stroke:var(--axis)}svg .ref{stroke:var(--ref)}svg .wh{stroke:var(--ink)}
+svg .pt{stroke:var(--bg)}
 td.cell,th.cell{text-align:center;white-space:nowrap}
 .dot{font-size:1.1em;line-height:1}
-td.self{color:#999;text-align:center}
-@media (max-width:640px){body{margin:1rem auto}.prow{grid-template-columns:minmax(0,1fr)}td.label{min-width:7rem}}
+td.self{color:var(--self);text-align:center}
+@media (max-width:640px){body{margin:1rem auto}.prow{grid-template-columns:minmax(0,1fr)}td.label{min-width:7rem}
+.phone{display:block}
+table.board{font-size:.875rem}table.board th,table.board td{padding:.3rem .25rem}table.board td.label{min-width:0}
+table.board .wrap{white-space:normal}table.board .opt{display:none}}
 """
 
 # The plots' x runs over this share of a strip's width, so the end labels have room at either side.
@@ -289,14 +305,15 @@ def _whisker(estimate: Estimate, y: float, low: float, high: float, colour: str,
     out = []
     if estimate.interval is not None:
         a, b = _x(estimate.interval.low, low, high), _x(estimate.interval.high, low, high)
-        out.append(f'<line x1="{a}" x2="{b}" y1="{y}" y2="{y}" stroke="#222" stroke-width="1.5"/>')
+        out.append(f'<line class="wh" x1="{a}" x2="{b}" y1="{y}" y2="{y}" stroke="#222" stroke-width="1.5"/>')
         for end in (a, b):
             out.append(
-                f'<line x1="{end}" x2="{end}" y1="{y - 5}" y2="{y + 5}" stroke="#222" stroke-width="1.5"/>'
+                f'<line class="wh" x1="{end}" x2="{end}" y1="{y - 5}" y2="{y + 5}" stroke="#222" '
+                'stroke-width="1.5"/>'
             )
     if estimate.value is not None:
         out.append(
-            f'<circle cx="{_x(estimate.value, low, high)}" cy="{y}" r="5.5" fill="{colour}" stroke="#fff">'
+            f'<circle class="pt" cx="{_x(estimate.value, low, high)}" cy="{y}" r="5.5" fill="{colour}" stroke="#fff">'
             f"<title>{html.escape(tip)}</title></circle>"
         )
     return out
@@ -335,10 +352,13 @@ def _leaderboard_chart(standings: Standings) -> str:
     ticks = _ticks(low, high)
     colours = model_colours(standings)
     grid = [
-        f'<line x1="{_x(t, low, high)}" x2="{_x(t, low, high)}" y1="0" y2="24" stroke="#eee"/>' for t in ticks
+        f'<line class="grid" x1="{_x(t, low, high)}" x2="{_x(t, low, high)}" y1="0" y2="24" stroke="#eee"/>'
+        for t in ticks
     ]
     mean = _x(1500.0, low, high)
-    grid.append(f'<line x1="{mean}" x2="{mean}" y1="0" y2="24" stroke="#999" stroke-dasharray="3 3"/>')
+    grid.append(
+        f'<line class="ref" x1="{mean}" x2="{mean}" y1="0" y2="24" stroke="#999" stroke-dasharray="3 3"/>'
+    )
     rows = []
     for r in ratings:
         estimate = Estimate(value=r.elo, interval=r.elo_interval, n=r.debates)
@@ -368,14 +388,19 @@ def _share_axis(scale: Scale, reference: float | None, y: float) -> tuple[float,
     else:
         low, high, ticks = 0.0, 1.0, [0.0, 0.25, 0.5, 0.75, 1.0]
         label = [f"{100 * t:.0f}%" for t in ticks]
-    parts = [f'<line x1="{_x(low, low, high)}" x2="{_x(high, low, high)}" y1="{y}" y2="{y}" stroke="#ccc"/>']
+    parts = [
+        f'<line class="axis" x1="{_x(low, low, high)}" x2="{_x(high, low, high)}" y1="{y}" y2="{y}" '
+        'stroke="#ccc"/>'
+    ]
     for t, text in zip(ticks, label, strict=True):
         x = _x(t, low, high)
-        parts.append(f'<line x1="{x}" x2="{x}" y1="{y - 3}" y2="{y + 3}" stroke="#ccc"/>')
+        parts.append(f'<line class="axis" x1="{x}" x2="{x}" y1="{y - 3}" y2="{y + 3}" stroke="#ccc"/>')
         parts.append(f'<text x="{x}" y="{y + 15}" text-anchor="middle">{text}</text>')
     if reference is not None and scale != "w":
         x = _x(reference, low, high)
-        parts.append(f'<line x1="{x}" x2="{x}" y1="2" y2="{y}" stroke="#999" stroke-dasharray="3 3"/>')
+        parts.append(
+            f'<line class="ref" x1="{x}" x2="{x}" y1="2" y2="{y}" stroke="#999" stroke-dasharray="3 3"/>'
+        )
     return low, high, parts
 
 
@@ -415,18 +440,31 @@ def _parts_row(figure: Figure) -> str:
     return f'<div class="prow">{_figure_label(figure, "".join(legend))}{_strip(52, body, figure.name)}</div>'
 
 
+# What a phone leaves out of the leaderboard, so the rest fits its width without scrolling: both say again what
+# the other columns say (the debates are W + L + T; the strength is the Elo before its rescaling).
+NARROW_LEFT_OUT = (
+    "On a narrow screen the debates (W + L + T) and the Bradley-Terry strength (the Elo before its rescaling) "
+    "are left out; leaderboard.json holds every figure."
+)
+
+
 def _leaderboard_table(standings: Standings) -> str:
+    """The leaderboard table; under 640 px (a phone) the interval may wrap and the two columns that repeat
+    others are hidden (`.opt`), so it fits 375 px without scrolling."""
     head = (
-        "<tr><th>#</th><th class=label>Model</th><th class=num>Elo</th><th class=num>95% interval</th>"
-        "<th class=num>W-L-T</th><th class=num>Debates</th><th class=num>BT strength</th></tr>"
+        "<tr><th>#</th><th class=label>Model</th><th class=num>Elo</th><th class='num wrap'>95% interval</th>"
+        "<th class=num>W-L-T</th><th class='num opt'>Debates</th><th class='num opt'>BT strength</th></tr>"
     )
     body = "".join(
         f"<tr><td>{rank_text(standings, r)}</td><td class=label>{label_html(r.model)}</td><td class=num>{elo_text(r)}</td>"
-        f"<td class=num>{elo_interval_text(r)}</td><td class=num>{record_text(r)}</td>"
-        f"<td class=num>{r.debates}</td><td class=num>{r.strength:+.3f}</td></tr>"
+        f"<td class='num wrap'>{elo_interval_text(r)}</td><td class=num>{record_text(r)}</td>"
+        f"<td class='num opt'>{r.debates}</td><td class='num opt'>{r.strength:+.3f}</td></tr>"
         for r in ranked(standings)
     )
-    return f'<div class="wide"><table>{head}{body}</table></div>'
+    return (
+        f'<div class="wide"><table class=board>{head}{body}</table></div>'
+        f'<p class="note phone">{html.escape(NARROW_LEFT_OUT)}</p>'
+    )
 
 
 def _heat(share: float | None) -> str:
@@ -435,6 +473,9 @@ def _heat(share: float | None) -> str:
         return ""
     rgb = (37, 99, 235) if share >= 0.5 else (220, 38, 38)
     return f' style="background:rgba({rgb[0]},{rgb[1]},{rgb[2]},{abs(share - 0.5) * 1.1:.2f})"'
+
+
+PHONE_MATRIX = 4  # the most models whose head-to-head matrix fits 375 px (two-digit records, wrapped labels)
 
 
 def _matrix(standings: Standings) -> str:
@@ -463,18 +504,25 @@ def _matrix(standings: Standings) -> str:
                 f'<span class="note">{shown}</span></td>'
             )
         rows.append(f"<tr><td class=label>#{place} {label_html(r.model)}</td>{''.join(cells)}</tr>")
-    return f'<div class="wide"><table>{head}{"".join(rows)}</table></div>'
+    # More columns than PHONE_MATRIX are wider than a phone (375 px): the table scrolls sideways, its edge
+    # shaded where there is more (.wide's background, which the coloured cells can hide), and a phone is told so.
+    hint = (
+        '<p class="note phone">Swipe the table sideways for every opponent.</p>'
+        if len(ratings) > PHONE_MATRIX
+        else ""
+    )
+    return f'{hint}<div class="wide"><table class=board>{head}{"".join(rows)}</table></div>'
 
 
 def _diagnostics_table(items: list[Figure]) -> str:
     e = html.escape
-    head = "<tr><th>Figure</th><th class=num>Value</th><th class=num>95% interval</th><th class=num>n</th><th class=label>Reading</th></tr>"
+    head = "<tr><th>Figure</th><th class='num wrap'>Value</th><th class='num wrap'>95% interval</th><th class=num>n</th><th class=label>Reading</th></tr>"
     body = "".join(
-        f"<tr><td class=label>{label_html(f.name)}</td><td class=num>{e(f.value)}</td><td class=num>{e(f.interval)}</td>"
+        f"<tr><td class=label>{label_html(f.name)}</td><td class='num wrap'>{e(f.value)}</td><td class='num wrap'>{e(f.interval)}</td>"
         f"<td class=num>{f.estimate.n}</td><td class=label>{e(f.reading)}</td></tr>"
         for f in items
     )
-    return f'<div class="wide"><table>{head}{body}</table></div>'
+    return f'<div class="wide"><table class=board>{head}{body}</table></div>'
 
 
 LISTED = 20  # a longer list (a history's debate ids) is counted on the page and listed in leaderboard.json
@@ -515,20 +563,30 @@ def _reproduce(document: dict[str, Any]) -> str:
     )
 
 
+def numbered_ids(ids: list[str]) -> bool:
+    """Whether motion ids are the ones moot numbers a plain list with (m1, m2, ...): they say nothing the
+    motion's place does not, so a report shows the motion by its text alone. Ids a JSONL file gave, and the
+    debate ids a history's motions go by, are what the user refers to them by, and are shown."""
+    return ids == [f"m{i}" for i in range(1, len(ids) + 1)]
+
+
 def _motions(document: dict[str, Any]) -> str:
     motions = document.get("motions") or []
     if not motions:
         return ""
     e = html.escape
+    with_id = not numbered_ids([str(m["id"]) for m in motions])
+    heading = "Debate id" if document.get("source") == "history" else "Id"
     rows = "".join(
-        f"<tr><td>{e(m['id'])}</td><td class=free>{e(m['motion'])}</td><td class=num>{m['debates']}</td></tr>"
+        f"<tr><td class=free>{e(m['motion'])}</td><td class=num>{m['debates']}</td>"
+        + (f"<td><code>{e(str(m['id']))}</code></td>" if with_id else "")
+        + "</tr>"
         for m in motions
     )
-    return (
-        "<h2>Motions</h2>"
-        '<div class="wide"><table class=left><tr><th>Id</th><th>Motion</th><th>Debates</th></tr>'
-        f"{rows}</table></div>"
+    head = (
+        "<tr><th>Motion</th><th class=num>Debates</th>" + (f"<th>{heading}</th>" if with_id else "") + "</tr>"
     )
+    return f'<h2>Motions</h2><div class="wide"><table class=left>{head}{rows}</table></div>'
 
 
 def render_html(document: dict[str, Any], standings: Standings) -> str:

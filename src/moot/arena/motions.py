@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, TypeAdapter, ValidationError
+from rich.cells import cell_len
 
 from moot.domain.config import MAX_TOPIC
 from moot.domain.text import TopicText
@@ -25,6 +27,29 @@ MAX_MOTION_CHARS = MAX_TOPIC  # a motion is a debate's topic
 class Motion:
     id: str
     text: str
+
+
+# The formal opening of a debating motion ("This house believes that ...", "This house would ..."): the same on
+# every motion of a set, so a title cut to a column's width would show little else.
+_HOUSE = re.compile(r"^this house\s+(?:believes\s+(?:that\s+)?)?", re.IGNORECASE)
+
+
+def motion_title(text: str, width: int | None = None) -> str:
+    """A motion as a short title: its text on one line without the formal "This house (believes that)"
+    opening, cut at a word to `width` terminal cells with an ellipsis when it is longer. Where the whole motion
+    is shown (report.html, leaderboard.json, results.jsonl) it is shown as given."""
+    flat = " ".join(text.split())
+    rest = _HOUSE.sub("", flat)
+    title = rest[:1].upper() + rest[1:] if rest else flat
+    if width is None or cell_len(title) <= width:
+        return title
+    # The longest start that leaves a cell for the ellipsis (cells, not characters: a CJK one takes two).
+    most = 0
+    while most < len(title) and cell_len(title[: most + 1]) <= width - 1:
+        most += 1
+    head = title[: most + 1]
+    cut = head[: head.rfind(" ")] if " " in head else title[: max(most, 1)]
+    return cut.rstrip(" ,;:.-") + "…"
 
 
 @dataclass(frozen=True)

@@ -231,8 +231,26 @@ class Label:
             yield Text(line.rstrip(), overflow="fold")
 
 
-def _table(title: str) -> Table:
-    return Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True, pad_edge=False)
+class Titled:
+    """A table under its title, the title a line of its own: a table's own title wraps to the table's width,
+    which for a few short columns is narrower than the title; this one wraps only at the terminal's (every
+    title here is shorter than 80 columns)."""
+
+    def __init__(self, title: str, table: Table) -> None:
+        self.title = title
+        self.table = table
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        # The table's: the title wraps, so it never widens or narrows the layout chosen.
+        return Measurement.get(console, options, self.table)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(self.title, style="bold")
+        yield self.table
+
+
+def _table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True, pad_edge=False)
 
 
 def _columns(
@@ -249,9 +267,15 @@ def _columns(
         out.add_row(*row)
 
 
-def leaderboard_table(standings: Standings) -> Table:
+LEADERBOARD_TITLE = "Leaderboard: Bradley-Terry strength on the Elo scale"
+MATRIX_TITLE = "Head to head: the row's model against the column's (W-L-T)"
+MATRIX_BY_RANK_TITLE = "Head to head, models by rank: the row's W-L-T against the column"
+DIAGNOSTICS_TITLE = "Biases of the judging (95% intervals)"
+
+
+def leaderboard_table(standings: Standings) -> Titled:
     """Rank, model, Elo, its 95 % interval, W-L-T and debates, best first."""
-    out = _table("Leaderboard: Bradley-Terry strength on the Elo scale")
+    out = _table()
     rows = [
         (
             rank_text(standings, r),
@@ -264,17 +288,17 @@ def leaderboard_table(standings: Standings) -> Table:
         for r in ranked(standings)
     ]
     _columns(out, ("#", "Model", "Elo", "95% interval", "W-L-T", "Debates"), rows, wrap={1})
-    return out
+    return Titled(LEADERBOARD_TITLE, out)
 
 
 class Fitted:
     """The first of several layouts whose least width fits the console, measured when it is drawn (the width is
     the console's, unknown when the table is made); the last when none does."""
 
-    def __init__(self, *layouts: Table) -> None:
+    def __init__(self, *layouts: Titled) -> None:
         self.layouts = layouts
 
-    def _chosen(self, console: Console, options: ConsoleOptions) -> Table:
+    def _chosen(self, console: Console, options: ConsoleOptions) -> Titled:
         unbounded = options.update_width(10_000)
         for layout in self.layouts:
             if Measurement.get(console, unbounded, layout).minimum <= options.max_width:
@@ -295,13 +319,9 @@ def matrix_table(standings: Standings) -> Fitted:
     return Fitted(_matrix(standings, labelled=True), _matrix(standings, labelled=False))
 
 
-def _matrix(standings: Standings, *, labelled: bool) -> Table:
+def _matrix(standings: Standings, *, labelled: bool) -> Titled:
     ratings = ranked(standings)
-    out = _table(
-        "Head to head: the row's model against the column's (W-L-T)"
-        if labelled
-        else "Head to head, models by rank: the row's W-L-T against the column"
-    )
+    out = _table()
     rows: list[list[str | Label]] = []
     # Numbered by place in the leaderboard, not by rank: models of equal strength share a rank, and a column
     # heading must name one model.
@@ -314,18 +334,18 @@ def _matrix(standings: Standings, *, labelled: bool) -> Table:
     headings = ["#", "Model"] if labelled else ["#"]
     places = [f"vs {place}" for place in range(1, len(ratings) + 1)]
     _columns(out, [*headings, *places], rows, wrap={1} if labelled else set())
-    return out
+    return Titled(MATRIX_TITLE if labelled else MATRIX_BY_RANK_TITLE, out)
 
 
-def diagnostics_table(standings: Standings) -> Table:
+def diagnostics_table(standings: Standings) -> Titled:
     """Each diagnostic with its 95 % interval, the cases it rests on and what it means."""
-    out = _table("Biases of the judging (95% intervals)")
+    out = _table()
     rows = [
         (Label(f.name), f.value, f.interval, str(f.estimate.n), Label(f.reading)) for f in figures(standings)
     ]
     _columns(out, ("Figure", "Value", "95% interval", "n", "Reading"), rows, wrap={0, 4})
     out.columns[4].justify = "left"
-    return out
+    return Titled(DIAGNOSTICS_TITLE, out)
 
 
 # --- all of it -----------------------------------------------------------------------------------------------

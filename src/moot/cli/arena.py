@@ -196,12 +196,25 @@ async def _print_estimate(plan: ArenaPlan) -> None:
     from moot.arena.estimate import estimate_arena
     from moot.cli.estimate_table import estimate_note, estimate_table
 
+    pairs, motions = len(plan.pairs()), len(plan.motions.items)
     title = (
-        f"Estimate: {plan.count()} debates ({len(plan.pairs())} pairs x {len(plan.motions.items)} motions "
-        f"x 2 sides), {plan.format}, {plan.rounds} rounds"
+        f"Estimate: {_count(plan.count(), 'debate')} ({_count(pairs, 'pair')} x {_count(motions, 'motion')} "
+        f"x 2 sides), {plan.format}, {_count(plan.rounds, 'round')}"
     )
-    out.print(estimate_table(await estimate_arena(plan), title))
+    # The estimate is by model: one that both debates and judges has one row, its calls as both.
+    contenders = {str(c.options.model) for c in plan.models}
+    judges = {str(j.options.model) for j in plan.judges}
+    groups = [
+        ("Contenders", [str(c.options.model) for c in plan.models if str(c.options.model) not in judges]),
+        ("Judges", [str(j.options.model) for j in plan.judges if str(j.options.model) not in contenders]),
+        ("Debate and judge", [str(c.options.model) for c in plan.models if str(c.options.model) in judges]),
+    ]
+    out.print(estimate_table(await estimate_arena(plan), title, groups))
     out.print(estimate_note("Each pair's first debate estimated and counted for all its debates."))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 async def _run(
@@ -319,9 +332,10 @@ def _report(
 
     standings = compute_standings(rows, models, samples=samples, seed=seed)
     files = write_reports(folder, spec, standings, rows, source=source, filters=filters)
-    out.print(leaderboard_table(standings))
-    out.print(matrix_table(standings))
-    out.print(diagnostics_table(standings))
+    for table in (leaderboard_table(standings), matrix_table(standings), diagnostics_table(standings)):
+        out.print()
+        out.print(table)
+    out.print()
     out.print(f"leaderboard: {files.leaderboard_json}")
     out.print(f"report:      {files.report_html}")
     out.print(f"chart:       {files.report_png}" if files.report_png else f"chart:       {PNG_HINT}")
@@ -358,6 +372,14 @@ def _usage(exc: UserError) -> typer.Exit:
 
 
 def _printer(quiet: bool) -> Callable[[MatchRow], None]:
+    """A line per debate as its verdict lands, under its motion's title: the title is printed when the motion
+    differs from the line before's (debates run in the plan's order, motion by motion, so mostly once per
+    motion; again where debates held at once finish across a motion's end). A title line has the whole width
+    to itself, where one beside every debate line would be cut to a few words by long model labels."""
+    from moot.arena.motions import motion_title
+
+    last: list[str | None] = [None]
+
     def show(row: MatchRow) -> None:
         if quiet:
             return
@@ -367,10 +389,9 @@ def _printer(quiet: bool) -> Callable[[MatchRow], None]:
             said = Text("tie", style="yellow")
         else:
             said = Text.assemble(("no verdict", "red"), f" ({row.error})" if row.error else "")
-        out.print(
-            Text.assemble(
-                f"{row.motion_id:<6} {row.for_model} (for) vs {row.against_model} (against): ", said
-            )
-        )
+        if row.motion != last[0]:
+            last[0] = row.motion
+            out.print(Text(motion_title(row.motion, out.width), style="bold"))
+        out.print(Text.assemble(f"  {row.for_model} (for) vs {row.against_model} (against): ", said))
 
     return show

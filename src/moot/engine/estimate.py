@@ -44,7 +44,9 @@ class _Tally:
 
 @dataclass(frozen=True)
 class ModelEstimate:
-    """One model's expected calls, tokens and cost: low and high. A cost is None when it has no price."""
+    """One model's expected calls, tokens and cost: low and high. A cost is None when it has no price; `free`
+    says the model costs nothing because it runs here (`ModelRef.is_local`, the rule `price` follows), which a
+    cost of 0 alone does not tell from a priced model's few tokens."""
 
     model: str
     calls_low: int
@@ -55,6 +57,7 @@ class ModelEstimate:
     output_high: int
     cost_low: float | None
     cost_high: float | None
+    free: bool = False
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,7 @@ async def estimate(config: DebateConfig) -> Estimate:
     rows = []
     for label in dict.fromkeys([*low, *high]):
         lo, hi = low.get(label), high.get(label)
+        tally = lo or hi
         rows.append(
             ModelEstimate(
                 model=label,
@@ -202,15 +206,28 @@ async def estimate(config: DebateConfig) -> Estimate:
                 output_high=hi.output_tokens if hi else 0,
                 cost_low=_cost(lo),
                 cost_high=_cost(hi),
+                free=tally is not None and tally.model.is_local,
             )
         )
     return Estimate(rows)
+
+
+FREE = "free"  # an estimate's cost for models that run here
+
+
+def cost_span(low: float | None, high: float | None, money: Callable[[float | None], str]) -> str:
+    """`$0.0011-$0.0032`, or one figure when low and high read alike."""
+    a, b = money(low), money(high)
+    return a if a == b else f"{a}-{b}"
 
 
 def estimate_lines(est: Estimate, money: Callable[[float | None], str]) -> list[tuple[str, ...]]:
     """The estimate as table rows: model, calls, input tokens, output tokens, cost (low-high each)."""
 
     def span(lo: int, hi: int) -> str:
+        # A range, least first: the two runs are simulated apart (a prompt fitted to a small window, a local
+        # model's own tokenizer), and the run of longer replies can count fewer input tokens than the other.
+        lo, hi = min(lo, hi), max(lo, hi)
         return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
 
     rows: list[tuple[str, ...]] = [
@@ -219,7 +236,7 @@ def estimate_lines(est: Estimate, money: Callable[[float | None], str]) -> list[
             span(m.calls_low, m.calls_high),
             span(m.input_low, m.input_high),
             span(m.output_low, m.output_high),
-            f"{money(m.cost_low)}-{money(m.cost_high)}",
+            FREE if m.free else cost_span(m.cost_low, m.cost_high, money),
         )
         for m in est.models
     ]
@@ -230,7 +247,7 @@ def estimate_lines(est: Estimate, money: Callable[[float | None], str]) -> list[
             span(*est.calls),
             span(*est.input_tokens),
             span(*est.output_tokens),
-            f"{money(lo)}-{money(hi)}",
+            FREE if est.models and all(m.free for m in est.models) else cost_span(lo, hi, money),
         )
     )
     return rows
