@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+from collections.abc import Callable
 
 from typer.testing import CliRunner
 
@@ -53,3 +54,16 @@ def read_until(fd: int, wanted: bytes | None, limit_s: float = 60) -> bytes:
             )
         seen += chunk
     return seen
+
+
+def scripted(*answers: str | None) -> tuple[list[str], Callable[[str], str | None]]:
+    """A person at the wizard's prompts: `read` answers each question in turn (None: standard input ended) and
+    `asked` keeps the questions it was asked."""
+    asked: list[str] = []
+    replies = list(answers)
+
+    def read(prompt: str) -> str | None:
+        asked.append(prompt)
+        return replies.pop(0) if replies else None
+
+    return asked, read

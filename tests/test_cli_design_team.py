@@ -16,7 +16,7 @@ from moot.config_files.compose import ConfigFile, DebateRequest, compose
 from moot.config_files.user_defaults import UserDefaults, load_user_defaults
 from moot.domain.config import ModelOptions
 from moot.domain.state import fold
-from tests.cli_helpers import moot, read_until, stored
+from tests.cli_helpers import moot, read_until, scripted, stored
 from tests.test_people_cli import _on_a_terminal, plain
 
 PROBLEM = "Design a rate limiting system"
@@ -120,22 +120,11 @@ def test_stop_at_quality_asks_the_judge_to_assess_rounds() -> None:
 # -- the questions ---------------------------------------------------------------------------------------
 
 
-def scripted(*answers: str | None) -> tuple[list[str], object]:
-    asked: list[str] = []
-    replies = list(answers)
-
-    def read(prompt: str) -> str | None:
-        asked.append(prompt)
-        return replies.pop(0) if replies else None
-
-    return asked, read
-
-
 def test_the_questions_show_the_defaults_and_enter_keeps_them() -> None:
     console = Console(record=True, width=120)
     defaults = UserDefaults(participants=[ModelOptions.model_validate({"model": "fake:a"})])
     asked, read = scripted("2", PROBLEM, "", "", "")
-    setup = ask_setup(console, defaults, topic=None, rounds=3, read=read)  # type: ignore[arg-type]
+    setup = ask_setup(console, defaults, topic=None, rounds=3, read=read)
     assert setup == Setup(PROBLEM, "design-review", ["architect", "security", "performance"], 3, None)
     assert asked == [
         "Kind (a number or a name) [1: debate]: ",
@@ -156,7 +145,7 @@ def test_a_wrong_answer_is_refused_in_one_line_and_asked_again() -> None:
     asked, read = scripted(
         "", "Design a cache", "architect,wizard", "security,testing", "0", "x", "4", "fake:j"
     )
-    setup = ask_setup(console, UserDefaults(), topic=None, rounds=3, fmt="design-review", read=read)  # type: ignore[arg-type]
+    setup = ask_setup(console, UserDefaults(), topic=None, rounds=3, fmt="design-review", read=read)
     assert setup == Setup("Design a cache", "design-review", ["security", "testing"], 4, "fake:j")
     shown = console.export_text()
     assert "problem: give the problem to debate" in shown
@@ -170,7 +159,7 @@ def test_input_that_ends_early_is_an_error_not_a_half_made_debate() -> None:
 
     _, read = scripted(PROBLEM)
     with pytest.raises(UserError) as caught:
-        ask_setup(Console(record=True), UserDefaults(), topic=None, rounds=3, fmt="design-review", read=read)  # type: ignore[arg-type]
+        ask_setup(Console(record=True), UserDefaults(), topic=None, rounds=3, fmt="design-review", read=read)
     assert caught.value.field == "--interactive" and "agents" in str(caught.value)
 
 

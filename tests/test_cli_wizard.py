@@ -16,22 +16,11 @@ from moot.config_files.user_defaults import UserDefaults
 from moot.domain.config import ModelOptions
 from moot.domain.state import fold
 from moot.protocols import PROTOCOLS
-from tests.cli_helpers import moot, read_until, stored
+from tests.cli_helpers import moot, read_until, scripted, stored
 from tests.test_people_cli import _on_a_terminal, plain
 
 TOPIC = "Should cities ban cars from their centres?"
 FAKES = UserDefaults(participants=[ModelOptions.model_validate({"model": "fake:ada"})])
-
-
-def scripted(*answers: str | None) -> tuple[list[str], Callable[[str], str | None]]:
-    asked: list[str] = []
-    replies = list(answers)
-
-    def read(prompt: str) -> str | None:
-        asked.append(prompt)
-        return replies.pop(0) if replies else None
-
-    return asked, read
 
 
 def test_the_first_question_is_the_kind_and_enter_holds_a_debate() -> None:
