@@ -13,7 +13,9 @@ spends (time.process_time: every thread, user and system) is divided by the toke
   `openai-compatible:` model, every event read (the model path alone, no moot);
 - moot, in memory: `moot.arun` of `--streams` debates at once, two participants on that server, no judge, with
   `--calls` turns each, held in memory (the engine, the prompts, the events, the fold);
-- moot, SQLite: the same, stored in a SQLite file (every event appended, every turn committed).
+- moot, SQLite: the same, stored in a SQLite file (every event appended, every turn committed);
+- moot, whole replies: the in-memory debates as a batch nobody watches runs them (`run_debate(watched=False)`):
+  each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one.
 
 The paths run interleaved (`--repeat` rounds of all four, in turn) and each keeps its best round, so a busy moment
 on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client) and, for moot,
@@ -61,12 +63,23 @@ BODY = b"".join([chunk({"role": "assistant", "content": ""})]
         + "\n\n").encode(), b"data: [DONE]\n\n"])
 PIECES = [BODY[i:i + 512] for i in range(0, len(BODY), 512)]  # written as a server flushes: a few chunks a write
 
+WHOLE = json.dumps({"id": "bench", "object": "chat.completion", "created": 0, "model": "bench",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(f" w{i}" for i in range(TOKENS))},
+    "finish_reason": "stop"}], "usage": {"prompt_tokens": 50, "completion_tokens": TOKENS,
+    "total_tokens": 50 + TOKENS}}).encode()
+
 async def serve(reader, writer):
     global served
     head = await reader.readuntil(b"\r\n\r\n")
     length = next((int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")), 0)
-    await reader.readexactly(length)
+    body = await reader.readexactly(length)
     served += 1
+    if not json.loads(body).get("stream"):
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            + f"content-length: {len(WHOLE)}\r\n\r\n".encode() + WHOLE)
+        await writer.drain()
+        writer.close()
+        return
     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
     for piece in PIECES:
         writer.write(piece)
@@ -98,7 +111,9 @@ def server_process(tokens: int) -> Iterator[tuple[str, dict[str, int]]]:
         proc.wait(30)
 
 
-Path_ = Callable[[str, int, int], Coroutine[object, object, int]]  # (url, streams, calls) -> whole replies received
+Path_ = Callable[
+    [str, int, int], Coroutine[object, object, int]
+]  # (url, streams, calls) -> whole replies received
 LAST = ""  # the last word of a reply: a reply that ends with it was received whole
 
 
@@ -176,6 +191,20 @@ async def moot_debates(url: str, streams: int, calls: int, db: str | None) -> in
     return sum(await asyncio.gather(*(one(i) for i in range(streams))))
 
 
+async def moot_whole(url: str, streams: int, calls: int) -> int:
+    """moot in memory as it runs a batch nobody watches: whole replies, the provider's non-streamed call."""
+    import moot
+    from moot.engine import run_debate
+
+    async def one() -> int:
+        config = moot.compose(moot.DebateRequest(fields=debate(url, calls), saved_defaults=False)).config
+        events = [e async for e in run_debate(config, watched=False)]
+        assert events[-1].type == "debate_completed", events[-1].type
+        return sum(whole(e.text) for e in events if e.type == "turn_completed")
+
+    return sum(await asyncio.gather(*(one() for _ in range(streams))))
+
+
 async def moot_memory(url: str, streams: int, calls: int) -> int:
     return await moot_debates(url, streams, calls, None)
 
@@ -190,6 +219,7 @@ PATHS: dict[str, Path_] = {
     "pydantic-ai (model_request_stream)": pydantic_ai,
     "moot, in memory": moot_memory,
     "moot, SQLite": moot_sqlite,
+    "moot, whole replies (nobody watches)": moot_whole,
 }
 
 

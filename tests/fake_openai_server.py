@@ -1,7 +1,7 @@
 """A tiny OpenAI-compatible chat-completions server on 127.0.0.1, started and stopped by a test.
 
-It streams plain replies as server-sent events and answers tool-output requests (a judge) with a tool
-call whose arguments fit the tool's schema. It records every request's headers, body and arrival time.
+It streams plain replies as server-sent events (or answers them whole, when a request asks for no stream)
+and answers tool-output requests (a judge) with a tool call whose arguments fit the tool's schema. It records every request's headers, body and arrival time.
 
 For fault injection it takes a script: each request takes the next entry (an HTTP error, a connection
 reset mid-reply, a hang, a malformed or truncated reply, or a normal one, each after an optional
@@ -222,6 +222,25 @@ def _tool_reply(body: dict[str, Any]) -> bytes:
     return json.dumps(payload).encode()
 
 
+def _text_reply(body: dict[str, Any], finish: str | None = "stop") -> bytes:
+    """A whole reply, unstreamed, as OpenAI answers a request without `stream`."""
+    payload = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": " ".join(WORDS)},
+                "finish_reason": finish,
+            }
+        ],
+        "usage": _USAGE,
+    }
+    return json.dumps(payload).encode()
+
+
 def _handler(
     seen: Seen,
     script: deque[Step],
@@ -294,6 +313,10 @@ def _handler(
                     stopping.wait(seconds)
                 case _ if body.get("tools") and not body.get("stream"):
                     self._unstreamed(step, _tool_reply(body))
+                case Ok(finish=finish) if not body.get("stream"):
+                    self._unstreamed(step, _text_reply(body, finish))
+                case _ if not body.get("stream"):
+                    self._unstreamed(step, _text_reply(body))
                 case _:
                     self._streamed(step, body)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from typer.testing import CliRunner
@@ -120,9 +120,12 @@ class Scripted:
                 self.in_flight -= 1
 
         async def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            # An eval's turns are asked whole (nobody watches them stream): the same text as a stream's.
             # A council's ranking: the letters it was shown, in order.
             await self.enter()
             try:
+                if not info.output_tools:
+                    return ModelResponse(parts=[TextPart(self.text(messages, info))])
                 _, user = prompt_text(messages)
                 letters = re.findall(r"^Response ([A-Z]):", user, re.M)
                 args = {"ranking": letters, "reasons": "In order."}
@@ -390,7 +393,9 @@ async def test_a_choice_task_shows_the_choices_and_scores_the_letter(
         yield "Blue is the colour of the sky.\nFinal answer: B"
 
     async def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        raise AssertionError("no structured call in society-of-minds")
+        assert not info.output_tools, "no structured call in society-of-minds"
+        seen.append(prompt_text(messages))
+        return ModelResponse(parts=[TextPart("Blue is the colour of the sky.\nFinal answer: B")])
 
     model = FunctionModel(whole, stream_function=stream, model_name="chooser")
     items = [

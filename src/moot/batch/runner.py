@@ -108,7 +108,10 @@ async def hold(job: Job[RowT], *, store: EventStore, run_id: str | None) -> RowT
     debate_id = uuid.uuid4().hex
     events: list[Event] = []
     try:
-        async for event in run_debate(job.checked(), log=store, debate_id=debate_id, eval_run=run_id):
+        # Nobody watches a batch's debates token by token: whole replies, not streams.
+        async for event in run_debate(
+            job.checked(), log=store, debate_id=debate_id, eval_run=run_id, watched=False
+        ):
             if event.seq is not None:
                 events.append(event)
     except Exception as exc:  # a bug in one debate must not lose the rest of the run

@@ -53,6 +53,7 @@ class RunContext:
         ran_before: float = 0.0,
         eval_run: str | None = None,
         people: People | None = None,
+        watched: bool = True,
     ) -> None:
         self.initial = config  # the config the run was started with; what changes since is in the state
         self.eval_run = eval_run  # recorded on DebateStarted: the `moot eval` run this debate is part of
@@ -65,7 +66,10 @@ class RunContext:
         self.people = people  # where people answer (moot.engine.people); None: nobody here can
         self.guard = Guard(config.limits.retry, self._record_retry)
         self.telemetry = for_run(debate_id)  # None unless MOOT_OTEL is on
-        self.callers = Callers(resolve, config.limits, self.guard, config.temperatures, self.telemetry)
+        # A run nobody watches token by token asks its models for whole replies (moot.engine.calls.caller).
+        self.callers = Callers(
+            resolve, config.limits, self.guard, config.temperatures, self.telemetry, watched=watched
+        )
         self.prompts = PromptBuilder(self)
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
         self.started = time.monotonic() - ran_before

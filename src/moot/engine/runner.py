@@ -43,6 +43,7 @@ async def run_debate(
     hold: Hold | None = None,
     eval_run: str | None = None,
     people: People | None = None,
+    watched: bool = True,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
@@ -53,6 +54,9 @@ async def run_debate(
     A bare config is checked here (`check_run`; `resolve` skips the model build); a `Checked`, what `check_run`
     returned to a caller that had to answer before the start, is run as it is: the checks are not run twice.
     `eval_run` tags the debate as part of that `moot eval` run (DebateStarted.eval_run): listings hide it.
+    `watched=False`, for a run whose tokens nobody sees as they come (an eval item, an arena debate), asks the
+    models for whole replies instead of streams: the same turns, usage, cost, limits and retries, without a
+    stream's per-token work; a consumer gets each turn's text once, as it completes.
     """
     if isinstance(config, Checked):
         if resolve is not None:
@@ -70,6 +74,7 @@ async def run_debate(
         control=control,
         eval_run=eval_run,
         people=people,
+        watched=watched,
     )
     async for event in run_events(ctx, hold=hold):
         yield event

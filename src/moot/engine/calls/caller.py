@@ -27,6 +27,7 @@ from moot.engine.calls.replies import (
     ask_judge,
     stream_reply,
     stream_tool_reply,
+    whole_reply,
 )
 from moot.engine.calls.reply_limits import turn_max_s
 from moot.engine.calls.retry import BoundCall, CallSite, Guard
@@ -76,6 +77,14 @@ class Caller:
     guard: Guard | None = None  # the debate's retry policy; None: a single call outside a debate
     temperatures: Temperatures = field(default_factory=Temperatures)  # the debate's, by role
     telemetry: RunTelemetry | None = None  # the run's, when MOOT_OTEL is on
+    watched: bool = True  # whether anyone sees the run's tokens as they come (see `streams`)
+
+    @property
+    def streams(self) -> bool:
+        """Whether a reply is streamed: when someone watches the run, and always for the embedded model, whose
+        reply can take longer than any silence limit would allow a call that shows nothing until its end. A run
+        nobody watches (an eval item, an arena debate) asks for whole replies, skipping a stream's per-token work."""
+        return self.watched or self.ref.provider == "local"
 
     @property
     def ref(self) -> ModelRef:
@@ -144,6 +153,8 @@ class Caller:
         the call site's, which may compact the prompt between attempts."""
         request = self.request(prompt, purpose=purpose, seed=seed, kit=kit)
         if not request.uses_tools:
+            if not self.streams:
+                return await whole_reply(request, on_text=on_text)
             return await stream_reply(request, on_text=on_text)
         assert on_tool is not None, "a turn with tools records each tool call"
         return await stream_tool_reply(request, on_text=on_text, on_tool=on_tool)
@@ -186,9 +197,11 @@ class Callers:
         guard: Guard,
         temperatures: Temperatures | None = None,
         telemetry: RunTelemetry | None = None,
+        watched: bool = True,
     ) -> None:
         self.resolve = resolve
         self.telemetry = telemetry
+        self.watched = watched
         self.limits = limits
         self.guard = guard
         self.temperatures = temperatures if temperatures is not None else Temperatures()
@@ -207,8 +220,10 @@ class Callers:
             except Exception as exc:
                 raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
             built = self._built[key] = Caller(
-                options, model, self.limits, self.guard, self.temperatures, self.telemetry
+                options, model, self.limits, self.guard, self.temperatures, self.telemetry, self.watched
             )
         if built.options != options:
-            return Caller(options, built.model, self.limits, self.guard, self.temperatures, self.telemetry)
+            return Caller(
+                options, built.model, self.limits, self.guard, self.temperatures, self.telemetry, self.watched
+            )
         return built

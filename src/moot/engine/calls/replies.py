@@ -13,7 +13,7 @@ import pydantic_ai
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import Agent, AgentRunResult, capture_run_messages
 from pydantic_ai.capabilities import NativeTool
-from pydantic_ai.direct import model_request_stream
+from pydantic_ai.direct import model_request, model_request_stream
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     BaseToolReturnPart,
@@ -121,6 +121,35 @@ async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitab
         usage=response_usage(response, free=ref.is_local),
         latency_s=time.perf_counter() - started,
         first_token_s=first,
+        model_version=response.model_name or None,
+    )
+
+
+async def whole_reply(request: CallRequest, *, on_text: Callable[[str], Awaitable[None]]) -> Reply:
+    """One reply asked for whole, unstreamed (the provider's non-streamed call), for a run nobody watches: none of a
+    stream's per-token work, and every guarantee a streamed reply has. A reply cut short is told by its stop
+    reason (a length cut, or none: moot.models.stream_ends), the silence limit becomes a whole-call limit (no sign
+    of life comes before the whole reply), usage and cost are the response's, and failures are classified and
+    retried as a streamed call's. `on_text` gets the whole text once, so a consumer still sees it before the
+    turn's end."""
+    model, ref = request.model, request.ref
+    messages = [ModelRequest(parts=[SystemPromptPart(request.system), UserPromptPart(request.user)])]
+    started = time.perf_counter()
+    with call_errors(ref):
+        async with reply_limits(str(ref), request.timeout_s, request.max_s):
+            response = await model_request(
+                model, messages, model_settings=request.settings, instrument=request.instrument
+            )
+        raise_if_cut(model, response)
+    text = "".join(part.content for part in response.parts if isinstance(part, TextPart)).strip()
+    latency = time.perf_counter() - started
+    if text:
+        await on_text(text)
+    return Reply(
+        text=text,
+        usage=response_usage(response, free=ref.is_local),
+        latency_s=latency,
+        first_token_s=None,  # nothing came before the whole reply
         model_version=response.model_name or None,
     )
 
