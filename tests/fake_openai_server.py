@@ -198,6 +198,19 @@ def _tool_stream_events(
     ]
 
 
+def _whole(body: dict[str, Any], message: dict[str, Any], finish: str | None) -> bytes:
+    """A reply unstreamed, as OpenAI answers a request without `stream`: one choice, its message and stop reason."""
+    payload = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": _USAGE,
+    }
+    return json.dumps(payload).encode()
+
+
 def _tool_reply(body: dict[str, Any]) -> bytes:
     tool = body["tools"][0]["function"]
     call = {
@@ -205,40 +218,11 @@ def _tool_reply(body: dict[str, Any]) -> bytes:
         "type": "function",
         "function": {"name": tool["name"], "arguments": json.dumps(fill_schema(tool["parameters"], 3))},
     }
-    payload = {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body["model"],
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                "finish_reason": "tool_calls",
-            }
-        ],
-        "usage": _USAGE,
-    }
-    return json.dumps(payload).encode()
+    return _whole(body, {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
 
 
 def _text_reply(body: dict[str, Any], finish: str | None = "stop") -> bytes:
-    """A whole reply, unstreamed, as OpenAI answers a request without `stream`."""
-    payload = {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body["model"],
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": " ".join(WORDS)},
-                "finish_reason": finish,
-            }
-        ],
-        "usage": _USAGE,
-    }
-    return json.dumps(payload).encode()
+    return _whole(body, {"role": "assistant", "content": " ".join(WORDS)}, finish)
 
 
 def _handler(

@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
     BaseToolReturnPart,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
+    ModelMessage,
     ModelRequest,
     ModelResponse,
     NativeToolCallPart,
@@ -77,6 +78,11 @@ class CallRequest:
     instrument: InstrumentationSettings | None = None
 
     @property
+    def messages(self) -> list[ModelMessage]:
+        """The prompt as one request of a system and a user part."""
+        return [ModelRequest(parts=[SystemPromptPart(self.system), UserPromptPart(self.user)])]
+
+    @property
     def uses_tools(self) -> bool:
         """Whether the reply is an agent run that may call tools rather than one streamed request."""
         return bool(self.toolsets or self.native_tools)
@@ -90,20 +96,34 @@ class Reply:
     first_token_s: float | None
     model_version: str | None = None  # the model the provider says answered ("gpt-4o-2024-08-06")
 
+    @classmethod
+    def of(
+        cls, response: ModelResponse, ref: ModelRef, started: float, first: float | None, streamed: str = ""
+    ) -> Reply:
+        """The reply a response makes, timed from `started` (perf_counter); `streamed`, what a stream handed on,
+        stands in for a response that kept no text part."""
+        text = "".join(part.content for part in response.parts if isinstance(part, TextPart)) or streamed
+        return cls(
+            text=text.strip(),
+            usage=response_usage(response, free=ref.is_local),
+            latency_s=time.perf_counter() - started,
+            first_token_s=first,
+            model_version=response.model_name or None,
+        )
+
 
 async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitable[None]]) -> Reply:
     """Stream one reply (its tools, if any, left aside), handing each text delta to `on_text` as it arrives; a
     stream that ends before its provider's end marker fails the call (moot.models.stream_ends), what it streamed
     void."""
     model, ref, timeout_s = request.model, request.ref, request.timeout_s
-    messages = [ModelRequest(parts=[SystemPromptPart(request.system), UserPromptPart(request.user)])]
     started = time.perf_counter()
     first: float | None = None
     chunks: list[str] = []
     with call_errors(ref):
         async with reply_limits(str(ref), timeout_s, request.max_s) as heard:
             async with model_request_stream(
-                model, messages, model_settings=request.settings, instrument=request.instrument
+                model, request.messages, model_settings=request.settings, instrument=request.instrument
             ) as stream:
                 async for event in stream:
                     heard()
@@ -115,43 +135,29 @@ async def stream_reply(request: CallRequest, *, on_text: Callable[[str], Awaitab
                         await on_text(delta)
                 response = stream.get()
             raise_if_cut(model, response)
-    text = "".join(part.content for part in response.parts if isinstance(part, TextPart)) or "".join(chunks)
-    return Reply(
-        text=text.strip(),
-        usage=response_usage(response, free=ref.is_local),
-        latency_s=time.perf_counter() - started,
-        first_token_s=first,
-        model_version=response.model_name or None,
-    )
+    return Reply.of(response, ref, started, first, streamed="".join(chunks))
 
 
 async def whole_reply(request: CallRequest, *, on_text: Callable[[str], Awaitable[None]]) -> Reply:
     """One reply asked for whole, unstreamed (the provider's non-streamed call), for a run nobody watches: none of a
-    stream's per-token work, and every guarantee a streamed reply has. A reply cut short is told by its stop
-    reason (a length cut, or none: moot.models.stream_ends), the silence limit becomes a whole-call limit (no sign
-    of life comes before the whole reply), usage and cost are the response's, and failures are classified and
-    retried as a streamed call's. `on_text` gets the whole text once, so a consumer still sees it before the
-    turn's end."""
-    model, ref = request.model, request.ref
-    messages = [ModelRequest(parts=[SystemPromptPart(request.system), UserPromptPart(request.user)])]
+    stream's per-token work, and every guarantee a streamed reply has. A reply cut short is a body that ends early
+    or does not parse (a failed call), the silence limit becomes a whole-call limit (no sign of life comes before
+    the whole reply), usage and cost are the response's, and failures are classified and retried as a streamed
+    call's. `on_text` gets the whole text once, so a consumer still sees it before the turn's end."""
     started = time.perf_counter()
-    with call_errors(ref):
-        async with reply_limits(str(ref), request.timeout_s, request.max_s):
+    with call_errors(request.ref):
+        async with reply_limits(str(request.ref), request.timeout_s, request.max_s):
             response = await model_request(
-                model, messages, model_settings=request.settings, instrument=request.instrument
+                request.model,
+                request.messages,
+                model_settings=request.settings,
+                instrument=request.instrument,
             )
-        raise_if_cut(model, response)
-    text = "".join(part.content for part in response.parts if isinstance(part, TextPart)).strip()
-    latency = time.perf_counter() - started
-    if text:
-        await on_text(text)
-    return Reply(
-        text=text,
-        usage=response_usage(response, free=ref.is_local),
-        latency_s=latency,
-        first_token_s=None,  # nothing came before the whole reply
-        model_version=response.model_name or None,
-    )
+        raise_if_cut(request.model, response)
+    reply = Reply.of(response, request.ref, started, None)  # nothing came before the whole reply
+    if reply.text:
+        await on_text(reply.text)
+    return reply
 
 
 @dataclass(frozen=True)
