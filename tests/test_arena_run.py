@@ -258,9 +258,11 @@ class Workers:
         self.store = store
         self.tasks: list[asyncio.Task[None]] = []
         self.actions: list[Action] = []
+        self.watched: list[bool] = []
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True) -> str:
         self.actions.append(action)
+        self.watched.append(watched)
         self.tasks.append(asyncio.create_task(self.work(debate_id)))
         return debate_id
 
@@ -282,6 +284,7 @@ async def test_an_arena_on_the_queue_is_recorded_dispatched_and_collected(tmp_pa
             poll_s=0.02,
         )
     assert workers.actions == ["start"] * 4 and run.added == 4 and all(r.outcome == "win" for r in run.rows)
+    assert workers.watched == [False] * 4  # nobody reads a batch's tokens: its workers ask for whole replies
     queued = (tmp_path / "q" / "queued.jsonl").read_text().splitlines()
     assert len(queued) == 4
 

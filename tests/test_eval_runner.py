@@ -434,7 +434,7 @@ class InProcessQueue:
         self.tasks: list[asyncio.Task[None]] = []
         self.all_dispatched = asyncio.Event()
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True) -> str:
         self.dispatched.append((debate_id, after_seq, action))
         if len(self.dispatched) >= self.expect:
             self.all_dispatched.set()

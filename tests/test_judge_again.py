@@ -605,7 +605,7 @@ class Queue:
         self.busy = busy
         self.queued: list[tuple[str, str]] = []
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True) -> str:
         self.queued.append((debate_id, action))
         return "queued"
 

@@ -600,7 +600,7 @@ class Workers:
     async def __aexit__(self, *exc: object) -> None:
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True) -> str:
         self.dispatched.append((debate_id, action))
         self.tasks[debate_id] = asyncio.create_task(self.work(debate_id))
         return f"debate:{debate_id}:{after_seq}"

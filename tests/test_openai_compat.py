@@ -291,7 +291,7 @@ def test_a_client_that_goes_away_mid_stream_stops_the_debate(
     if len(state.spoke) < 2:
         assert state.verdict is None and any(n.startswith("stop: no verdict: ") for n in state.notices)
     else:
-        assert state.verdict is not None
+        assert state.verdict is not None, [(t.participant_id, t.round, t.text[:30]) for t in state.turns]
 
 
 def test_a_failed_debate_is_an_openai_error(tmp_path: Path) -> None:

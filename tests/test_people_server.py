@@ -523,7 +523,7 @@ def test_a_debate_waiting_for_a_person_holds_no_running_slot(db: str) -> None:
 
 
 class _Queue:
-    async def dispatch(self, debate_id: str, after_seq: int, action: str) -> str:
+    async def dispatch(self, debate_id: str, after_seq: int, action: str, *, watched: bool = True) -> str:
         raise AssertionError("a debate with people must not reach the queue")
 
     async def active(self, debate_id: str) -> bool:

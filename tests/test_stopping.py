@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -27,6 +28,8 @@ from moot.domain.events import (
 from moot.domain.state import DebateState, fold
 from moot.domain.usage import Usage
 from moot.engine import run_debate
+from moot.engine.control import RunControl
+from moot.engine.log import InMemoryLog
 from moot.errors import ConfigError
 from moot.protocols import Assess, Finish, Judge, StartRound, Stop, get_protocol
 from moot.protocols.base import assesses_rounds, between_rounds, phase_at
@@ -497,3 +500,46 @@ def test_bad_stopping_config_is_one_line_naming_the_field(
     with pytest.raises(ConfigError) as err:
         validate_config(data)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# -- a stop while a turn is being stored ----------------------------------------------------------
+
+
+class _SlowTurnLog(InMemoryLog):
+    """A log whose append of the second turn waits, as a store's commit does, until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.storing = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def append(self, event: Event) -> Event:
+        if isinstance(event, TurnCompleted) and event.participant_id == "bo" and event.round == 1:
+            self.storing.set()
+            await self.go.wait()
+        return await super().append(event)
+
+
+async def test_a_stop_while_a_turn_is_being_stored_judges_the_turn_the_log_holds() -> None:
+    """The step is cut while the opponent's turn is on its way to the log: the turn lands, so the run must judge
+    it too (it once judged 'only Ada spoke' over a log holding both sides' turns)."""
+    config = make_config(rounds=3)
+    assert [p.id for p in config.participants] == ["ada", "bo"]
+    log = _SlowTurnLog()
+    control = RunControl()
+
+    async def stop_while_storing() -> None:
+        await log.storing.wait()
+        control.stop()
+        await asyncio.sleep(0)
+        log.go.set()
+
+    stopper = asyncio.create_task(stop_while_storing())
+    events = [e async for e in run_debate(config, log=log, control=control)]
+    await stopper
+    judged = fold(events)
+    stored = fold(log.events)
+    assert [t.participant_id for t in stored.turns] == ["ada", "bo"]
+    assert judged.turns == stored.turns  # what the run saw is what the log holds
+    assert stored.verdict is not None and {s.participant_id for s in stored.verdict.scores} == {"ada", "bo"}
+    assert not any("no verdict" in n for n in stored.notices)

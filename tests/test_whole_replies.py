@@ -4,6 +4,7 @@ the time limits, the retries; the embedded model streams anyway."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,11 +20,13 @@ from moot.domain.events import Event
 from moot.domain.state import fold
 from moot.engine import run_debate
 from moot.engine.calls.caller import Caller
+from moot.engine.control import RunControl
 from moot.eval.arms import parse_arms
 from moot.eval.dataset import generate
 from moot.eval.runner import EvalPlan, run_eval
 from moot.models.fake import fake_model
 from moot.models.providers import build_model
+from moot.server.manager import DebateManager, Run
 from moot.store import EventStore
 from tests.fake_openai_server import Hang, Malformed, Truncated, fake_openai_server
 
@@ -99,7 +102,7 @@ def test_the_embedded_model_streams_even_when_nobody_watches() -> None:
     limits = Limits()
 
     def caller(model: str, watched: bool) -> Caller:
-        return Caller(ModelOptions(model=model), fake_model("a"), limits, watched=watched)
+        return Caller(ModelOptions(model=model), fake_model("a"), limits, watching=lambda: watched)
 
     assert not caller("openai:gpt-4o", watched=False).streams
     assert not caller("fake:a", watched=False).streams
@@ -151,3 +154,91 @@ async def test_an_eval_holds_its_debates_unwatched(tmp_path: Path) -> None:
             plan, store=store, out=tmp_path / "out", concurrency=2, resolve=lambda options: counted.model()
         )
     assert len(run.rows) == 4 and counted.whole >= 2 * (1 + 4) and counted.streamed == 0
+
+
+async def test_a_watcher_who_arrives_mid_run_gets_streamed_replies_from_the_next_call() -> None:
+    """Whether a run is watched is read at each call: the calls before a watcher came are whole, the ones after
+    streamed (a watcher who arrives mid-call sees that reply when it completes)."""
+    counted = Counted()
+    control = RunControl()
+    cfg = build_config(
+        {"topic": "T", "rounds": 2, "judge": None, "participants": [{"model": "fake:a"}, {"model": "fake:b"}]}
+    )
+    events = []
+    async for event in run_debate(
+        cfg, resolve=lambda options: counted.model(), control=control, watched=False
+    ):
+        events.append(event)
+        if event.type == "turn_completed":
+            control.watched = True  # a page subscribed after the first turn
+    assert fold(events).status == "completed" and (counted.whole, counted.streamed) == (1, 3)
+    texts = [e.text for e in events if e.type == "turn_completed"]
+    assert texts == ["A whole reply."] + ["A streamed reply."] * 3
+
+
+async def test_a_servers_debate_streams_only_while_someone_reads_its_tokens(tmp_path: Path) -> None:
+    """The server's debates started by a way in that shows turns only (an OpenAI-compatible answer, an MCP tool)
+    ask whole replies; a subscriber that reads tokens (the page, SSE, WebSocket) makes the next calls stream,
+    and its leaving makes them whole again; a turns-only subscriber never gets token deltas."""
+    gate = asyncio.Event()
+    entered: list[str] = []  # each call, as it waits at the gate: "whole" or "streamed"
+    asked = asyncio.Condition()
+
+    async def at_gate(how: str) -> None:
+        async with asked:
+            entered.append(how)
+            asked.notify_all()
+        await gate.wait()
+        gate.clear()
+
+    def model(options: ModelOptions) -> Model:
+        async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            await at_gate("whole")
+            return ModelResponse(parts=[TextPart("A whole reply.")])
+
+        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+            await at_gate("streamed")
+            for word in ("A ", "streamed ", "reply."):
+                yield word
+
+        return FunctionModel(reply, stream_function=stream, model_name="gated")
+
+    async def call(number: int) -> None:
+        async with asked:
+            await asked.wait_for(lambda: len(entered) >= number)
+
+    def watched(run: Run) -> bool:
+        return run.control.watched
+
+    cfg = build_config(
+        {"topic": "T", "rounds": 2, "judge": None, "participants": [{"model": "fake:a"}, {"model": "fake:b"}]}
+    )
+    async with await EventStore.open(str(tmp_path / "moot.db")) as store:
+        manager = DebateManager(store, resolve=model)
+        try:
+            async with asyncio.timeout(30):
+                run = manager.start(cfg, watched=False, how="a test")
+                turns_only = manager.subscribe(run.id, tokens=False)
+                assert turns_only is not None and not watched(run)
+                await call(1)  # turn 1 asked whole: nobody reads tokens
+                page = manager.subscribe(run.id)
+                assert page is not None and watched(run)
+                gate.set()
+                await call(2)  # turn 2 streamed, for the page
+                manager.unsubscribe(run.id, page)
+                assert not watched(run)
+                gate.set()
+                await call(3)  # turns 3 and 4 whole again: the page has gone
+                gate.set()
+                await call(4)
+                gate.set()
+                seen: list[Event] = []
+                while (item := await turns_only.get()) is not None:
+                    seen.append(item)
+        finally:
+            await manager.close()
+    assert entered == ["whole", "streamed", "whole", "whole"]
+    assert not any(e.type == "token_delta" for e in seen)
+    assert [e.text for e in seen if e.type == "turn_completed"] == [
+        "A whole reply.", "A streamed reply.", "A whole reply.", "A whole reply."
+    ]  # fmt: skip

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from dbos import WorkflowStatus
 from fastapi.testclient import TestClient
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from moot.domain.events import (
     DebateCompleted,
@@ -389,3 +391,31 @@ def test_serve_enqueue_queues_the_debate_and_streams_what_the_worker_stores(
     ]
     resumed = [json.loads(e["data"])["reason"] for e in events if e["event"] == "debate_resumed"]
     assert resumed == [f"started by worker {worker.name}"]
+
+
+async def test_a_job_queued_unwatched_asks_whole_replies_until_a_stream_watches_it(tmp_path: Path) -> None:
+    """A batch's job (nobody reads its tokens) is asked whole; a 'watch' from the server, kept for a run that has
+    not begun or given to the run under way, makes its calls stream."""
+    asked: list[str] = []
+
+    def counting(options: object) -> FunctionModel:
+        async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            asked.append("whole")
+            return ModelResponse(parts=[TextPart("Whole.")])
+
+        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+            asked.append("streamed")
+            yield "Streamed."
+
+        return FunctionModel(reply, stream_function=stream, model_name="counting")
+
+    async with await EventStore.open(str(tmp_path / "moot.db")) as store:
+        runs = DebateRuns(
+            store, asyncio.get_running_loop(), worker="w", say=lambda line: None, resolve=counting
+        )
+        first, seq = await record(store, make_config(2, judge=None, rounds=1))
+        assert await runs.run(Job(first, seq, "start", watched=False)) == "completed"
+        second, seq = await record(store, make_config(2, judge=None, rounds=1))
+        runs.signal(second, "watch")  # a stream opened on it while it waited on the queue
+        assert await runs.run(Job(second, seq, "start", watched=False)) == "completed"
+    assert asked == ["whole", "whole", "streamed", "streamed"]

@@ -348,3 +348,46 @@ async def test_a_worker_sends_every_event_of_its_run_and_applies_a_stop_sent_bef
     assert reason is not None and reason.kind == "user"
     assert not any(isinstance(e, TurnCompleted) for e in stored)  # stopped before its first turn
     assert sent.ended == [debate_id]
+
+
+def test_a_watcher_is_kept_for_a_run_not_begun_beside_a_pause_or_stop() -> None:
+    now = [0.0]
+    controls = Controls(clock=lambda: now[0])
+    assert decode_signal(encode_signal(DEBATE, "watch")) == (DEBATE, "watch")
+    controls.keep("a", "pause")
+    controls.keep("a", "watch")
+    assert controls.watched("a") and controls.take("a") == "pause"  # one does not replace the other
+    assert not controls.watched("a")  # taken by the run that began
+    controls.keep("b", "watch")
+    now[0] = KEPT_CONTROL_S + 1
+    assert not controls.watched("b")
+
+
+def test_the_server_tells_the_workers_when_a_stream_starts_watching_a_debate() -> None:
+    """A worker asks for whole replies while nobody reads a debate's tokens: the server says 'watch' when the
+    first stream of a running debate opens, and when a debate watched before its start is dispatched."""
+
+    class Sent:
+        def __init__(self) -> None:
+            self.signals: list[tuple[str, str] | None] = []
+
+        def send(self, channel: str, payload: str) -> None:
+            assert channel == "moot_control"
+            self.signals.append(decode_signal(payload))
+
+    sent = Sent()
+    live = ServerLive.__new__(ServerLive)  # its bookkeeping only: no connection
+    live._sender = sent  # type: ignore[assignment]
+    live._queue_size = 10
+    live._watches, live._recent, live.running = {}, {}, set()
+
+    async def watching() -> None:
+        async with live.watch("queued-later"):  # opened before its start: said when it is dispatched
+            assert sent.signals == []
+            live.dispatched("queued-later")
+            assert sent.signals == [("queued-later", "watch")]
+        live.dispatched(DEBATE)
+        async with live.watch(DEBATE), live.watch(DEBATE):  # the second stream adds nothing
+            assert sent.signals[1:] == [(DEBATE, "watch")]
+
+    asyncio.run(watching())

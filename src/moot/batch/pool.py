@@ -25,7 +25,9 @@ T = TypeVar("T")
 class Dispatcher(Protocol):
     """What puts a recorded debate on the queue (`moot.workers.client.QueueClient`)."""
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str: ...
+    async def dispatch(
+        self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True
+    ) -> str: ...
 
 
 async def in_pool(items: Iterable[T], concurrency: int, hold: Callable[[T], Awaitable[None]]) -> None:
@@ -49,7 +51,7 @@ async def enqueue(checked: Checked, *, store: EventStore, queue: Dispatcher, run
         last_seq = event.seq or last_seq
     if not last_seq:
         raise StoreError(f"debate {debate_id} was not recorded, so it was not queued")
-    await queue.dispatch(debate_id, last_seq, "start")
+    await queue.dispatch(debate_id, last_seq, "start", watched=False)  # a batch: nobody reads its tokens
     return debate_id
 
 

@@ -53,7 +53,6 @@ class RunContext:
         ran_before: float = 0.0,
         eval_run: str | None = None,
         people: People | None = None,
-        watched: bool = True,
     ) -> None:
         self.initial = config  # the config the run was started with; what changes since is in the state
         self.eval_run = eval_run  # recorded on DebateStarted: the `moot eval` run this debate is part of
@@ -67,8 +66,14 @@ class RunContext:
         self.guard = Guard(config.limits.retry, self._record_retry)
         self.telemetry = for_run(debate_id)  # None unless MOOT_OTEL is on
         # A run nobody watches token by token asks its models for whole replies (moot.engine.calls.caller).
+        control = self.control
         self.callers = Callers(
-            resolve, config.limits, self.guard, config.temperatures, self.telemetry, watched=watched
+            resolve,
+            config.limits,
+            self.guard,
+            config.temperatures,
+            self.telemetry,
+            watching=lambda: control.watched,
         )
         self.prompts = PromptBuilder(self)
         self.ran_before = ran_before  # seconds the debate ran before this run (a resumed one)
@@ -117,14 +122,20 @@ class RunContext:
         if event.debate_id != self.debate_id:
             event = event.model_copy(update={"debate_id": self.debate_id})
         # One append at a time keeps seq order equal to emission order under concurrent speakers.
-        async with self._append_lock:
-            event = await self.log.append(event)
-            self.state.apply(event)
+        # A stop waits while an event is being stored (RunControl.storing): cut half-way, the event would land in
+        # the log but not in the state, and the run would go on to judge less than its log holds.
+        with self.control.storing():
+            async with self._append_lock:
+                event = await self.log.append(event)
+                self._took(event)
+        for feature in self.features:
+            await feature.recorded(self, event)
+
+    def _took(self, event: Event) -> None:
+        self.state.apply(event)
         for feature in self.features:
             feature.seen(self, event)
         self.events.put_nowait(event)
-        for feature in self.features:
-            await feature.recorded(self, event)
 
     def emit_live(self, event: Event) -> None:
         """Record a live-only event (a token delta) at once: folded into the state and handed to the consumer,

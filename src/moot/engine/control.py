@@ -8,7 +8,8 @@ between steps, so the log never holds half a step.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,8 +33,14 @@ class RunControl:
         self.stop_reason: StopReason | None = None  # why, when not the user (a deadline)
         # What the log says when the run is cancelled outright (Ctrl-C, a server shutting down).
         self.interrupt_reason = "interrupted by the user"
+        # Whether anyone sees the run's tokens as they come, read at each model call's start: a run nobody
+        # watches asks for whole replies (moot.engine.calls.caller). Its owner sets it as watchers come and go;
+        # one who arrives mid-call sees that reply when it completes.
+        self.watched = True
         self._step: asyncio.Task[Any] | None = None
         self._cuttable = False
+        self._storing = 0  # events being stored now: a cut waits for them (see `storing`)
+        self._cut_waits = False
         self._paused = (
             asyncio.Event()
         )  # bound to a loop on its first wait, so a control may be made outside one
@@ -51,7 +58,24 @@ class RunControl:
             self.stop_reason = reason
         self.stop_requested = True
         if self._step is not None and self._cuttable and not self._step.done():
-            self._step.cancel()
+            if self._storing:
+                self._cut_waits = True
+            else:
+                self._step.cancel()
+
+    @contextlib.contextmanager
+    def storing(self) -> Iterator[None]:
+        """While an event is stored and folded, a stop's cut of the step waits: a cut between the two would leave
+        an event in the log that the run never saw. Nothing here awaits, so it costs a turn nothing."""
+        self._storing += 1
+        try:
+            yield
+        finally:
+            self._storing -= 1
+            if not self._storing and self._cut_waits:
+                self._cut_waits = False
+                if self._step is not None and not self._step.done():
+                    self._step.cancel()
 
     def running(self, step: asyncio.Task[Any], *, cuttable: bool) -> None:
         """The runner's step under way; a stop cancels it when `cuttable` (a debating call, not the verdict)."""

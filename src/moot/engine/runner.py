@@ -43,7 +43,7 @@ async def run_debate(
     hold: Hold | None = None,
     eval_run: str | None = None,
     people: People | None = None,
-    watched: bool = True,
+    watched: bool | None = None,
 ) -> AsyncIterator[Event]:
     """Hold a debate and yield every event, durable ones after they are stored.
 
@@ -56,7 +56,9 @@ async def run_debate(
     `eval_run` tags the debate as part of that `moot eval` run (DebateStarted.eval_run): listings hide it.
     `watched=False`, for a run whose tokens nobody sees as they come (an eval item, an arena debate), asks the
     models for whole replies instead of streams: the same turns, usage, cost, limits and retries, without a
-    stream's per-token work; a consumer gets each turn's text once, as it completes.
+    stream's per-token work; a consumer gets each turn's text once, as it completes. It sets `control.watched`,
+    which the run reads at each call, so whoever holds the control can change it mid-run (a server, as watchers
+    subscribe); None leaves the control's (watched unless its owner said otherwise).
     """
     if isinstance(config, Checked):
         if resolve is not None:
@@ -65,6 +67,9 @@ async def run_debate(
     else:
         checked = check_run(config, resolve)
     require_people(checked.config, people)
+    control = control or RunControl()
+    if watched is not None:
+        control.watched = watched
     ctx = RunContext(
         checked.config,
         log=log or InMemoryLog(),
@@ -74,7 +79,6 @@ async def run_debate(
         control=control,
         eval_run=eval_run,
         people=people,
-        watched=watched,
     )
     async for event in run_events(ctx, hold=hold):
         yield event

@@ -39,13 +39,20 @@ def fake_model(name: str = "echo") -> FunctionModel:
     delay = int(match.group(1)) / 1000 if match and not drip else 0.0
 
     async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        # Asked whole, a dripping model takes as long as its stream would: a provider sends a whole reply once
+        # it has written all of it.
         if delay:
             await asyncio.sleep(delay)
         if info.output_tools:
             tool = info.output_tools[0]
-            args = fill_schema(tool.parameters_json_schema, _seed(messages))
-            return ModelResponse(parts=[ToolCallPart(tool.name, json.dumps(args))])
-        return ModelResponse(parts=[TextPart(canned_argument(messages))])
+            args = json.dumps(fill_schema(tool.parameters_json_schema, _seed(messages)))
+            if per_word:
+                await asyncio.sleep(per_word * -(-len(args) // _DRIPPED_CHARS))
+            return ModelResponse(parts=[ToolCallPart(tool.name, args)])
+        text = canned_argument(messages)
+        if per_word:
+            await asyncio.sleep(per_word * len(text.split(" ")))
+        return ModelResponse(parts=[TextPart(text)])
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
         if delay:

@@ -88,8 +88,9 @@ LIVE_ASK_EVERY = 6
 class Dispatcher(Protocol):
     """Runs debates elsewhere: on the workers of a queue (moot.workers.client.QueueClient)."""
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
-        """Queue `action` for the debate whose log ends at `after_seq`; idempotent for one log state."""
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True) -> str:
+        """Queue `action` for the debate whose log ends at `after_seq`; idempotent for one log state.
+        `watched=False`: its way in shows no text as it comes (whole replies until a stream watches it)."""
         ...
 
     async def active(self, debate_id: str) -> bool:
@@ -105,8 +106,12 @@ class Subscriber:
     them one by one, as they come.
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, tokens: bool = True) -> None:
         self.size = size
+        # Whether it reads the text as it comes (a page, an SSE or WebSocket client); one that reads only turns
+        # and the end (an OpenAI-compatible answer, an MCP call) gets no token deltas, and its run, watched by
+        # nobody else, asks its models for whole replies.
+        self.tokens = tokens
         self._items: collections.deque[Event | None] = collections.deque()
         self._ready = asyncio.Event()
         self.reason: str | None = None
@@ -166,6 +171,13 @@ class Run:
     gate: asyncio.Lock = field(default_factory=asyncio.Lock)
     recorded: asyncio.Event = field(default_factory=asyncio.Event)  # its creation is stored
     under_way: dict[str, str] = field(default_factory=dict)  # turns started and not completed: key -> speaker
+    # Whether the way in that started it shows tokens as they come (the page and the API: yes; an
+    # OpenAI-compatible request, an MCP tool: only turns). A subscriber that reads tokens makes it watched too.
+    watched: bool = True
+
+    def watchers_changed(self) -> None:
+        """Streamed replies while anyone reads the text as it comes, whole ones otherwise, from the next call."""
+        self.control.watched = self.watched or any(sub.tokens for sub in self.subscribers)
 
 
 class DebateManager:
@@ -196,12 +208,20 @@ class DebateManager:
         self._carried_on: dict[str, asyncio.Event] = {}
 
     def start(
-        self, config: DebateConfig, *, hold: bool = False, seats: bool = False, how: str = "this way in"
+        self,
+        config: DebateConfig,
+        *,
+        hold: bool = False,
+        seats: bool = False,
+        how: str = "this way in",
+        watched: bool = True,
     ) -> Run:
         """Check `config` now (a UserError names the bad field), then record it and run it in the background;
         with `hold`, only record it as created (`carry_on(id, "start")` runs it). A config with people in it needs
         `seats` (the caller gives them their join links, as POST /api/debates does); else it is refused, naming
         `how` the caller came in (an OpenAI-compatible request, an MCP tool: nobody there could answer for them).
+        `watched=False` for a way in that shows no token as it comes: the run asks for whole replies until a
+        subscriber that reads tokens arrives (`subscribe`).
 
         A debate to run is recorded `queued` before anything else (`Run.recorded`: await `recorded(run)` before
         telling anyone it was accepted), then waits for a running slot: a server stopped meanwhile starts it
@@ -209,7 +229,8 @@ class DebateManager:
         checked = check_run(config, self.resolve)
         if not seats:
             require_people(checked.config, None, how=how)
-        run = Run(id=uuid.uuid4().hex, config=config)
+        run = Run(id=uuid.uuid4().hex, config=config, watched=watched)
+        run.watchers_changed()
         if hold:  # its start (`carry_on(id, "start")`) runs what was checked here, not the checks again
             self._hold(run.id, checked)
             debate = run_debate(
@@ -331,7 +352,9 @@ class DebateManager:
         """Let go of what is held for a debate being deleted (the checks kept for its start)."""
         self._held.pop(debate_id, None)
 
-    async def carry_on(self, debate_id: str, action: Action, reason: str | None = None) -> Run | None:
+    async def carry_on(
+        self, debate_id: str, action: Action, reason: str | None = None, *, watched: bool = True
+    ) -> Run | None:
         """Resume a paused or interrupted debate, retry a failed one, or stop one that is not running here
         (the verdict on what exists): a new run over its stored log, or with a dispatcher a queued one (None).
         StateError when the action does not fit."""
@@ -349,10 +372,12 @@ class DebateManager:
         # A verdict asked for again is one judging, run here as `judge` runs (a worker takes a completed debate as done).
         if self.dispatcher is not None and not verdict_failed(state):
             self._held.pop(debate_id, None)  # the worker that takes it checks it in its own process
-            await self.dispatcher.dispatch(debate_id, events[-1].seq or 0, action)
+            await self.dispatcher.dispatch(debate_id, events[-1].seq or 0, action, watched=watched)
             self._wake(debate_id)
             return None
-        run = self.resume_run(debate_id, events, state, reason or _REASONS[action], stop=action == "stop")
+        run = self.resume_run(
+            debate_id, events, state, reason or _REASONS[action], stop=action == "stop", watched=watched
+        )
         self._wake(debate_id)
         return run
 
@@ -376,7 +401,14 @@ class DebateManager:
             waiting.set()
 
     def resume_run(
-        self, debate_id: str, events: Sequence[Event], state: DebateState, reason: str, *, stop: bool = False
+        self,
+        debate_id: str,
+        events: Sequence[Event],
+        state: DebateState,
+        reason: str,
+        *,
+        stop: bool = False,
+        watched: bool = True,
     ) -> Run:
         assert state.config is not None
         if self.running(debate_id):  # two requests raced past the check in carry_on
@@ -387,7 +419,8 @@ class DebateManager:
             if held is not None and held.config == state.config
             else check_run(state.config, self.resolve)
         )
-        run = Run(id=debate_id, config=state.config)
+        run = Run(id=debate_id, config=state.config, watched=watched)
+        run.watchers_changed()
         if stop:
             run.control.stop()
         resumed = resume_debate(
@@ -515,14 +548,16 @@ class DebateManager:
         run.control.stop()
         return True
 
-    def subscribe(self, debate_id: str, *, size: int | None = None) -> Subscriber | None:
+    def subscribe(self, debate_id: str, *, size: int | None = None, tokens: bool = True) -> Subscriber | None:
         """A live feed of the debate's events from now on; None when it is not running here. It is
-        dropped once more than `size` events wait unread."""
+        dropped once more than `size` events wait unread. With `tokens=False` it gets no token deltas (its
+        reader shows turns only), and does not make the run stream."""
         run = self._runs.get(debate_id)
         if run is None:
             return None
-        sub = Subscriber(size or self._queue_size)
+        sub = Subscriber(size or self._queue_size, tokens=tokens)
         run.subscribers.append(sub)
+        run.watchers_changed()
         return sub
 
     async def follow(self, debate_id: str, after: int) -> AsyncIterator[Event]:
@@ -587,6 +622,7 @@ class DebateManager:
         run = self._runs.get(debate_id)
         if run is not None and sub in run.subscribers:
             run.subscribers.remove(sub)
+            run.watchers_changed()
 
     async def close(self) -> None:
         """Interrupt every debate (recorded as interrupted because the server shut down, which `recover`
@@ -680,9 +716,13 @@ class DebateManager:
     def _publish(self, run: Run, event: Event) -> None:
         if run.subscribers:
             published(event)  # serialised once, by the first subscriber to send it (moot.server.frames)
+        delta = isinstance(event, TokenDelta)
         for sub in list(run.subscribers):
+            if delta and not sub.tokens:
+                continue
             if not sub.offer(event):
                 run.subscribers.remove(sub)
+                run.watchers_changed()
                 sub.end(f"too slow: more than {sub.size} events waiting; reconnect with Last-Event-ID")
 
 

@@ -60,7 +60,7 @@ class ServerRuns:
         return self.manager.store
 
     def subscribe(self, debate_id: str, *, size: int | None = None) -> Feed | None:
-        live = self.manager.subscribe(debate_id, size=size)
+        live = self.manager.subscribe(debate_id, size=size, tokens=False)  # turns only
         if live is not None or self.manager.dispatcher is None:
             return live
         return Followed(self.manager.follow(debate_id, 0))
@@ -117,12 +117,14 @@ async def _start(config: DebateConfig, request: Any) -> str:
     manager = _manager(request)
     queued = manager.dispatcher is not None
     try:
-        run = admit(request, config, lambda c: manager.start(c, hold=queued, how="an MCP tool"))
+        run = admit(
+            request, config, lambda c: manager.start(c, hold=queued, how="an MCP tool", watched=False)
+        )
     except HTTPException as exc:  # too many running for this token: a tool error the caller reads
         raise UserError(str(exc.detail)) from None
     if queued:  # as POST /api/debates queues one: recorded here, run by a worker
         await manager.settled(run)
-        await manager.carry_on(run.id, "start")
+        await manager.carry_on(run.id, "start", watched=False)  # a tool call shows turns, not tokens
     return run.id
 
 

@@ -103,9 +103,11 @@ async def chat_completions(request: Request) -> Response:
             config = compose(DebateRequest(fields=fields, given_by="chat request", preset=preset.name)).config
             queued = manager.dispatcher is not None
             how = "an OpenAI-compatible request"
-            run = admit(request, config, lambda c: manager.start(c, hold=queued, how=how))
+            run = admit(request, config, lambda c: manager.start(c, hold=queued, how=how, watched=False))
             # Subscribed before anything awaits: the run has not stepped yet, so no event is missed.
-            feed = _feed(manager, run, None if queued else manager.subscribe(run.id), queued=queued)
+            feed = _feed(
+                manager, run, None if queued else manager.subscribe(run.id, tokens=False), queued=queued
+            )
             debate_id, keep = run.id, asked.moot_keep
             requests.remember(key, run.id, question, kept=keep)
     except WireError as exc:
@@ -223,7 +225,7 @@ async def _feed(
     """The run's events as they happen, until it ends (each turn whole; token deltas included live)."""
     if queued:  # recorded here, run by a worker: what it stores is followed
         await manager.settled(run)
-        await manager.carry_on(run.id, "start")
+        await manager.carry_on(run.id, "start", watched=False)  # the answer shows turns, not tokens
         async for stored in manager.follow(run.id, 0):
             yield stored
         return
@@ -249,7 +251,7 @@ async def _joined(manager: DebateManager, debate_id: str) -> AsyncGenerator[Even
             yield followed
         return
     # Subscribed before the store is read: an event stored in between arrives live, and is dropped by its seq.
-    sub = manager.subscribe(debate_id)
+    sub = manager.subscribe(debate_id, tokens=False)
     try:
         await manager.store.flush()
         last = 0

@@ -49,9 +49,10 @@ class QueueClient:
             raise
         return cls(client, queue_url, live)
 
-    async def dispatch(self, debate_id: str, after_seq: int, action: Action) -> str:
+    async def dispatch(self, debate_id: str, after_seq: int, action: Action, *, watched: bool = True) -> str:
         """Put the debate on the queue, as its log stands at `after_seq`; the workflow's id. Idempotent:
-        the same debate in the same state is one workflow however often it is enqueued."""
+        the same debate in the same state is one workflow however often it is enqueued. `watched=False`: the
+        way in shows no text as it comes, so the worker asks for whole replies until a stream watches it."""
         options: EnqueueOptions = {
             "workflow_name": WORKFLOW_NAME,
             "queue_name": QUEUE_NAME,
@@ -61,7 +62,7 @@ class QueueClient:
             self.live.dispatched(debate_id)
         with queue_errors(f"enqueue debate {debate_id!r}", self.queue_url):
             handle: WorkflowHandleAsync[str] = await self._client.enqueue_async(
-                options, debate_id, after_seq, action
+                options, debate_id, after_seq, action, watched
             )
         return handle.get_workflow_id()
 

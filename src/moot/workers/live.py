@@ -41,7 +41,8 @@ RECENT = 200  # durable events kept per debate for streams that start mid-run
 KEPT_CONTROL_S = 60.0  # a pause or stop for a debate no worker runs yet waits this long for its run
 SEND_BATCH = 200  # notifications per transaction
 RECONNECT_S = 1.0  # after a dropped connection
-Signal = Literal["pause", "stop"]
+# "watch": someone reads the debate's text as it comes, so its run streams its replies from its next call.
+Signal = Literal["pause", "stop", "watch"]
 
 
 def conninfo(queue_url: str) -> str | None:
@@ -108,7 +109,7 @@ def decode_signal(payload: str) -> tuple[str, Signal] | None:
     try:
         raw: Any = json.loads(payload)
         signal = raw["c"]
-        if signal not in ("pause", "stop"):
+        if signal not in ("pause", "stop", "watch"):
             return None
         return str(raw["d"]), signal
     except (ValueError, KeyError, TypeError):
@@ -268,8 +269,15 @@ class Controls:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._kept: dict[str, tuple[Signal, float]] = {}
+        self._watched: dict[str, float] = {}
 
     def keep(self, debate_id: str, signal: Signal) -> None:
+        if signal == "watch":  # beside a pause or stop, not instead of one
+            self._watched[debate_id] = self._clock()
+            now = self._clock()
+            for stale in [d for d, at in self._watched.items() if now - at > KEPT_CONTROL_S]:
+                del self._watched[stale]
+            return
         held = self._kept.get(debate_id)
         # A stop outranks a pause: it is never turned back into one.
         if held is None or held[0] == "pause":
@@ -277,6 +285,11 @@ class Controls:
         now = self._clock()
         for stale in [d for d, (_, at) in self._kept.items() if now - at > KEPT_CONTROL_S]:
             del self._kept[stale]
+
+    def watched(self, debate_id: str) -> bool:
+        """Whether a stream started watching the debate lately (its run, when it begins here, streams)."""
+        at = self._watched.pop(debate_id, None)
+        return at is not None and self._clock() - at <= KEPT_CONTROL_S
 
     def take(self, debate_id: str) -> Signal | None:
         held = self._kept.pop(debate_id, None)
@@ -343,6 +356,8 @@ class ServerLive:
 
     def dispatched(self, debate_id: str) -> None:
         self.running.add(debate_id)
+        if self._watches.get(debate_id):  # a stream opened before the start (create, subscribe, start)
+            self._sender.send(CONTROL_CHANNEL, encode_signal(debate_id, "watch"))
 
     def signal(self, debate_id: str, signal: Signal) -> bool:
         """Send `signal` to whichever worker runs the debate; False when none is known to."""
@@ -354,7 +369,10 @@ class ServerLive:
     @contextlib.asynccontextmanager
     async def watch(self, debate_id: str) -> AsyncIterator[Watch]:
         watch = Watch(self._queue_size)
-        self._watches.setdefault(debate_id, set()).add(watch)
+        watches = self._watches.setdefault(debate_id, set())
+        if not watches and debate_id in self.running:  # the worker that runs it streams from its next call
+            self._sender.send(CONTROL_CHANNEL, encode_signal(debate_id, "watch"))
+        watches.add(watch)
         try:
             yield watch
         finally:

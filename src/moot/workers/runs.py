@@ -50,6 +50,9 @@ class Job:
     debate_id: str
     after_seq: int
     action: Action
+    # Whether the way in that queued it shows the text as it comes (the page, the API: yes; a batch, a chat
+    # request, an MCP tool: no, so its replies are asked whole until a stream starts watching it).
+    watched: bool = True
 
 
 @dataclass(frozen=True)
@@ -120,11 +123,13 @@ class DebateRuns:
         self._kept = Controls()
 
     def signal(self, debate_id: str, signal: Signal) -> None:
-        """A pause or stop from the server: for the run of the debate under way here, else kept for a while
-        in case this worker takes it off the queue next."""
+        """A pause, a stop or a watcher from the server: for the run of the debate under way here, else kept
+        for a while in case this worker takes it off the queue next."""
         control = self._controls.get(debate_id)
         if control is None:
             self._kept.keep(debate_id, signal)
+        elif signal == "watch":
+            control.watched = True
         elif signal == "stop":
             control.stop()
         else:
@@ -197,6 +202,7 @@ class DebateRuns:
             control.interrupt_reason = STOPPED
             if step.stop:
                 control.stop()
+            control.watched = job.watched or self._kept.watched(job.debate_id)
             kept = self._kept.take(job.debate_id)
             if kept == "stop":
                 control.stop()

@@ -20,13 +20,14 @@ def attach(runs: DebateRuns | None) -> None:
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
-def debate_workflow(debate_id: str, after_seq: int, action: str) -> str:
-    """Carry one debate on from its log; its status afterwards (or `superseded`, `missing`)."""
-    return run_debate(debate_id, after_seq, action)
+def debate_workflow(debate_id: str, after_seq: int, action: str, watched: bool = True) -> str:
+    """Carry one debate on from its log; its status afterwards (or `superseded`, `missing`). `watched` has a
+    default so that a workflow queued before it existed still runs."""
+    return run_debate(debate_id, after_seq, action, watched)
 
 
 @DBOS.step(name="moot.run-debate", retries_allowed=False)
-def run_debate(debate_id: str, after_seq: int, action: str) -> str:
+def run_debate(debate_id: str, after_seq: int, action: str, watched: bool = True) -> str:
     if _runs is None:  # a process that launched DBOS without being a worker: leave the workflow pending
         raise WorkerStopping
-    return _runs.run_blocking(Job(debate_id, after_seq, cast(Action, action)))
+    return _runs.run_blocking(Job(debate_id, after_seq, cast(Action, action), watched))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic_ai.models import Model
+from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.settings import ModelSettings
 
 from moot.context.fit import PromptLike
@@ -67,6 +68,10 @@ def role_temperature(temperatures: Temperatures, purpose: Purpose) -> float | No
             return temperatures.summary
 
 
+def _streams_only(model: Model) -> bool:
+    return isinstance(model, FunctionModel) and model.function is None
+
+
 @dataclass(frozen=True)
 class Caller:
     """One model of a debate (a speaker's, a judge's, a fallback's), built once and called many times."""
@@ -77,14 +82,16 @@ class Caller:
     guard: Guard | None = None  # the debate's retry policy; None: a single call outside a debate
     temperatures: Temperatures = field(default_factory=Temperatures)  # the debate's, by role
     telemetry: RunTelemetry | None = None  # the run's, when MOOT_OTEL is on
-    watched: bool = True  # whether anyone sees the run's tokens as they come (see `streams`)
+    watching: Callable[[], bool] = lambda: True  # whether anyone sees the run's tokens now (see `streams`)
 
     @property
     def streams(self) -> bool:
         """Whether a reply is streamed: when someone watches the run, and always for the embedded model, whose
         reply can take longer than any silence limit would allow a call that shows nothing until its end. A run
-        nobody watches (an eval item, an arena debate) asks for whole replies, skipping a stream's per-token work."""
-        return self.watched or self.ref.provider == "local"
+        nobody watches (an eval item, an arena debate, a chat request that is not streamed) asks for whole
+        replies, skipping a stream's per-token work. Asked at each call: a watcher may come or go mid-run. A
+        function model given only a stream function (a Python caller's own) has no whole reply to give."""
+        return self.ref.provider == "local" or self.watching() or _streams_only(self.model)
 
     @property
     def ref(self) -> ModelRef:
@@ -197,11 +204,11 @@ class Callers:
         guard: Guard,
         temperatures: Temperatures | None = None,
         telemetry: RunTelemetry | None = None,
-        watched: bool = True,
+        watching: Callable[[], bool] = lambda: True,
     ) -> None:
         self.resolve = resolve
         self.telemetry = telemetry
-        self.watched = watched
+        self.watching = watching
         self.limits = limits
         self.guard = guard
         self.temperatures = temperatures if temperatures is not None else Temperatures()
@@ -220,10 +227,16 @@ class Callers:
             except Exception as exc:
                 raise RunError(f"{options.model}: could not set up the model: {exc}") from exc
             built = self._built[key] = Caller(
-                options, model, self.limits, self.guard, self.temperatures, self.telemetry, self.watched
+                options, model, self.limits, self.guard, self.temperatures, self.telemetry, self.watching
             )
         if built.options != options:
             return Caller(
-                options, built.model, self.limits, self.guard, self.temperatures, self.telemetry, self.watched
+                options,
+                built.model,
+                self.limits,
+                self.guard,
+                self.temperatures,
+                self.telemetry,
+                self.watching,
             )
         return built
