@@ -15,11 +15,15 @@ spends (time.process_time: every thread, user and system) is divided by the toke
   `--calls` turns each, held in memory (the engine, the prompts, the events, the fold);
 - moot, SQLite: the same, stored in a SQLite file (every event appended, every turn committed);
 - moot, whole replies: the in-memory debates as a batch nobody watches runs them (`run_debate(watched=False)`):
-  each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one.
+  each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one;
+- prototype wire: `model_request_stream` on moot.models.openai_wire's `OpenAIWireModel` (the same provider,
+  client and settings), which reads the chat-completions stream itself rather than through the SDK;
+- moot, in memory, prototype wire: the in-memory debates with moot's builder making that model for the
+  OpenAI chat wire.
 
 The paths run interleaved (`--repeat` rounds of all four, in turn) and each keeps its best round, so a busy moment
-on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client) and, for moot,
-against pydantic-ai alone (moot's own cost over its model path).
+on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client), for moot
+against pydantic-ai alone (moot's own cost over its model path), and against moot in memory (today's streamed turn).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from rich.table import Table
 
 from moot.models.rate_limits import LIMITS_VAR, reset_limiters
 
-out = Console(highlight=False)
+out = Console(highlight=False, width=140)  # the table whole, not wrapped to 80 columns when piped
 
 # The server: asyncio streams, no framework, HTTP/1.1 with `Connection: close` (the body ends when it closes).
 # It prints its URL, then serves until its stdin closes, then prints how many requests it answered.
@@ -144,14 +148,20 @@ async def sdk(url: str, streams: int, calls: int) -> int:
         await client.close()
 
 
-async def pydantic_ai(url: str, streams: int, calls: int) -> int:
+async def pydantic_ai(url: str, streams: int, calls: int, wire: bool = False) -> int:
     from pydantic_ai.direct import model_request_stream
     from pydantic_ai.messages import ModelRequest, TextPart
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.openai import OpenAIChatModel
 
     from moot.domain.config import ModelOptions
+    from moot.models.openai_wire import OpenAIWireModel
     from moot.models.providers import build_model
 
-    model = build_model(ModelOptions(model="openai-compatible:bench", base_url=url))
+    model: Model = build_model(ModelOptions(model="openai-compatible:bench", base_url=url))
+    if wire:  # the same model (provider, client, settings) on the prototype's stream
+        assert isinstance(model, OpenAIChatModel)
+        model = OpenAIWireModel(model.model_name, provider=model._provider, settings=model.settings)
     messages = [ModelRequest.user_text_prompt("Tabs or spaces?")]
 
     async def one() -> int:
@@ -209,6 +219,28 @@ async def moot_memory(url: str, streams: int, calls: int) -> int:
     return await moot_debates(url, streams, calls, None)
 
 
+async def prototype_wire(url: str, streams: int, calls: int) -> int:
+    return await pydantic_ai(url, streams, calls, wire=True)
+
+
+@contextmanager
+def wire_builder() -> Iterator[None]:
+    """moot's builder makes the prototype for the OpenAI chat wire, for as long as the block runs."""
+    from moot.models import builders
+
+    before = builders._MODEL_CLASSES["openai-chat"]
+    builders._MODEL_CLASSES["openai-chat"] = ("moot.models.openai_wire", "OpenAIWireModel")
+    try:
+        yield
+    finally:
+        builders._MODEL_CLASSES["openai-chat"] = before
+
+
+async def moot_memory_wire(url: str, streams: int, calls: int) -> int:
+    with wire_builder():
+        return await moot_debates(url, streams, calls, None)
+
+
 async def moot_sqlite(url: str, streams: int, calls: int) -> int:
     with tempfile.TemporaryDirectory() as folder:
         return await moot_debates(url, streams, calls, str(Path(folder) / "bench"))
@@ -220,6 +252,8 @@ PATHS: dict[str, Path_] = {
     "moot, in memory": moot_memory,
     "moot, SQLite": moot_sqlite,
     "moot, whole replies (nobody watches)": moot_whole,
+    "prototype wire (model_request_stream)": prototype_wire,
+    "moot, in memory, prototype wire": moot_memory_wire,
 }
 
 
@@ -259,10 +293,11 @@ def main() -> None:
         f"{args.tokens} tokens, best of {args.repeat}",
         title_justify="left",
     )
-    for heading in ("path", "CPU (s)", "µs / token", "x SDK", "x pydantic-ai"):
+    for heading in ("path", "CPU (s)", "µs / token", "x SDK", "x pydantic-ai", "x moot in memory"):
         table.add_column(heading, justify="left" if heading == "path" else "right")
     base = best.get("openai SDK")
     model_path = best.get("pydantic-ai (model_request_stream)")
+    moot_path = best.get("moot, in memory")
     for name, cpu in best.items():
         table.add_row(
             name,
@@ -270,6 +305,7 @@ def main() -> None:
             f"{cpu / expected * 1e6:.0f}",
             f"{cpu / base:.2f}" if base else "",
             f"{cpu / model_path:.2f}" if model_path and name.startswith("moot") else "",
+            f"{cpu / moot_path:.2f}" if moot_path else "",
         )
     out.print(table)
 
