@@ -1,11 +1,13 @@
-"""A streamed text turn on OpenAI's chat-completions wire at close to what the wire costs: a prototype.
+"""A streamed text turn on OpenAI's chat-completions wire at close to what the wire costs.
 
 `OpenAIWireModel` is pydantic-ai's `OpenAIChatModel` (same profile, settings, message mapping, `system`, and the
 same non-streamed `request`) whose `request_stream`, for a plain text turn, posts the chat-completions request
 with the httpx client the OpenAI SDK client already holds, reads the server-sent `data:` lines by hand (one
 `json.loads` a chunk, no SDK chunk models) and yields pydantic-ai's own stream events through its parts manager.
 Anything else (function or native tools, structured output, thinking settings, a setting the fast path does not
-map) delegates to `OpenAIChatModel.request_stream`.
+map) delegates to `OpenAIChatModel.request_stream`. moot's builder makes it for the chat-wire rows (openai, ollama,
+openai-compatible). `python bench/bench_tokens.py` measures it: about an eighth of the CPU a token of a turn
+streamed through the SDK and `OpenAIStreamedResponse`, most of which went to building the SDK's typed chunk models.
 
 What it keeps of the SDK path (moot.models.openai_client, stream_ends, faults):
 
