@@ -9,21 +9,23 @@ chunk, the usage chunk and `data: [DONE]`, as OpenAI, vLLM, Ollama and llama-ser
 spends (time.process_time: every thread, user and system) is divided by the tokens it received:
 
 - openai SDK: `AsyncOpenAI.chat.completions.create(stream=True)`, every chunk read;
-- pydantic-ai: `pydantic_ai.direct.model_request_stream` on the `OpenAIChatModel` moot builds for an
-  `openai-compatible:` model, every event read (the model path alone, no moot);
+- pydantic-ai: `pydantic_ai.direct.model_request_stream` on pydantic-ai's `OpenAIChatModel` with the provider
+  (client, settings) moot builds for an `openai-compatible:` model, every event read (the model path alone, no
+  moot);
 - moot, in memory: `moot.arun` of `--streams` debates at once, two participants on that server, no judge, with
-  `--calls` turns each, held in memory (the engine, the prompts, the events, the fold);
+  `--calls` turns each, held in memory (the engine, the prompts, the events, the fold), each turn streamed by
+  the model moot builds for the chat wire, moot.models.openai_wire's `OpenAIWireModel`;
 - moot, SQLite: the same, stored in a SQLite file (every event appended, every turn committed);
 - moot, whole replies: the in-memory debates as a batch nobody watches runs them (`run_debate(watched=False)`):
   each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one;
-- prototype wire: `model_request_stream` on moot.models.openai_wire's `OpenAIWireModel` (the same provider,
-  client and settings), which reads the chat-completions stream itself rather than through the SDK;
-- moot, in memory, prototype wire: the in-memory debates with moot's builder making that model for the
-  OpenAI chat wire.
+- moot's wire model: `model_request_stream` on that `OpenAIWireModel` as `build_model` makes it, which reads
+  the chat-completions stream itself rather than through the SDK (its model path alone, no moot);
+- moot, in memory, SDK stream (before): the in-memory debates with moot's builder making pydantic-ai's
+  `OpenAIChatModel` instead, each turn streamed through the SDK, as before OpenAIWireModel.
 
 The paths run interleaved (`--repeat` rounds of all four, in turn) and each keeps its best round, so a busy moment
 on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client), for moot
-against pydantic-ai alone (moot's own cost over its model path), and against moot in memory (today's streamed turn).
+against pydantic-ai alone (moot's own cost over pydantic-ai's model path), and against moot in memory.
 """
 
 from __future__ import annotations
@@ -148,7 +150,8 @@ async def sdk(url: str, streams: int, calls: int) -> int:
         await client.close()
 
 
-async def pydantic_ai(url: str, streams: int, calls: int, wire: bool = False) -> int:
+async def pydantic_ai(url: str, streams: int, calls: int, *, moots: bool = False) -> int:
+    """`model_request_stream` on pydantic-ai's OpenAIChatModel, or (`moots`) on the model moot builds."""
     from pydantic_ai.direct import model_request_stream
     from pydantic_ai.messages import ModelRequest, TextPart
     from pydantic_ai.models import Model
@@ -159,9 +162,9 @@ async def pydantic_ai(url: str, streams: int, calls: int, wire: bool = False) ->
     from moot.models.providers import build_model
 
     model: Model = build_model(ModelOptions(model="openai-compatible:bench", base_url=url))
-    if wire:  # the same model (provider, client, settings) on the prototype's stream
-        assert isinstance(model, OpenAIChatModel)
-        model = OpenAIWireModel(model.model_name, provider=model._provider, settings=model.settings)
+    assert isinstance(model, OpenAIWireModel)
+    if not moots:  # the same provider (client, settings) on pydantic-ai's own class
+        model = OpenAIChatModel(model.model_name, provider=model._provider, settings=model.settings)
     messages = [ModelRequest.user_text_prompt("Tabs or spaces?")]
 
     async def one() -> int:
@@ -219,25 +222,26 @@ async def moot_memory(url: str, streams: int, calls: int) -> int:
     return await moot_debates(url, streams, calls, None)
 
 
-async def prototype_wire(url: str, streams: int, calls: int) -> int:
-    return await pydantic_ai(url, streams, calls, wire=True)
+async def moots_model(url: str, streams: int, calls: int) -> int:
+    return await pydantic_ai(url, streams, calls, moots=True)
 
 
 @contextmanager
-def wire_builder() -> Iterator[None]:
-    """moot's builder makes the prototype for the OpenAI chat wire, for as long as the block runs."""
+def sdk_builder() -> Iterator[None]:
+    """moot's builder makes pydantic-ai's OpenAIChatModel for the chat wire, as before OpenAIWireModel, for as long
+    as the block runs."""
     from moot.models import builders
 
     before = builders._MODEL_CLASSES["openai-chat"]
-    builders._MODEL_CLASSES["openai-chat"] = ("moot.models.openai_wire", "OpenAIWireModel")
+    builders._MODEL_CLASSES["openai-chat"] = ("pydantic_ai.models.openai", "OpenAIChatModel")
     try:
         yield
     finally:
         builders._MODEL_CLASSES["openai-chat"] = before
 
 
-async def moot_memory_wire(url: str, streams: int, calls: int) -> int:
-    with wire_builder():
+async def moot_memory_sdk(url: str, streams: int, calls: int) -> int:
+    with sdk_builder():
         return await moot_debates(url, streams, calls, None)
 
 
@@ -252,8 +256,8 @@ PATHS: dict[str, Path_] = {
     "moot, in memory": moot_memory,
     "moot, SQLite": moot_sqlite,
     "moot, whole replies (nobody watches)": moot_whole,
-    "prototype wire (model_request_stream)": prototype_wire,
-    "moot, in memory, prototype wire": moot_memory_wire,
+    "moot's wire model (model_request_stream)": moots_model,
+    "moot, in memory, SDK stream (before)": moot_memory_sdk,
 }
 
 
