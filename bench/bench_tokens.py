@@ -9,17 +9,23 @@ chunk, the usage chunk and `data: [DONE]`, as OpenAI, vLLM, Ollama and llama-ser
 spends (time.process_time: every thread, user and system) is divided by the tokens it received:
 
 - openai SDK: `AsyncOpenAI.chat.completions.create(stream=True)`, every chunk read;
-- pydantic-ai: `pydantic_ai.direct.model_request_stream` on the `OpenAIChatModel` moot builds for an
-  `openai-compatible:` model, every event read (the model path alone, no moot);
+- pydantic-ai: `pydantic_ai.direct.model_request_stream` on pydantic-ai's `OpenAIChatModel` with the provider
+  (client, settings) moot builds for an `openai-compatible:` model, every event read (the model path alone, no
+  moot);
 - moot, in memory: `moot.arun` of `--streams` debates at once, two participants on that server, no judge, with
-  `--calls` turns each, held in memory (the engine, the prompts, the events, the fold);
+  `--calls` turns each, held in memory (the engine, the prompts, the events, the fold), each turn streamed by
+  the model moot builds for the chat wire, moot.models.openai_wire's `OpenAIWireModel`;
 - moot, SQLite: the same, stored in a SQLite file (every event appended, every turn committed);
 - moot, whole replies: the in-memory debates as a batch nobody watches runs them (`run_debate(watched=False)`):
-  each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one.
+  each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one;
+- moot's wire model: `model_request_stream` on that `OpenAIWireModel` as `build_model` makes it, which reads
+  the chat-completions stream itself rather than through the SDK (its model path alone, no moot);
+- moot, in memory, SDK stream (before): the in-memory debates with moot's builder making pydantic-ai's
+  `OpenAIChatModel` instead, each turn streamed through the SDK, as before OpenAIWireModel.
 
 The paths run interleaved (`--repeat` rounds of all four, in turn) and each keeps its best round, so a busy moment
-on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client) and, for moot,
-against pydantic-ai alone (moot's own cost over its model path).
+on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client), for moot
+against pydantic-ai alone (moot's own cost over pydantic-ai's model path), and against moot in memory.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from rich.table import Table
 
 from moot.models.rate_limits import LIMITS_VAR, reset_limiters
 
-out = Console(highlight=False)
+out = Console(highlight=False, width=140)  # the table whole, not wrapped to 80 columns when piped
 
 # The server: asyncio streams, no framework, HTTP/1.1 with `Connection: close` (the body ends when it closes).
 # It prints its URL, then serves until its stdin closes, then prints how many requests it answered.
@@ -144,14 +150,21 @@ async def sdk(url: str, streams: int, calls: int) -> int:
         await client.close()
 
 
-async def pydantic_ai(url: str, streams: int, calls: int) -> int:
+async def pydantic_ai(url: str, streams: int, calls: int, *, moots: bool = False) -> int:
+    """`model_request_stream` on pydantic-ai's OpenAIChatModel, or (`moots`) on the model moot builds."""
     from pydantic_ai.direct import model_request_stream
     from pydantic_ai.messages import ModelRequest, TextPart
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.openai import OpenAIChatModel
 
     from moot.domain.config import ModelOptions
+    from moot.models.openai_wire import OpenAIWireModel
     from moot.models.providers import build_model
 
-    model = build_model(ModelOptions(model="openai-compatible:bench", base_url=url))
+    model: Model = build_model(ModelOptions(model="openai-compatible:bench", base_url=url))
+    assert isinstance(model, OpenAIWireModel)
+    if not moots:  # the same provider (client, settings) on pydantic-ai's own class
+        model = OpenAIChatModel(model.model_name, provider=model._provider, settings=model.settings)
     messages = [ModelRequest.user_text_prompt("Tabs or spaces?")]
 
     async def one() -> int:
@@ -209,6 +222,29 @@ async def moot_memory(url: str, streams: int, calls: int) -> int:
     return await moot_debates(url, streams, calls, None)
 
 
+async def moots_model(url: str, streams: int, calls: int) -> int:
+    return await pydantic_ai(url, streams, calls, moots=True)
+
+
+@contextmanager
+def sdk_builder() -> Iterator[None]:
+    """moot's builder makes pydantic-ai's OpenAIChatModel for the chat wire, as before OpenAIWireModel, for as long
+    as the block runs."""
+    from moot.models import builders
+
+    before = builders._MODEL_CLASSES["openai-chat"]
+    builders._MODEL_CLASSES["openai-chat"] = ("pydantic_ai.models.openai", "OpenAIChatModel")
+    try:
+        yield
+    finally:
+        builders._MODEL_CLASSES["openai-chat"] = before
+
+
+async def moot_memory_sdk(url: str, streams: int, calls: int) -> int:
+    with sdk_builder():
+        return await moot_debates(url, streams, calls, None)
+
+
 async def moot_sqlite(url: str, streams: int, calls: int) -> int:
     with tempfile.TemporaryDirectory() as folder:
         return await moot_debates(url, streams, calls, str(Path(folder) / "bench"))
@@ -220,6 +256,8 @@ PATHS: dict[str, Path_] = {
     "moot, in memory": moot_memory,
     "moot, SQLite": moot_sqlite,
     "moot, whole replies (nobody watches)": moot_whole,
+    "moot's wire model (model_request_stream)": moots_model,
+    "moot, in memory, SDK stream (before)": moot_memory_sdk,
 }
 
 
@@ -259,10 +297,11 @@ def main() -> None:
         f"{args.tokens} tokens, best of {args.repeat}",
         title_justify="left",
     )
-    for heading in ("path", "CPU (s)", "µs / token", "x SDK", "x pydantic-ai"):
+    for heading in ("path", "CPU (s)", "µs / token", "x SDK", "x pydantic-ai", "x moot in memory"):
         table.add_column(heading, justify="left" if heading == "path" else "right")
     base = best.get("openai SDK")
     model_path = best.get("pydantic-ai (model_request_stream)")
+    moot_path = best.get("moot, in memory")
     for name, cpu in best.items():
         table.add_row(
             name,
@@ -270,6 +309,7 @@ def main() -> None:
             f"{cpu / expected * 1e6:.0f}",
             f"{cpu / base:.2f}" if base else "",
             f"{cpu / model_path:.2f}" if model_path and name.startswith("moot") else "",
+            f"{cpu / moot_path:.2f}" if moot_path else "",
         )
     out.print(table)
 

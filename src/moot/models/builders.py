@@ -2,7 +2,9 @@
 
 - OpenAI's wire (openai, ollama, openai-compatible, openrouter): moot's own OpenAI client
   (moot.models.openai_client, whose streams check their end marker) at the row's server, handed to the row's
-  pydantic-ai provider;
+  pydantic-ai provider; on the chat wire (openai, ollama, openai-compatible) the model is moot's
+  `OpenAIWireModel` (moot.models.openai_wire), which streams a text turn itself, at about an eighth of the SDK
+  path's CPU a token, and leaves the rest to pydantic-ai's `OpenAIChatModel`;
 - a vendor SDK (anthropic, google, groq, mistral): the row's pydantic-ai provider with the key moot read;
 - pydantic-ai's other providers: its `infer_model`, which reads their keys itself;
 - a plugin: the row's own `module:function`;
@@ -25,9 +27,10 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
     from pydantic_ai.providers import Provider
 
-# pydantic-ai's model class for each wire moot builds itself (module, class).
+# The model class for each wire moot builds itself (module, class): pydantic-ai's, but on the chat wire moot's
+# subclass of it whose streamed text turns skip the SDK (moot.models.openai_wire).
 _MODEL_CLASSES: dict[str, tuple[str, str]] = {
-    "openai-chat": ("pydantic_ai.models.openai", "OpenAIChatModel"),
+    "openai-chat": ("moot.models.openai_wire", "OpenAIWireModel"),
     "openrouter": ("pydantic_ai.models.openrouter", "OpenRouterModel"),
     "anthropic": ("pydantic_ai.models.anthropic", "AnthropicModel"),
     "google": ("pydantic_ai.models.google", "GoogleModel"),

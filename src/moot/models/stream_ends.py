@@ -11,7 +11,8 @@ Two places check, because pydantic-ai reports the two kinds of wire differently:
 - OpenAI's wire (openai, openai-compatible, ollama, openrouter): pydantic-ai takes a stream with no finish
   reason for a `'stop'` (some compatible servers never send one), and the SDK swallows `[DONE]`, so the end
   cannot be told from the typed result. moot's OpenAI client (moot.models.openai_client) reads its events through a
-  decoder that fails a body that ends with neither.
+  decoder that fails a body that ends with neither. A streamed text turn on the chat wire (openai, openai-compatible, ollama) is
+  read by moot's own `OpenAIWireModel` (moot.models.openai_wire), which fails it the same way.
 - The others: pydantic-ai's streamed response leaves `finish_reason` None, and `provider_details` without
   the provider's raw `finish_reason`, when no stop reason came; `raise_if_cut` reads that. OpenAI's Responses
   API (pydantic-ai's `openai-responses:` and `meta:`) also leaves a stream that ended after its `in_progress`
