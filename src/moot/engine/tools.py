@@ -121,10 +121,18 @@ def check_tool_models(config: DebateConfig, model_of: Callable[[ModelOptions], M
             spec = find_provider(participant.model.provider)
             how = spec.native_tools_note if spec is not None else ""
             raise ConfigError(
-                f"{participant.model} has no native web search in pydantic-ai ({type(model).__name__})"
+                f"{participant.model} has no native web search in pydantic-ai ({_pydantic_ai_class(model)})"
                 + (f"; it works with {how.partition(': ')[2]}" if how else ""),
                 field=f"participants.{i}.tools.{participant.tools.index(WEB_SEARCH)}",
             )
+
+
+def _pydantic_ai_class(model: Model) -> str:
+    """The name of pydantic-ai's class the model is (moot's OpenAIWireModel is pydantic-ai's OpenAIChatModel)."""
+    for cls in type(model).__mro__:
+        if cls.__module__.startswith("pydantic_ai."):
+            return cls.__name__
+    return type(model).__name__
 
 
 def _offers_web_search(provider: str) -> bool:
