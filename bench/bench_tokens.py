@@ -15,7 +15,8 @@ spends (time.process_time: every thread, user and system) is divided by the toke
 - moot, in memory: `moot.arun` of `--streams` debates at once, two participants on that server, no judge, with
   `--calls` turns each, held in memory (the engine, the prompts, the events, the fold), each turn streamed by
   the model moot builds for the chat wire, moot.models.openai_wire's `OpenAIWireModel`;
-- moot, SQLite: the same, stored in a SQLite file (every event appended, every turn committed);
+- moot, SQLite: the same, stored in one SQLite file opened once, as a server keeps its store (every event appended,
+  every turn committed);
 - moot, whole replies: the in-memory debates as a batch nobody watches runs them (`run_debate(watched=False)`):
   each reply asked unstreamed, so the server sends it as one JSON body and no token is handled one by one;
 - moot's wire model: `model_request_stream` on that `OpenAIWireModel` as `build_model` makes it, which reads
@@ -24,8 +25,9 @@ spends (time.process_time: every thread, user and system) is divided by the toke
   `OpenAIChatModel` instead, each turn streamed through the SDK, as before OpenAIWireModel.
 
 The paths run interleaved (`--repeat` rounds of all four, in turn) and each keeps its best round, so a busy moment
-on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client), for moot
-against pydantic-ai alone (moot's own cost over pydantic-ai's model path), and against moot in memory.
+on a noisy machine does not decide a ratio. Ratios are against the SDK (what the wire costs a client), for a moot
+path against the model path it runs on alone (moot's own cost over it: moot's wire model, or pydantic-ai's for the
+path as it was before), and against moot in memory.
 """
 
 from __future__ import annotations
@@ -193,15 +195,21 @@ def debate(url: str, calls: int) -> dict[str, object]:
 
 
 async def moot_debates(url: str, streams: int, calls: int, db: str | None) -> int:
+    """`streams` debates at once through `moot.arun`, in memory or all in one SQLite store opened once (as a
+    server keeps one store for every debate: opening a database per debate would measure the opening)."""
     import moot
+    from moot.store import EventStore, db_url_from
 
-    async def one(i: int) -> int:
+    async def one(log: EventStore | None) -> int:
         request = moot.DebateRequest(fields=debate(url, calls), saved_defaults=False)
-        record = await moot.arun(request, db=None if db is None else f"{db}-{i}.db")
+        record = await moot.arun(request, log=log)
         assert record.state.status == "completed", record.state.status
         return sum(whole(e.text) for e in record.events if e.type == "turn_completed")
 
-    return sum(await asyncio.gather(*(one(i) for i in range(streams))))
+    if db is None:
+        return sum(await asyncio.gather(*(one(None) for _ in range(streams))))
+    async with await EventStore.open(db_url_from(f"{db}.db")) as store:
+        return sum(await asyncio.gather(*(one(store) for _ in range(streams))))
 
 
 async def moot_whole(url: str, streams: int, calls: int) -> int:
@@ -259,6 +267,12 @@ PATHS: dict[str, Path_] = {
     "moot's wire model (model_request_stream)": moots_model,
     "moot, in memory, SDK stream (before)": moot_memory_sdk,
 }
+# The model path each moot path runs on, measured alone.
+MODEL_PATHS = {
+    "moot, in memory": "moot's wire model (model_request_stream)",
+    "moot, SQLite": "moot's wire model (model_request_stream)",
+    "moot, in memory, SDK stream (before)": "pydantic-ai (model_request_stream)",
+}
 
 
 def main() -> None:
@@ -297,18 +311,19 @@ def main() -> None:
         f"{args.tokens} tokens, best of {args.repeat}",
         title_justify="left",
     )
-    for heading in ("path", "CPU (s)", "µs / token", "x SDK", "x pydantic-ai", "x moot in memory"):
+    for heading in ("path", "CPU (s)", "µs / token", "x SDK", "x its model path", "x moot in memory"):
         table.add_column(heading, justify="left" if heading == "path" else "right")
     base = best.get("openai SDK")
-    model_path = best.get("pydantic-ai (model_request_stream)")
     moot_path = best.get("moot, in memory")
     for name, cpu in best.items():
+        # moot's cost over the model path it runs on alone: moot's wire model now, pydantic-ai's before.
+        own = best.get(MODEL_PATHS.get(name, ""))
         table.add_row(
             name,
             f"{cpu:.2f}",
             f"{cpu / expected * 1e6:.0f}",
             f"{cpu / base:.2f}" if base else "",
-            f"{cpu / model_path:.2f}" if model_path and name.startswith("moot") else "",
+            f"{cpu / own:.2f}" if own else "",
             f"{cpu / moot_path:.2f}" if moot_path else "",
         )
     out.print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,30 @@ def test_user_templates_override_packaged_ones(tmp_path: Path, monkeypatch: pyte
     _environment.cache_clear()
     try:
         assert render("judge_system.j2", judge_name="Zed", instructions=None) == "Custom judge Zed.\n"
+    finally:
+        _environment.cache_clear()
+
+
+def test_an_edited_override_is_read_again_and_packaged_templates_are_not_checked_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    override = tmp_path / "judge_system.j2"
+    override.write_text("First {{ judge_name }}.")
+    monkeypatch.setenv("MOOT_PROMPTS", str(tmp_path))
+    _environment.cache_clear()
+    try:
+        assert render("judge_system.j2", judge_name="Zed", instructions=None) == "First Zed.\n"
+        override.write_text("Second {{ judge_name }}.")
+        os.utime(override, (override.stat().st_mtime + 5,) * 2)  # a later edit, whatever the clock's grain
+        assert render("judge_system.j2", judge_name="Zed", instructions=None) == "Second Zed.\n"
+        env = _environment(tmp_path)
+        packaged = env.get_template("debater_system.j2")
+
+        def no_stat(path: str) -> float:
+            raise AssertionError(f"{path} was checked at a render")
+
+        monkeypatch.setattr(os.path, "getmtime", no_stat)  # what Jinja's check of a file calls
+        assert env.get_template("debater_system.j2") is packaged
     finally:
         _environment.cache_clear()
 
