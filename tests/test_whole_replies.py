@@ -5,8 +5,10 @@ the time limits, the retries; the embedded model streams anyway."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai import models
@@ -242,3 +244,47 @@ async def test_a_servers_debate_streams_only_while_someone_reads_its_tokens(tmp_
     assert [e.text for e in seen if e.type == "turn_completed"] == [
         "A whole reply.", "A streamed reply.", "A whole reply.", "A whole reply."
     ]  # fmt: skip
+
+
+def counting(name: str, asked: list[str]) -> FunctionModel:
+    """moot's fake model `name`, noting whether each call was asked whole or streamed."""
+    fake = fake_model(name)
+    assert fake.function is not None and fake.stream_function is not None
+    whole, streamed = fake.function, fake.stream_function
+
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        asked.append(f"{name} whole")
+        answer = whole(messages, info)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        asked.append(f"{name} streamed")
+        async for piece in streamed(messages, info):
+            yield piece
+
+    return FunctionModel(reply, stream_function=stream, model_name=f"fake:{name}")
+
+
+async def test_an_unwatched_runs_verdict_and_assessments_are_asked_whole_too() -> None:
+    asked: list[str] = []
+    cfg = build_config(
+        {
+            "topic": "T",
+            "rounds": 2,
+            "judge": {"model": "fake:judge"},
+            "stopping": {"assess_rounds": True},
+            "participants": [{"model": "fake:a"}, {"model": "fake:b"}],
+        }
+    )
+
+    def resolve(options: ModelOptions) -> Model:
+        return counting(options.model.name, asked)
+
+    events = [e async for e in run_debate(cfg, resolve=resolve, watched=False)]
+    state = fold(events)
+    assert state.status == "completed" and state.verdict is not None and len(state.assessments) == 2
+    assert asked and all(a.endswith(" whole") for a in asked)
+    assert asked.count("judge whole") == 3  # two rounds' assessments and the verdict
+    watched: list[str] = []
+    [e async for e in run_debate(cfg, resolve=lambda options: counting(options.model.name, watched))]
+    assert watched.count("judge streamed") == 3

@@ -144,6 +144,7 @@ class Caller:
             toolsets=tuple(kit.toolsets()) if kit is not None else (),
             native_tools=tuple(kit.native_tools()) if kit is not None else (),
             instrument=self.telemetry.instrumentation if self.telemetry is not None else None,
+            streamed=self.streams,
         )
 
     async def stream(
@@ -160,7 +161,7 @@ class Caller:
         the call site's, which may compact the prompt between attempts."""
         request = self.request(prompt, purpose=purpose, seed=seed, kit=kit)
         if not request.uses_tools:
-            if not self.streams:
+            if not request.streamed:
                 return await whole_reply(request, on_text=on_text)
             return await stream_reply(request, on_text=on_text)
         assert on_tool is not None, "a turn with tools records each tool call"

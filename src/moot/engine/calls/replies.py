@@ -76,6 +76,9 @@ class CallRequest:
     native_tools: tuple[AbstractNativeTool, ...] = ()
     # pydantic-ai's GenAI spans for the call, when the run's telemetry is on (moot.engine.telemetry).
     instrument: InstrumentationSettings | None = None
+    # Streamed when someone watches the run (moot.engine.calls.caller); else asked whole, the time limit then
+    # covering the whole call.
+    streamed: bool = True
 
     @property
     def messages(self) -> list[ModelMessage]:
@@ -394,10 +397,11 @@ async def _judge_attempt(
     timeout_s: float,
 ) -> AgentRunResult[AnswerT]:
     """One structured-answer call, streamed so that `limits.judge_timeout_s` is a silence limit as a turn's is: a
-    slow local judge still writing its verdict is never cut; one that goes quiet is. An invalid answer
-    (UnexpectedModelBehavior) is left for the caller's retries."""
+    slow local judge still writing its verdict is never cut; one that goes quiet is. In a run nobody watches it is
+    asked whole, as a turn is, with the limit over the whole call. An invalid answer (UnexpectedModelBehavior) is
+    left for the caller's retries."""
     with call_errors(ref, keep=UnexpectedModelBehavior):
-        if not streams(request.model):  # a model that cannot stream: the limit covers the whole call
+        if not request.streamed or not streams(request.model):  # asked whole: the limit covers the whole call
             async with answer_limit(str(ref), timeout_s):
                 return await agent.run(
                     prompt, model=request.model, deps=request.system, model_settings=settings
