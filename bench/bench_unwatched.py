@@ -10,9 +10,10 @@ stream a reply word by word, as a provider streams tokens, or answer it whole wh
 - `moot eval` of `--items` arithmetic items x the arms single, sc:3 and society:3x2.
 
 Each runs twice per round, in turn: once as moot runs batches now (whole replies: `watched=False` in the batch
-runner), once with every debate forced to stream as before (a launcher wraps the batch runner's `run_debate`
-to pass `watched=True`). The figure is the child's CPU (user + system, from the OS), best of `--repeat`
-interleaved rounds; each run must complete every debate.
+runner), once "before": every debate forced to stream (a launcher wraps the batch runner's `run_debate` to pass
+`watched=True`), or, with `--before-src DIR` (an older moot's src/, a git worktree), that moot run as it is. The
+figure is the child's CPU (user + system, from the OS), best of `--repeat` interleaved rounds; each run must
+complete every debate.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-out = Console(highlight=False)
+out = Console(highlight=False, width=120)  # the table whole when piped
 ROOT = Path(__file__).resolve().parents[1]
 
 LAUNCHER = """
 import sys
 import moot.batch.runner as runner
-if sys.argv[1] == "streamed":
+if sys.argv[1] == "streamed":  # "as is": an older moot, run unchanged
     real = runner.run_debate
     def streamed(*args, **kwargs):
         kwargs["watched"] = True  # as every batch debate ran before whole replies
@@ -52,8 +53,11 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(mode: str, args: list[str], home: Path) -> float:
+def run(mode: str, args: list[str], home: Path, before_src: Path | None = None) -> float:
     env = {**os.environ, "MOOT_HOME": str(home), "COLUMNS": "120"}
+    if mode == "streamed" and before_src is not None:  # moot as it was: its own source tree, nothing forced
+        env["PYTHONPATH"] = str(before_src)
+        mode = "as is"
     before = child_cpu()
     done = subprocess.run(
         [sys.executable, "-c", LAUNCHER, mode, *args], env=env, cwd=ROOT, capture_output=True, text=True
@@ -99,6 +103,11 @@ def main() -> None:
     parser.add_argument("--motions", type=int, default=10)
     parser.add_argument("--items", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument(
+        "--before-src",
+        type=Path,
+        help="the src/ folder of an older moot (a git worktree) to run as 'before', instead of forcing streams",
+    )
     args = parser.parse_args()
     pairs = args.models * (args.models - 1) // 2
     arena = f"arena {args.models} models x {args.motions} motions ({pairs * args.motions * 2} debates)"
@@ -117,7 +126,7 @@ def main() -> None:
                 with tempfile.TemporaryDirectory() as tmp:
                     folder = Path(tmp)
                     words, debates = command(name, folder)
-                    spent = run(mode, words, folder / "home")
+                    spent = run(mode, words, folder / "home", args.before_src)
                     rows = rows_of(folder)
                     if rows != debates:
                         raise SystemExit(f"{name} ({mode}): {rows} rows, not {debates}")
@@ -127,7 +136,7 @@ def main() -> None:
     table = Table(
         title=f"CPU of a batch run (the CLI's process), best of {args.repeat}", title_justify="left"
     )
-    for heading in ("run", "streamed (before), s", "whole replies, s", "before / after"):
+    for heading in ("run", "before, s", "now (whole replies), s", "before / now"):
         table.add_column(heading, justify="left" if heading == "run" else "right")
     for name in runs:
         before, after = best[(name, "streamed")], best[(name, "whole")]
