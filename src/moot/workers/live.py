@@ -273,8 +273,7 @@ class Controls:
 
     def keep(self, debate_id: str, signal: Signal) -> None:
         if signal == "watch":  # beside a pause or stop, not instead of one
-            self._watched[debate_id] = self._clock()
-            now = self._clock()
+            now = self._watched[debate_id] = self._clock()
             for stale in [d for d, at in self._watched.items() if now - at > KEPT_CONTROL_S]:
                 del self._watched[stale]
             return
