@@ -202,7 +202,7 @@ async def moot_debates(url: str, streams: int, calls: int, db: str | None) -> in
 
     async def one(log: EventStore | None) -> int:
         request = moot.DebateRequest(fields=debate(url, calls), saved_defaults=False)
-        record = await moot.arun(request, log=log)
+        record = await moot.arun(request, log=log, stream=True)
         assert record.state.status == "completed", record.state.status
         return sum(whole(e.text) for e in record.events if e.type == "turn_completed")
 

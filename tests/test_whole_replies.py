@@ -5,6 +5,7 @@ the time limits, the retries; the embedded model streams anyway."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -288,3 +289,30 @@ async def test_an_unwatched_runs_verdict_and_assessments_are_asked_whole_too() -
     watched: list[str] = []
     [e async for e in run_debate(cfg, resolve=lambda options: counting(options.model.name, watched))]
     assert watched.count("judge streamed") == 3
+
+
+def _model_of(counted: Counted, options: ModelOptions) -> Model:
+    return counted.model()
+
+
+async def test_the_python_api_streams_only_for_someone_who_sees_the_events() -> None:
+    import moot
+
+    request = moot.DebateRequest(
+        fields={
+            "topic": "T",
+            "rounds": 1,
+            "judge": None,
+            "participants": [{"model": "fake:a"}, {"model": "fake:b"}],
+        },
+        saved_defaults=False,
+    )
+    for kwargs, expected in (
+        ({}, (2, 0)),  # nobody sees a token before the end
+        ({"on_event": lambda event: None}, (0, 2)),
+        ({"on_event": lambda event: None, "stream": False}, (2, 0)),
+        ({"stream": True}, (0, 2)),
+    ):
+        counted = Counted()
+        record = await moot.arun(request, resolve=functools.partial(_model_of, counted), **kwargs)
+        assert record.state.status == "completed" and (counted.whole, counted.streamed) == expected, kwargs

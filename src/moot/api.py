@@ -30,23 +30,27 @@ async def arun(
     log: EventLog | None = None,
     resolve: ModelResolver | None = None,
     on_event: Callable[[Event], object] | None = None,
+    stream: bool | None = None,
 ) -> DebateRecord:
     """Hold the debate `request` asks for and return it finished: its events, and through `.state` its status,
     verdict and headline. `db` (a SQLite path or a database URL, as `moot run --db`) stores it, or `log` (an
     open `EventStore`); with neither it is held in memory. `resolve` replaces the model lookup (your own
-    pydantic-ai models); `on_event` sees every event as it comes, tokens included. A mistake in the request is a
-    ConfigError naming the field, before anything is stored or any model called."""
+    pydantic-ai models); `on_event` sees every event as it comes, tokens included. `stream`: whether the models
+    stream their replies; by default only when `on_event` is given, since without it nobody sees a token before
+    the end, and whole replies cost a fraction of a stream's CPU. A mistake in the request is a ConfigError
+    naming the field, before anything is stored or any model called."""
     if db is not None and log is not None:
         raise UserError("give the debate one place to be kept: db= or log=", field="db")
     if not isinstance(request, DebateRequest):
         request = DebateRequest.of(request, given_by="python")
     config = compose(request).config
+    streamed = stream if stream is not None else on_event is not None
     if db is None:
-        return await _held(config, log, resolve, on_event)
+        return await _held(config, log, resolve, on_event, streamed)
     from moot.store import EventStore, db_url_from
 
     async with await EventStore.open(db_url_from(db)) as store:
-        return await _held(config, store, resolve, on_event)
+        return await _held(config, store, resolve, on_event, streamed)
 
 
 def run(
@@ -55,12 +59,13 @@ def run(
     db: str | None = None,
     resolve: ModelResolver | None = None,
     on_event: Callable[[Event], object] | None = None,
+    stream: bool | None = None,
 ) -> DebateRecord:
     """`arun` for code without an event loop of its own (a store is opened in its loop: give `db`)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(arun(request, db=db, resolve=resolve, on_event=on_event))
+        return asyncio.run(arun(request, db=db, resolve=resolve, on_event=on_event, stream=stream))
     raise UserError("moot.run was called inside a running event loop; use `await moot.arun(...)` there")
 
 
@@ -69,9 +74,10 @@ async def _held(
     log: EventLog | None,
     resolve: ModelResolver | None,
     on_event: Callable[[Event], object] | None,
+    stream: bool,
 ) -> DebateRecord:
     events: list[Event] = []
-    async for event in run_debate(config, log=log, resolve=resolve):
+    async for event in run_debate(config, log=log, resolve=resolve, watched=stream):
         if on_event is not None:
             on_event(event)
         events.append(event)

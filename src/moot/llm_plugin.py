@@ -95,7 +95,8 @@ class PresetModel(llm.Model):
 
 def _hold(request: DebateRequest, events: queue.Queue[Event | BaseException | DebateRecord]) -> None:
     try:
-        record = asyncio.run(arun(request, db=db_url_from(None), on_event=events.put))
+        # llm shows turns and the answer, never a turn's tokens: the models answer whole.
+        record = asyncio.run(arun(request, db=db_url_from(None), on_event=events.put, stream=False))
     except BaseException as exc:  # given to the caller's thread, which raises it as llm's error
         events.put(exc)
         return
