@@ -27,15 +27,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import math
 import os
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic_ai import Agent
@@ -53,6 +49,7 @@ from moot.models.fake import fake_model
 from moot.models.providers import build_model
 from moot.models.rate_limits import DEFAULT_LIMITS, LIMITS_VAR, reset_limiters
 from moot.store import EventStore
+from serving import serving
 
 ARMS = ["single", "sc:6", "society:3x2"]
 out = Console(highlight=False)
@@ -202,30 +199,6 @@ with fake_openai_server(latency_s=float(sys.argv[1])) as (url, seen):
 """
 
 
-@contextlib.contextmanager
-def server_process(latency_s: float) -> Iterator[tuple[str, dict[str, int]]]:
-    root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(latency_s)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=root,
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
-        },
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    seen: dict[str, int] = {}
-    try:
-        yield proc.stdout.readline().strip(), seen
-    finally:
-        proc.stdin.close()
-        seen.update(json.loads(proc.stdout.readline()))
-        proc.wait(30)
-
-
 async def sdk_rounds(url: str, items: int, agents: int, rounds: int) -> float:
     """The arm's calls with no moot and no pydantic-ai: the `openai` SDK alone, every call of a round (all items)
     at once, round after round. What the server and the transport cost: the ideal as this machine can reach it."""
@@ -251,7 +224,7 @@ async def sdk_rounds(url: str, items: int, agents: int, rounds: int) -> float:
 async def server_mode(args: argparse.Namespace, where: Path) -> None:
     default_cap = DEFAULT_LIMITS["openai-compatible"].concurrent or 0
     ms = args.server_ms
-    with server_process(ms / 1000) as (url, seen):
+    with serving(SERVER, str(ms / 1000)) as (url, seen):
         plan = make_plan("openai-compatible:house", args.n, args.seed, 0.7, [args.arm], url)
         arm = plan.arms[0]
         agents, rounds = arm_shape(arm)

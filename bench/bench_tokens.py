@@ -36,8 +36,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -48,6 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 from moot.models.rate_limits import LIMITS_VAR, reset_limiters
+from serving import serving
 
 out = Console(highlight=False, width=140)  # the table whole, not wrapped to 80 columns when piped
 
@@ -102,21 +101,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-@contextmanager
-def server_process(tokens: int) -> Iterator[tuple[str, dict[str, int]]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(tokens)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    seen: dict[str, int] = {}
-    try:
-        yield proc.stdout.readline().strip(), seen
-    finally:
-        proc.stdin.close()
-        seen.update(json.loads(proc.stdout.readline()))
-        proc.wait(30)
 
 
 Path_ = Callable[
@@ -294,7 +278,7 @@ def main() -> None:
     paths = {name: PATHS[name] for name in (args.only or PATHS)}
     best: dict[str, float] = {}
     expected = args.streams * args.calls * args.tokens
-    with server_process(args.tokens) as (url, seen):
+    with serving(SERVER, str(args.tokens)) as (url, seen):
         for path in paths.values():  # warm: imports, the first client, the first store
             asyncio.run(path(url, 2, 1))
         for round_ in range(args.repeat):

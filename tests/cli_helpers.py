@@ -7,9 +7,11 @@ import os
 import select
 from collections.abc import Callable
 
+import typer.main
 from typer.testing import CliRunner
 
 from moot.cli.app import app
+from moot.cli.lazy_commands import LAZY_COMMANDS, LazyGroup
 from moot.domain.events import Event
 from moot.store import EventStore, db_url_from
 
@@ -67,3 +69,12 @@ def scripted(*answers: str | None) -> tuple[list[str], Callable[[str], str | Non
         return replies.pop(0) if replies else None
 
     return asked, read
+
+
+def every_command() -> LazyGroup:
+    """moot's command group with every lazy command loaded, for tests that read the whole tree."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    for name in LAZY_COMMANDS:
+        group.load(name)
+    return group

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from moot.cli.app import app
 from moot.cli.lazy_commands import LAZY_COMMANDS, LazyGroup, StandIn
 from moot.store.location import DB_FILENAME
+from tests.cli_helpers import every_command
 from tests.conftest import make_config
 
 # Modules none of the three commands needs: the engine's SDKs, the servers, the store's migrations, the
@@ -127,16 +128,8 @@ def test_a_lazy_command_loads_its_module_when_named(tmp_path: Path) -> None:
     assert "moot.cli.formats" in _imported_by(["formats"], tmp_path)
 
 
-def _loaded_group() -> LazyGroup:
-    group = typer.main.get_command(app)
-    assert isinstance(group, LazyGroup)
-    for name in LAZY_COMMANDS:
-        group.load(name)
-    return group
-
-
 def test_each_listed_help_is_the_first_paragraph_of_the_commands_own() -> None:
-    group = _loaded_group()
+    group = every_command()
     for name in LAZY_COMMANDS:
         command = group.commands[name]
         assert not isinstance(command, StandIn)

@@ -8,14 +8,13 @@ import re
 import shlex
 
 import pytest
-import typer
 from typer import _click as click
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from moot.cli.app import app
 from moot.cli.help_examples import EXAMPLES
-from moot.cli.lazy_commands import LAZY_COMMANDS, LazyGroup
+from tests.cli_helpers import every_command
 
 runner = CliRunner()
 WIDTHS = (80, 120)
@@ -28,14 +27,6 @@ MAIN: tuple[str, ...] = ("run", "list", "show", "export", "serve", "resume", "ju
 MAIN += ("presets", "templates", "configure", "mcp", "worker", "presets show")
 
 
-def _tree() -> LazyGroup:
-    group = typer.main.get_command(app)
-    assert isinstance(group, LazyGroup)
-    for name in LAZY_COMMANDS:
-        group.load(name)
-    return group
-
-
 def _paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [path]
     for name, sub in dict.items(getattr(command, "commands", {})):
@@ -44,7 +35,7 @@ def _paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str
     return found
 
 
-COMMANDS = _paths(_tree())
+COMMANDS = _paths(every_command())
 
 
 def _help(path: tuple[str, ...], width: int, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -95,7 +86,7 @@ def _parsed(line: str) -> click.Context:
     without running it)."""
     words = shlex.split(line)
     assert words[0] == "moot"
-    command: click.Command = _tree()
+    command: click.Command = every_command()
     ctx = command.make_context("moot", words[1:])
     while isinstance(command, TyperGroup) and (rest := [*ctx._protected_args, *ctx.args]):
         name, found, args = command.resolve_command(ctx, rest)

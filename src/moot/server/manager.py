@@ -175,6 +175,9 @@ class Run:
     # OpenAI-compatible request, an MCP tool: only turns). A subscriber that reads tokens makes it watched too.
     watched: bool = True
 
+    def __post_init__(self) -> None:
+        self.watchers_changed()
+
     def watchers_changed(self) -> None:
         """Streamed replies while anyone reads the text as it comes, whole ones otherwise, from the next call."""
         self.control.watched = self.watched or any(sub.tokens for sub in self.subscribers)
@@ -230,7 +233,6 @@ class DebateManager:
         if not seats:
             require_people(checked.config, None, how=how)
         run = Run(id=uuid.uuid4().hex, config=config, watched=watched)
-        run.watchers_changed()
         if hold:  # its start (`carry_on(id, "start")`) runs what was checked here, not the checks again
             self._hold(run.id, checked)
             debate = run_debate(
@@ -420,7 +422,6 @@ class DebateManager:
             else check_run(state.config, self.resolve)
         )
         run = Run(id=debate_id, config=state.config, watched=watched)
-        run.watchers_changed()
         if stop:
             run.control.stop()
         resumed = resume_debate(

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic_ai.models import Model
-from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.settings import ModelSettings
 
 from moot.context.fit import PromptLike
@@ -25,6 +24,7 @@ from moot.engine.calls.replies import (
     JudgeResult,
     Reply,
     ToolUse,
+    answers_whole,
     ask_judge,
     stream_reply,
     stream_tool_reply,
@@ -68,10 +68,6 @@ def role_temperature(temperatures: Temperatures, purpose: Purpose) -> float | No
             return temperatures.summary
 
 
-def _streams_only(model: Model) -> bool:
-    return isinstance(model, FunctionModel) and model.function is None
-
-
 @dataclass(frozen=True)
 class Caller:
     """One model of a debate (a speaker's, a judge's, a fallback's), built once and called many times."""
@@ -91,7 +87,7 @@ class Caller:
         nobody watches (an eval item, an arena debate, a chat request that is not streamed) asks for whole
         replies, skipping a stream's per-token work. Asked at each call: a watcher may come or go mid-run. A
         function model given only a stream function (a Python caller's own) has no whole reply to give."""
-        return self.ref.provider == "local" or self.watching() or _streams_only(self.model)
+        return self.ref.provider == "local" or self.watching() or not answers_whole(self.model)
 
     @property
     def ref(self) -> ModelRef:

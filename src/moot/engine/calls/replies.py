@@ -431,6 +431,14 @@ def streams(model: Model) -> bool:
     return type(model).request_stream is not Model.request_stream
 
 
+def answers_whole(model: Model) -> bool:
+    """Whether a model can give a reply whole, unstreamed: every provider's can, pydantic-ai's FunctionModel only
+    when given a function (a Python caller's own may have only a stream function)."""
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    return not isinstance(model, FunctionModel) or model.function is not None
+
+
 @contextmanager
 def call_errors(
     ref: ModelRef,
