@@ -17,10 +17,12 @@ import pytest
 from sqlalchemy import event as sa_event
 
 from moot.domain.events import RoundStarted, TurnCompleted
+from moot.domain.state import fold
 from moot.errors import StoreConflictError, StoreError
 from moot.store import EventStore
 from moot.store.group_commit import GroupCommitter, settled
-from tests.test_store import db_url, raw_sql, started, store, turn
+from moot.store.projection import listed_headline
+from tests.test_store import db_url, one_of_each, raw_sql, started, store, turn, verdict
 
 __all__ = ["db_url", "store"]  # fixtures used here
 
@@ -133,6 +135,53 @@ async def test_a_conflict_in_a_batch_fails_only_its_debate(store: EventStore, db
     assert rows == [("d0",), ("d2",)]
     with pytest.raises(StoreConflictError):
         await store.append(turn("d1"))  # the lost debate stays refused
+
+
+async def test_a_result_line_is_folded_from_what_the_store_wrote_even_after_a_shared_batch_failed(
+    store: EventStore, db_url: str
+) -> None:
+    """A debate this store wrote from its start gets its listed result line from the events it holds, without
+    reading its log back; a batch that failed over another debate's conflict and was committed again debate by
+    debate leaves that log as the database holds it, not with the batch twice."""
+    ids = await _start(store, 3)
+    raw_sql(
+        db_url,
+        "insert into events (debate_id, seq, type, at, payload) "
+        "values ('d1', 2, 'round_started', '2025-03-01 12:00:00', '{}')",
+    )
+    await asyncio.gather(*(store.append(turn(d)) for d in ids), return_exceptions=True)
+    reads: list[str] = []
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().lower().startswith("select") and "payload" in statement:
+            reads.append(statement)
+
+    sa_event.listen(store._engine, "before_cursor_execute", on_execute)
+    try:
+        for d in ("d0", "d2"):
+            for event in one_of_each(d)[8:]:  # the verdict and the end
+                await store.append(event)
+    finally:
+        sa_event.remove(store._engine, "before_cursor_execute", on_execute)
+    assert reads == []
+    for d in ("d0", "d2"):
+        logged = await store.events(d)
+        assert [e.type for e in logged] == ["debate_started", "turn_completed", "verdict", "debate_completed"]
+        assert (await store.summary(d)).headline == listed_headline(logged) == fold(logged).headline
+        assert "Ada" in (listed_headline(logged) or "")
+
+
+async def test_a_result_line_after_the_run_ended_is_folded_from_the_log_read_back(
+    store: EventStore,
+) -> None:
+    """Once a run has ended its events are not kept: a later verdict (`moot judge` in the same process) reads the
+    log back, and the line is the same fold."""
+    for event in one_of_each():
+        await store.append(event)
+    await store.append(verdict(ada=2, bob=9))
+    logged = await store.events("d1")
+    assert (await store.summary("d1")).headline == fold(logged).headline
+    assert "Bob" in fold(logged).headline
 
 
 async def test_one_debates_appends_keep_their_order(store: EventStore, db_url: str) -> None:
