@@ -162,6 +162,31 @@ async def test_an_arena_on_planted_strengths_recovers_the_order_and_the_side_bia
     assert sum(r.first == r.for_model for r in run.rows) == 36
 
 
+async def test_each_matchs_debate_is_composed_once_for_the_checks_the_debate_and_its_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan's check, the pair's model check, the debate and its row all ask for a match's config: it is
+    composed once, and each asks for the same one."""
+    import moot.arena.plan as plan_module
+
+    composed: list[str] = []
+    real = plan_module.compose
+
+    def counted(request: Any, **options: Any) -> Any:
+        composed.append(request.fields["topic"])
+        return real(request, **options)
+
+    monkeypatch.setattr(plan_module, "compose", counted)
+    arena = plan(["fake:w", "fake:x", "fake:y"], n_motions=2)
+    async with await EventStore.open(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}") as store:
+        run = await run_arena(arena, store=store, out=tmp_path / "out", resolve=resolve)
+    assert run.added == arena.count() == 12 and not run.failed
+    assert len(composed) == arena.count()
+    match = next(iter(arena.matches()))
+    assert arena.config(match) is arena.config(match)
+    assert len(composed) == arena.count()
+
+
 async def test_a_stopped_arena_resumes_where_it_was_and_refuses_other_settings(tmp_path: Path) -> None:
     arena = plan(["fake:w", "fake:z"], n_motions=3)
     out = tmp_path / "out"

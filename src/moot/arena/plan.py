@@ -9,8 +9,9 @@ apart, and in each pair of debates each model opens once.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -30,6 +31,10 @@ FOR = "for the motion"
 AGAINST = "against the motion"
 # Names that say the side, never the model: the judges learn no model's name from the transcript.
 NAMES = {FOR: "Proponent", AGAINST: "Opponent"}
+# Composed configs kept: the plan's check, the pair's model check, the debate and its row ask for a match's
+# config in turn (four composes a debate, a tenth of an arena's CPU on fake models); bounded, so that a plan of
+# tens of thousands of debates does not hold them all.
+_CONFIGS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,9 @@ class ArenaPlan:
     rounds: int = DEFAULT_ROUNDS
     seed: int = 1
     allow_self_judging: bool = False
+    _configs: OrderedDict[str, DebateConfig] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
 
     @property
     def spec(self) -> ArenaSpec:
@@ -104,6 +112,16 @@ class ArenaPlan:
 
     def config(self, match: Match) -> DebateConfig:
         """The match's debate. Raises a ConfigError; `check` words it for the user."""
+        if (kept := self._configs.get(match.key)) is not None:
+            self._configs.move_to_end(match.key)
+            return kept
+        config = self._composed(match)
+        self._configs[match.key] = config
+        if len(self._configs) > _CONFIGS_KEPT:
+            self._configs.popitem(last=False)
+        return config
+
+    def _composed(self, match: Match) -> DebateConfig:
         sides = [(match.for_model, FOR), (match.against_model, AGAINST)]
         if not match.for_first:
             sides.reverse()
