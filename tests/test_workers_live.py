@@ -9,7 +9,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import psycopg
 import pytest
@@ -322,10 +322,12 @@ class Published:
 
     def __init__(self) -> None:
         self.events: list[Event] = []
+        self.watched: list[bool] = []
         self.ended: list[str] = []
 
-    def publish(self, debate_id: str, event: Event) -> None:
+    def publish(self, debate_id: str, event: Event, *, watched: bool = True) -> None:
         self.events.append(event)
+        self.watched.append(watched)
 
     def done(self, debate_id: str) -> None:
         self.ended.append(debate_id)
@@ -346,10 +348,52 @@ async def test_a_worker_sends_every_event_of_its_run_and_applies_a_stop_sent_bef
         stored = await store.events(debate_id)
     durable = [e for e in sent.events if e.durable]
     assert durable == stored[len(stored) - len(durable) :] and durable[0].type == "debate_resumed"
+    assert all(sent.watched)  # queued by a way in that shows the text: every event is sent
     reason = fold(stored).stop_reason
     assert reason is not None and reason.kind == "user"
     assert not any(isinstance(e, TurnCompleted) for e in stored)  # stopped before its first turn
     assert sent.ended == [debate_id]
+
+
+async def test_a_run_nobody_watches_says_it_runs_and_sends_the_rest_once_a_stream_watches(
+    tmp_path: Path,
+) -> None:
+    """A batch's run (queued unwatched) hands each event on as unwatched until the server says 'watch'; the
+    worker's live side then sends only the run's first event (so the server knows a worker runs it), and sends
+    again once watched, each delta naming the durable event it follows even if that one was not sent."""
+    async with await EventStore.open(str(tmp_path / "moot.db")) as store:
+        debate_id, seq = await record(store, make_config(2, rounds=2, judge=None))
+        runs = DebateRuns(
+            store, asyncio.get_running_loop(), worker="w", say=lambda _: None, resolve=resolver(Recorder())
+        )
+        sent = Published()
+        runs.live = cast(WorkerLive, sent)
+        assert await runs.run(Job(debate_id, seq, "start", watched=False)) == "completed"
+    assert len(sent.events) > 4 and not any(sent.watched)
+
+    class Sender:
+        def __init__(self) -> None:
+            self.payloads: list[str] = []
+
+        def send(self, channel: str, payload: str) -> None:
+            assert channel == "moot_live"
+            self.payloads.append(payload)
+
+    sender = Sender()
+    live = WorkerLive(cast(Any, sender))
+    resumed = turn_completed(5, "first of this run")
+    marker = TurnStarted(debate_id=DEBATE, seq=6, round=1, participant_id="ada", model="fake:ada")
+    live.publish(DEBATE, resumed, watched=False)
+    live.publish(DEBATE, marker, watched=False)
+    live.publish(DEBATE, turn_completed(7, "unread"), watched=False)
+    assert [decode(p) for p in sender.payloads] == [Message(DEBATE, event=resumed, after=0)]
+    delta = TokenDelta(debate_id=DEBATE, round=2, participant_id="ada", text="now watched")
+    live.publish(DEBATE, delta, watched=True)
+    assert decode(sender.payloads[-1]) == Message(DEBATE, event=delta, after=7)
+    live.done(DEBATE)
+    again = turn_completed(8, "a new run")
+    live.publish(DEBATE, again, watched=False)  # a new run says it runs again
+    assert decode(sender.payloads[-1]) == Message(DEBATE, event=again, after=0)
 
 
 def test_a_watcher_is_kept_for_a_run_not_begun_beside_a_pause_or_stop() -> None:

@@ -1,6 +1,7 @@
 """Live debates across processes on PostgreSQL: a worker sends each event of its runs (token deltas included)
-with NOTIFY on one channel, the server LISTENs and fans them out; the server sends pause and stop back on a
-control channel that every worker LISTENs to.
+with NOTIFY on one channel, the server LISTENs and fans them out; the server sends pause, stop and watch back on
+a control channel that every worker LISTENs to. A run nobody watches (a batch's, a chat request's) sends only its
+first event until a stream watches it: whoever reads it meanwhile reads the store.
 
 Order: a worker sends its notifications from one connection, in the order its runs yield events, and
 PostgreSQL delivers one session's notifications in commit order. A durable event is stored before it is sent,
@@ -244,11 +245,17 @@ class WorkerLive:
         live._listener = await _Listener.open(info, CONTROL_CHANNEL, heard, say)
         return live
 
-    def publish(self, debate_id: str, event: Event) -> None:
-        after = self._last.get(debate_id, 0)
-        for payload in encode(debate_id, event, after):
-            self._sender.send(CHANNEL, payload)
+    def publish(self, debate_id: str, event: Event, *, watched: bool = True) -> None:
+        """Send `event` to the server. In a run nobody watches (`watched` False: a batch, a chat request) only its
+        first event goes, which tells the server that a worker runs the debate (so a pause or stop reaches it);
+        the rest is read from the store by whoever asks, and the run sends again once a stream watches it.
+        Sending each event cost a worker a third of its CPU and PostgreSQL a transaction for no reader."""
+        after = self._last.get(debate_id)
+        if watched or after is None:
+            for payload in encode(debate_id, event, after or 0):
+                self._sender.send(CHANNEL, payload)
         if event.durable and event.seq is not None:
+            # Kept when not sent too: a delta sent later names the durable event it follows, stored or sent.
             self._last[debate_id] = event.seq
 
     def done(self, debate_id: str) -> None:

@@ -219,7 +219,7 @@ class DebateRuns:
                 async for event in run:
                     last = event
                     if self.live is not None:
-                        self.live.publish(job.debate_id, event)
+                        self.live.publish(job.debate_id, event, watched=control.watched)
             except StoreConflictError as exc:
                 if not log.landed and attempt < RACE_TRIES:
                     continue  # someone wrote between the read and the first write: plan again
