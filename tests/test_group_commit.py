@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event as sa_event
 
-from moot.domain.events import RoundStarted, TurnCompleted
+from moot.domain.events import DebateResumed, RoundStarted, TurnCompleted
 from moot.domain.state import fold
 from moot.errors import StoreConflictError, StoreError
 from moot.store import EventStore
@@ -169,6 +169,35 @@ async def test_a_result_line_is_folded_from_what_the_store_wrote_even_after_a_sh
         assert [e.type for e in logged] == ["debate_started", "turn_completed", "verdict", "debate_completed"]
         assert (await store.summary(d)).headline == listed_headline(logged) == fold(logged).headline
         assert "Ada" in (listed_headline(logged) or "")
+
+
+async def test_a_new_run_reads_its_log_once_at_its_start_and_folds_its_result_line_from_it(
+    store: EventStore, db_url: str
+) -> None:
+    """Another process (a worker) carries a debate on: its store reads the log once, when the run's first
+    event is checked against it, and the verdict and the end write the result line without reading it again."""
+    events = one_of_each()
+    for event in events[:6]:
+        await store.append(event)
+    await store.flush()
+    async with await EventStore.open(db_url) as other:
+        reads: list[str] = []
+
+        def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if statement.lstrip().lower().startswith("select") and "payload" in statement:
+                reads.append(statement)
+
+        sa_event.listen(other._engine, "before_cursor_execute", on_execute)
+        try:
+            await other.append(DebateResumed(debate_id="d1", after_status="interrupted", after_seq=6))
+            for event in events[6:]:
+                await other.append(event)
+        finally:
+            sa_event.remove(other._engine, "before_cursor_execute", on_execute)
+        assert len(reads) == 1
+        logged = await other.events("d1")
+        assert logged[-1].type == "debate_completed" and len(logged) == len(events) + 1
+        assert (await other.summary("d1")).headline == fold(logged).headline
 
 
 async def test_a_result_line_after_the_run_ended_is_folded_from_the_log_read_back(

@@ -163,6 +163,7 @@ class EventStore(SeatIndex):
         raise _conflict(event, self._where)
 
     def _append(self, event: Event) -> Event:
+        tail: _Tail | None = None
         if isinstance(event, ConfigEdited) and event.after_seq is not None:
             # An edit checked against the log up to `after_seq`: a start written since makes it stale.
             cached = self._tails.pop(event.debate_id, None)
@@ -188,7 +189,9 @@ class EventStore(SeatIndex):
                     f"read it (seq {tail.next_seq - 1}, not {event.after_seq}); it is running elsewhere, so this "
                     "run did not start"
                 )
-        tail = self._tails.get(event.debate_id) or self._load_tail(event)
+        # The tail just read for a new run or an edit is the one to write with: reading it again was a second
+        # round trip (and, for a run, a second read of its log).
+        tail = tail or self._tails.get(event.debate_id) or self._load_tail(event)
         stored = _queue(tail, event)
         self._tails[event.debate_id] = tail
         if stored.checkpoint:
@@ -377,13 +380,26 @@ class EventStore(SeatIndex):
                 f"debate id {debate_id[:80]!r} cannot be stored: give at most {ID_LENGTH} "
                 "characters and no NUL"
             )
+        log: list[Event] | None = None
         with self._engine.connect() as conn:
             participants = conn.execute(
                 sa.select(debates.c.participants).where(debates.c.id == debate_id)
             ).scalar_one_or_none()
-            last = conn.execute(
-                sa.select(sa.func.max(events.c.seq)).where(events.c.debate_id == debate_id)
-            ).scalar_one()
+            if isinstance(event, DebateResumed) and participants is not None:
+                # A new run (a worker's, a resume) reads its log once here, so that its result line is folded
+                # from memory at its verdict and end rather than read back twice.
+                rows = conn.execute(
+                    sa.select(events.c.seq, events.c.payload)
+                    .where(events.c.debate_id == debate_id)
+                    .order_by(events.c.seq)
+                ).all()
+                last = rows[-1].seq if rows else None
+                with contextlib.suppress(StoreError):  # an event this moot cannot read: read back as before
+                    log = [self._parse(debate_id, seq, payload) for seq, payload in rows]
+            else:
+                last = conn.execute(
+                    sa.select(sa.func.max(events.c.seq)).where(events.c.debate_id == debate_id)
+                ).scalar_one()
         if isinstance(event, DebateStarted):
             if participants is not None:
                 raise StoreError(
@@ -394,7 +410,7 @@ class EventStore(SeatIndex):
             raise StoreError(
                 f"debate {debate_id!r} is not in {self._where}; its first event must be debate_started"
             )
-        return _Tail(next_seq=(last or 0) + 1, names={p["id"]: p["name"] for p in participants})
+        return _Tail(next_seq=(last or 0) + 1, names={p["id"]: p["name"] for p in participants}, log=log)
 
     async def delete(self, debate_id: str) -> None:
         """Remove a debate: its events and its row. Raises NotFoundError when there is no such debate."""
