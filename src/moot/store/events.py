@@ -381,6 +381,7 @@ class EventStore(SeatIndex):
                 "characters and no NUL"
             )
         log: list[Event] | None = None
+        last: int | None = None
         with self._engine.connect() as conn:
             participants = conn.execute(
                 sa.select(debates.c.participants).where(debates.c.id == debate_id)
@@ -396,7 +397,7 @@ class EventStore(SeatIndex):
                 last = rows[-1].seq if rows else None
                 with contextlib.suppress(StoreError):  # an event this moot cannot read: read back as before
                     log = [self._parse(debate_id, seq, payload) for seq, payload in rows]
-            else:
+            elif not isinstance(event, DebateStarted):  # a new debate's first seq is 1: nothing to look up
                 last = conn.execute(
                     sa.select(sa.func.max(events.c.seq)).where(events.c.debate_id == debate_id)
                 ).scalar_one()
