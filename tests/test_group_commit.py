@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,22 @@ async def test_a_conflict_in_a_batch_fails_only_its_debate(store: EventStore, db
         await store.append(turn("d1"))  # the lost debate stays refused
 
 
+@contextmanager
+def log_reads(store: EventStore) -> Iterator[list[str]]:
+    """The statements that read events' payloads back while the block runs."""
+    reads: list[str] = []
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().lower().startswith("select") and "payload" in statement:
+            reads.append(statement)
+
+    sa_event.listen(store._engine, "before_cursor_execute", on_execute)
+    try:
+        yield reads
+    finally:
+        sa_event.remove(store._engine, "before_cursor_execute", on_execute)
+
+
 async def test_a_result_line_is_folded_from_what_the_store_wrote_even_after_a_shared_batch_failed(
     store: EventStore, db_url: str
 ) -> None:
@@ -150,19 +167,10 @@ async def test_a_result_line_is_folded_from_what_the_store_wrote_even_after_a_sh
         "values ('d1', 2, 'round_started', '2025-03-01 12:00:00', '{}')",
     )
     await asyncio.gather(*(store.append(turn(d)) for d in ids), return_exceptions=True)
-    reads: list[str] = []
-
-    def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if statement.lstrip().lower().startswith("select") and "payload" in statement:
-            reads.append(statement)
-
-    sa_event.listen(store._engine, "before_cursor_execute", on_execute)
-    try:
+    with log_reads(store) as reads:
         for d in ("d0", "d2"):
             for event in one_of_each(d)[8:]:  # the verdict and the end
                 await store.append(event)
-    finally:
-        sa_event.remove(store._engine, "before_cursor_execute", on_execute)
     assert reads == []
     for d in ("d0", "d2"):
         logged = await store.events(d)
@@ -181,19 +189,10 @@ async def test_a_new_run_reads_its_log_once_at_its_start_and_folds_its_result_li
         await store.append(event)
     await store.flush()
     async with await EventStore.open(db_url) as other:
-        reads: list[str] = []
-
-        def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-            if statement.lstrip().lower().startswith("select") and "payload" in statement:
-                reads.append(statement)
-
-        sa_event.listen(other._engine, "before_cursor_execute", on_execute)
-        try:
+        with log_reads(other) as reads:
             await other.append(DebateResumed(debate_id="d1", after_status="interrupted", after_seq=6))
             for event in events[6:]:
                 await other.append(event)
-        finally:
-            sa_event.remove(other._engine, "before_cursor_execute", on_execute)
         assert len(reads) == 1
         logged = await other.events("d1")
         assert logged[-1].type == "debate_completed" and len(logged) == len(events) + 1
