@@ -168,13 +168,13 @@ async def test_each_matchs_debate_is_composed_once_for_the_checks_the_debate_and
     """The plan's check, the pair's model check, the debate and its row all ask for a match's config: it is
     composed once, and each asks for the same one."""
     import moot.arena.plan as plan_module
+    from moot.config_files.compose import compose
 
     composed: list[str] = []
-    real = plan_module.compose
 
     def counted(request: Any, **options: Any) -> Any:
         composed.append(request.fields["topic"])
-        return real(request, **options)
+        return compose(request, **options)
 
     monkeypatch.setattr(plan_module, "compose", counted)
     arena = plan(["fake:w", "fake:x", "fake:y"], n_motions=2)
