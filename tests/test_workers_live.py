@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from moot.config_files.compose import compose_config
 from moot.domain.events import Event, TokenDelta, TurnCompleted, TurnStarted
 from moot.domain.state import fold
 from moot.domain.usage import Usage
@@ -22,6 +23,7 @@ from moot.engine import RunControl
 from moot.server import create_app
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
+from moot.workers.client import QueueClient
 from moot.workers.live import (
     KEPT_CONTROL_S,
     MAX_PAYLOAD,
@@ -224,6 +226,46 @@ def test_worker_run_debates_count_against_the_per_token_running_limit(
             time.sleep(0.05)
         assert third.status_code == 202, third.text
         wait_status(client, third.json()["id"], {"completed"})
+
+
+async def _queued_unwatched(url: str, data: dict[str, Any]) -> str:
+    """A debate recorded and queued as a batch queues it (nobody watches it), not through this server."""
+    async with await EventStore.open(url) as store, await QueueClient.open(url) as queue:
+        debate_id, seq = await record(store, compose_config(data))
+        await queue.dispatch(debate_id, seq, "start", watched=False)
+    return debate_id
+
+
+@pytest.mark.postgres
+@pytest.mark.subprocess
+def test_a_run_nobody_watches_takes_a_pause_and_a_stream_opened_on_it_misses_nothing(
+    postgres_db: str, worker: WorkerProcess
+) -> None:
+    """A worker's run queued unwatched sends the server only its first event: enough for a pause from a server that
+    did not queue it to reach the worker; a stream that opens on such a run mid-way gets every event, in order,
+    without a gap, and the run sends the rest live from then on."""
+    with TestClient(create_app(postgres_db, enqueue_to=postgres_db)) as client:
+        paused_id = asyncio.run(_queued_unwatched(postgres_db, body(model="fake:drip-20", rounds=5)))
+        wait_status(client, paused_id, {"running"})
+        deadline = time.monotonic() + 30
+        while (answer := client.post(f"/api/debates/{paused_id}/pause")).status_code != 202:
+            assert time.monotonic() < deadline, (
+                answer.text
+            )  # until the server has heard the run's first event
+            time.sleep(0.05)
+        assert wait_status(client, paused_id, {"paused", "completed"}) == "paused"
+
+        watched_id = asyncio.run(_queued_unwatched(postgres_db, body(model="fake:drip-20", rounds=2)))
+        wait_status(client, watched_id, {"running"})
+        events = sse(client.get(f"/api/debates/{watched_id}/events").text)
+        assert events[-1]["event"] == "debate_completed"
+        durable = [int(e["id"]) for e in events if "id" in e]
+        assert durable == list(range(1, len(durable) + 1))  # no gap, no repeat
+        assert sum(e["event"] == "turn_completed" for e in events) == 4
+        # Watched from its next call: the last turn's text came as deltas before it completed.
+        last = max(i for i, e in enumerate(events) if e["event"] == "turn_completed")
+        begun = max(j for j in range(last) if events[j]["event"] == "turn_started")
+        assert any(e["event"] == "token_delta" for e in events[begun:last])
 
 
 def test_a_worker_applies_a_signal_to_its_run_or_keeps_it_for_one_it_has_not_begun() -> None:
