@@ -424,8 +424,7 @@ async def _judge_attempt(
 def streams(model: Model) -> bool:
     """Whether a model can stream a reply: every provider's can, pydantic-ai's FunctionModel only when given a
     stream function, and a plug-in's model only if its class implements `request_stream`."""
-    while isinstance(model, WrapperModel):
-        model = model.wrapped
+    model = _innermost(model)
     if isinstance(model, FunctionModel):
         return model.stream_function is not None
     return type(model).request_stream is not Model.request_stream
@@ -434,9 +433,15 @@ def streams(model: Model) -> bool:
 def answers_whole(model: Model) -> bool:
     """Whether a model can give a reply whole, unstreamed: every provider's can, pydantic-ai's FunctionModel only
     when given a function (a Python caller's own may have only a stream function)."""
+    model = _innermost(model)
+    return not isinstance(model, FunctionModel) or model.function is not None
+
+
+def _innermost(model: Model) -> Model:
+    """The model a wrapper (pydantic-ai's InstrumentedModel, a plug-in's WrapperModel) calls in the end."""
     while isinstance(model, WrapperModel):
         model = model.wrapped
-    return not isinstance(model, FunctionModel) or model.function is not None
+    return model
 
 
 @contextmanager
