@@ -25,20 +25,10 @@ TEMPLATE_NAMES = tuple(
 
 
 def user_prompt_dir() -> Path:
-    env = os.environ
-    return _prompt_dir(
-        env.get("MOOT_PROMPTS"), env.get("MOOT_HOME"), env.get("XDG_DATA_HOME"), env.get("HOME")
-    )
-
-
-@lru_cache(maxsize=8)
-def _prompt_dir(explicit: str | None, home: str | None, *_platform: str | None) -> Path:
-    # Kept by the variables that name it (platformdirs reads the last two): it is asked at every prompt
-    # rendered, and platformdirs and Path were a twentieth of a batch's CPU. A changed variable (a server's
-    # user, each test's home) is a new key.
-    if explicit:
+    if explicit := os.environ.get("MOOT_PROMPTS"):
         return Path(explicit)
-    return Path(home or platformdirs.user_data_dir("moot")) / "prompts"
+    home = os.environ.get("MOOT_HOME") or platformdirs.user_data_dir("moot")
+    return Path(home) / "prompts"
 
 
 class _CompiledTemplates(jinja2.BytecodeCache):
