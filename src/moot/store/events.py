@@ -48,7 +48,7 @@ from moot.store.projection import (
 )
 from moot.store.seats import SeatIndex, delete_people
 
-# Built once: building and keying a statement at every write was a fifth of the store's work in a batch.
+# Built once: building and keying a statement at every write was about a sixth of the store's work (profiled).
 _INSERT_DEBATE = sa.insert(debates)
 _INSERT_EVENTS = sa.insert(events)
 _UPDATE_ROW = sa.update(debates).where(debates.c.id == sa.bindparam("row_id"))
@@ -61,9 +61,9 @@ class _Tail:
     next_seq: int
     names: dict[str, str]  # participant id -> display name, for the winner column
     pending: list[Event] = field(default_factory=list)  # progress markers not yet committed
-    # The debate's whole log as this store wrote it, kept while its run goes, so that its result line is folded
-    # from memory rather than read back and parsed at each verdict and end (a third of a batch's store work).
-    # None when the tail was read from the database (a resumed or edited debate) or once the run has ended.
+    # The debate's log while its run goes (written by this store, or read once when a new run began), so that
+    # its result line is folded from memory rather than read back and parsed at each verdict and end. None for a
+    # tail read without it (an edit, a debate another process wrote) and once the run has ended.
     log: list[Event] | None = None
 
 
