@@ -15,11 +15,12 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from moot.batch.pool import enqueue
 from moot.config_files.compose import compose_config
 from moot.domain.events import Event, TokenDelta, TurnCompleted, TurnStarted
 from moot.domain.state import fold
 from moot.domain.usage import Usage
-from moot.engine import RunControl
+from moot.engine import RunControl, check_run
 from moot.server import create_app
 from moot.server.settings import ServerSettings
 from moot.store import EventStore
@@ -229,11 +230,9 @@ def test_worker_run_debates_count_against_the_per_token_running_limit(
 
 
 async def _queued_unwatched(url: str, data: dict[str, Any]) -> str:
-    """A debate recorded and queued as a batch queues it (nobody watches it), not through this server."""
+    """A debate queued as a batch queues it (nobody watches it), not through this server."""
     async with await EventStore.open(url) as store, await QueueClient.open(url) as queue:
-        debate_id, seq = await record(store, compose_config(data))
-        await queue.dispatch(debate_id, seq, "start", watched=False)
-    return debate_id
+        return await enqueue(check_run(compose_config(data)), store=store, queue=queue, run_id=None)
 
 
 @pytest.mark.postgres
