@@ -209,18 +209,8 @@ async def test_a_plain_http_server_gets_no_ca_bundle_and_https_ones_share_one(
 # Answer schemas and agents
 
 
-async def test_answer_types_and_their_agents_are_built_once_per_shape(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    engine_calls.answer_agent.cache_clear()
-    built: list[type] = []
-    real = engine_calls.build_answer_agent
-
-    def counting(answer_type: type) -> Any:
-        built.append(answer_type)
-        return real(answer_type)
-
-    monkeypatch.setattr(engine_calls, "build_answer_agent", counting)
+async def test_answer_types_and_their_request_shapes_are_built_once_per_shape() -> None:
+    engine_calls.answer_shape.cache_clear()
     assessed = config(rounds=2).model_copy(
         update={"stopping": config().stopping.model_copy(update={"assess_rounds": True})}
     )
@@ -229,8 +219,8 @@ async def test_answer_types_and_their_agents_are_built_once_per_shape(
         [e async for e in run_debate(assessed, log=log, resolve=resolver(many_tokens()))]
         state = fold(log.events)
         assert state.verdict is not None and len(state.assessments) == 2
-    # Three debates, each with two assessments and a verdict: one agent for each shape of answer.
-    assert len(built) == 2
+    # Three debates, each with two assessments and a verdict: one output tool and schema for each shape of answer.
+    assert engine_calls.answer_shape.cache_info().misses == 2
     assert judging_schema.answer_model(assessed) is judging_schema.answer_model(assessed)
     assert judging_assessment.assessment_model(assessed) is judging_assessment.assessment_model(assessed)
     other = assessed.model_copy(

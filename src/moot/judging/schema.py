@@ -130,7 +130,7 @@ def answer_model(
 @functools.lru_cache(maxsize=256)
 def _answer_model(criteria: tuple[ScoredCriterion, ...], entrants: tuple[Entrant, ...]) -> type[JudgeAnswer]:
     """The answer model of one rubric and roster, built once: the same shape gives the same class, so its
-    agent (moot.engine.calls.replies.answer_agent) and JSON schema are built once too."""
+    shape (moot.engine.calls.replies.answer_shape: its output tool and JSON schema) is built once too."""
     assessment = create_model(
         "Assessment",
         # maxLength/maxItems shape what a grammar-constrained model may write, so its whole answer fits its

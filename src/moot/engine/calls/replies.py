@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pydantic_ai
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import Agent, AgentRunResult, capture_run_messages
+from pydantic_ai import Agent
+from pydantic_ai._output import (
+    DEFAULT_OUTPUT_TOOL_DESCRIPTION,
+    DEFAULT_OUTPUT_TOOL_NAME,
+    ObjectOutputProcessor,
+)
+from pydantic_ai._utils import strip_markdown_fences
 from pydantic_ai.capabilities import NativeTool
 from pydantic_ai.direct import model_request, model_request_stream
 from pydantic_ai.exceptions import UnexpectedModelBehavior
@@ -30,15 +36,18 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextPart,
     TextPartDelta,
+    ToolCallPart,
     UserPromptPart,
 )
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import OUTPUT_TOOLSET_ID
 
 from moot.domain.models import ModelRef
 from moot.domain.usage import Usage
@@ -311,11 +320,7 @@ async def ask_judge(
     tried again by `guard`'s policy without spending them.
     """
     ref, user, settings, timeout_s = request.ref, request.user, request.settings, request.timeout_s
-    if request.instrument is None:
-        agent = answer_agent(answer_type)
-    else:  # the run's own spans: an agent of its own, not the shared one
-        agent = build_answer_agent(answer_type)
-        agent.instrument = request.instrument
+    shape = answer_shape(answer_type)
     started = time.perf_counter()
     usage = Usage()
     error: str | None = None
@@ -327,36 +332,45 @@ async def ask_judge(
         attempt_settings = ModelSettings(**settings)
         if "seed" in settings or attempt > 1:
             attempt_settings["seed"] = settings.get("seed", 0) + attempt - 1
-        with capture_run_messages() as messages:
-            once = functools.partial(
-                _judge_attempt, agent, request, prompt, attempt_settings, ref=ref, timeout_s=timeout_s
+        once = functools.partial(
+            _answer_attempt, shape, request, prompt, attempt_settings, ref=ref, timeout_s=timeout_s
+        )
+        try:
+            response = await (guard.run(once) if guard is not None else once())
+        except ModelCallError as exc:
+            # Reached the provider's end, or the policy gave up: another answer attempt would fail the same way.
+            return JudgeResult(
+                answer=None,
+                error=f"{who} could not be reached: {redact(str(exc))}",
+                attempts=attempt,
+                usage=usage,
+                latency_s=time.perf_counter() - started,
             )
-            try:
-                result = await (guard.run(once) if guard is not None else once())
-                return JudgeResult(
-                    answer=result.output,
-                    error=None,
-                    attempts=attempt,
-                    usage=usage + messages_usage(messages, free=ref.is_local),
-                    latency_s=time.perf_counter() - started,
-                )
-            except UnexpectedModelBehavior as exc:
-                error = _invalid_reason(exc)
-            except ModelCallError as exc:
-                # Reached the provider's end, or the policy gave up: another answer attempt would fail the same way.
-                usage = usage + messages_usage(messages, free=ref.is_local)
-                return JudgeResult(
-                    answer=None,
-                    error=f"{who} could not be reached: {redact(str(exc))}",
-                    attempts=attempt,
-                    usage=usage,
-                    latency_s=time.perf_counter() - started,
-                )
-            except MootError as exc:
-                error = redact(str(exc))
-            except Exception as exc:  # a broken judge must not lose the debate: record why
-                error = f"{type(exc).__name__}: {_one_line(exc)}"
-        usage = usage + messages_usage(messages, free=ref.is_local)
+        except UnexpectedModelBehavior as exc:  # the model's adapter found the answer unusable: another try
+            error = _one_line(exc)[:300]
+            continue
+        except MootError as exc:
+            error = redact(str(exc))
+            continue
+        except Exception as exc:  # a broken judge must not lose the debate: record why
+            error = f"{type(exc).__name__}: {_one_line(exc)}"
+            continue
+        usage = usage + response_usage(response, free=ref.is_local)
+        try:
+            answer = shape.read(response)
+        except InvalidAnswer as exc:
+            error = str(exc)
+            continue
+        except Exception as exc:  # an answer type's own validator that raised something else: the same
+            error = f"{type(exc).__name__}: {_one_line(exc)}"
+            continue
+        return JudgeResult(
+            answer=answer,
+            error=None,
+            attempts=attempt,
+            usage=usage,
+            latency_s=time.perf_counter() - started,
+        )
     tries = "1 try" if retries == 0 else f"{retries + 1} tries"
     return JudgeResult(
         answer=None,
@@ -367,58 +381,117 @@ async def ask_judge(
     )
 
 
-def build_answer_agent(answer_type: type[AnswerT]) -> Agent[str, AnswerT]:
-    """An agent that answers in `answer_type`, for any model and system prompt (given per run: the model, and
-    the system prompt as the run's deps), so one can serve every call for that answer type."""
-    agent: Agent[str, AnswerT] = Agent(output_type=answer_type, deps_type=str, retries={"output": 0})
+class InvalidAnswer(ValueError):
+    """A structured answer that does not fit its type; its message is what the next attempt is told."""
 
-    @agent.system_prompt
-    def _system(ctx: pydantic_ai.RunContext[str]) -> str:
-        return ctx.deps
 
-    return agent
+@dataclass(frozen=True)
+class AnswerShape(Generic[AnswerT]):
+    """What a structured answer asks a model for, as pydantic-ai's agent asks it: an output tool whose arguments are
+    the answer or, on a model whose profile prefers it (`default_structured_output_mode`), the answer's JSON object
+    as text. The model resolves which (`Model.prepare_request`); `read` takes the answer from either.
+
+    A request and a validation rather than an agent run: an agent run of one structured answer cost ~4.5 ms of CPU
+    (its graph, run context and task groups), one request ~0.25 ms, measured on a FunctionModel in one process."""
+
+    answer_type: type[AnswerT]
+    parameters: ModelRequestParameters
+
+    @property
+    def tool_name(self) -> str:
+        return self.parameters.output_tools[0].name
+
+    def read(self, response: ModelResponse) -> AnswerT:
+        """The answer in `response`, or InvalidAnswer saying what was wrong with it, in one line for the model."""
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        if mine := [c for c in calls if c.tool_name == self.tool_name]:
+            args = mine[0].args
+            try:
+                if isinstance(args, str):
+                    return self.answer_type.model_validate_json(args or "{}")
+                return self.answer_type.model_validate(args or {})
+            except ValidationError as exc:
+                raise InvalidAnswer(_validation_reason(exc)) from exc
+        if calls:
+            raise InvalidAnswer(
+                f"Unknown tool name: {calls[0].tool_name!r}. Available tools: {self.tool_name!r}"
+            )
+        text = "".join(p.content for p in response.parts if isinstance(p, TextPart)).strip()
+        if not text:
+            raise InvalidAnswer("Please return text or include your response in a tool call.")
+        try:
+            return self.answer_type.model_validate_json(strip_markdown_fences(text))
+        except ValidationError as exc:
+            if all(e["type"] == "json_invalid" for e in exc.errors()):
+                # Prose where a structure was asked: on a tool-output model, the tool was not called.
+                raise InvalidAnswer(
+                    f"Plain text is not an answer: call the {self.tool_name} tool with the answer as its arguments"
+                ) from exc
+            raise InvalidAnswer(_validation_reason(exc)) from exc
 
 
 @functools.lru_cache(maxsize=256)
-def answer_agent(answer_type: type[BaseModel]) -> Agent[str, Any]:
-    """The agent of an answer type, built once: building one (its output tool and JSON schema) cost ~20 ms of
-    CPU a verdict. The answer types are themselves built once per shape (moot.judging.schema), so the bound
-    only matters to a process that judges many different rosters."""
-    return build_answer_agent(answer_type)
+def answer_shape(answer_type: type[AnswerT]) -> AnswerShape[AnswerT]:
+    """The shape of an answer type, built once: its JSON schema took ~20 ms to build. The answer types are themselves
+    built once per shape (moot.judging.schema), so the bound only matters to a process that judges many rosters.
+
+    The output tool and object are pydantic-ai's own (its `ObjectOutputProcessor`, as its agent builds them), so a
+    provider sees the same schema, and the same per-profile changes to it, as when an agent asked."""
+    obj = ObjectOutputProcessor(answer_type).object_def
+    tool = ToolDefinition(
+        name=DEFAULT_OUTPUT_TOOL_NAME,
+        description=obj.description or DEFAULT_OUTPUT_TOOL_DESCRIPTION,
+        parameters_json_schema=obj.json_schema,
+        strict=obj.strict,
+        kind="output",
+        toolset_id=OUTPUT_TOOLSET_ID,
+    )
+    # 'auto': the model's profile picks the tool or its JSON object, as it does for an agent's structured output.
+    parameters = ModelRequestParameters(
+        output_mode="auto", output_tools=[tool], output_object=obj, allow_text_output=True
+    )
+    return AnswerShape(answer_type, parameters)
 
 
-async def _judge_attempt(
-    agent: Agent[str, AnswerT],
+async def _answer_attempt(
+    shape: AnswerShape[AnswerT],
     request: CallRequest,
     prompt: str,
     settings: ModelSettings,
     *,
     ref: ModelRef,
     timeout_s: float,
-) -> AgentRunResult[AnswerT]:
+) -> ModelResponse:
     """One structured-answer call, streamed so that `limits.judge_timeout_s` is a silence limit as a turn's is: a
     slow local judge still writing its verdict is never cut; one that goes quiet is. In a run nobody watches it is
-    asked whole, as a turn is, with the limit over the whole call. An invalid answer (UnexpectedModelBehavior) is
-    left for the caller's retries."""
+    asked whole, as a turn is, with the limit over the whole call. The answer is read from the response by the
+    caller, so an invalid one is left to its retries, not the call's."""
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart(request.system), UserPromptPart(prompt)])
+    ]
     with call_errors(ref, keep=UnexpectedModelBehavior):
         if not request.streamed or not streams(request.model):  # asked whole: the limit covers the whole call
             async with answer_limit(str(ref), timeout_s):
-                return await agent.run(
-                    prompt, model=request.model, deps=request.system, model_settings=settings
+                return await model_request(
+                    request.model,
+                    messages,
+                    model_settings=settings,
+                    model_request_parameters=shape.parameters,
+                    instrument=request.instrument,
                 )
-        async with reply_limits(str(ref), timeout_s, request.max_s, "limits.judge_timeout_s") as heard:
-
-            async def alive(_: object, events: AsyncIterable[object]) -> None:
-                async for _event in events:
-                    heard()
-
-            return await agent.run(
-                prompt,
-                model=request.model,
-                deps=request.system,
+        async with (
+            reply_limits(str(ref), timeout_s, request.max_s, "limits.judge_timeout_s") as heard,
+            model_request_stream(
+                request.model,
+                messages,
                 model_settings=settings,
-                event_stream_handler=alive,
-            )
+                model_request_parameters=shape.parameters,
+                instrument=request.instrument,
+            ) as stream,
+        ):
+            async for _event in stream:
+                heard()
+            return stream.get()
 
 
 def streams(model: Model) -> bool:
@@ -472,20 +545,13 @@ def call_errors(
         raise ModelCallError(fault.message, model=label, fault=fault) from exc
 
 
-def _invalid_reason(exc: UnexpectedModelBehavior) -> str:
-    """The validation problem behind pydantic-ai's 'exceeded retries', in one short line."""
-    cause: BaseException | None = exc.__cause__ or exc.__context__
-    while cause is not None and (cause.__cause__ or cause.__context__) is not None and not str(cause).strip():
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(cause, ValidationError) and cause.errors():
-        # The model needs the reason ("ranking must list A, B, C once each"), not pydantic's headline.
-        first = cause.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        reason = first["msg"].removeprefix("Value error, ")
-        text = one_line(f"{where}: {reason}" if where else reason)
-    else:
-        text = _one_line(cause) if cause is not None and str(cause).strip() else _one_line(exc)
-    return text[:300]
+def _validation_reason(exc: ValidationError) -> str:
+    """The first problem with an answer, in one short line: the model needs the reason ("ranking must list A, B, C
+    once each"), not pydantic's headline."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    reason = first["msg"].removeprefix("Value error, ")
+    return one_line(f"{where}: {reason}" if where else reason)[:300]
 
 
 def _text_of(event: object) -> str:
