@@ -14,6 +14,11 @@ runner), once "before": every debate forced to stream (a launcher wraps the batc
 `watched=True`), or, with `--before-src DIR` (an older moot's src/, a git worktree), that moot run as it is. The
 figure is the child's CPU (user + system, from the OS), best of `--repeat` interleaved rounds; each run must
 complete every debate.
+
+Beside them, each run's floor: a process that only imports the libraries the command imported (every module
+`python -X importtime` lists for it that is not moot's own: pydantic-ai, SQLAlchemy, typer and rich, matplotlib
+when it draws report.png, ...) and exits, timed the same way in the same rounds. A run cannot cost less than its
+floor, so where a third of "before" is under it, 3x less CPU than before cannot be reached by any change to moot.
 """
 
 from __future__ import annotations
@@ -70,6 +75,39 @@ def run(mode: str, args: list[str], home: Path, before_src: Path | None = None) 
     return spent
 
 
+FLOOR = """
+import importlib, sys
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except Exception:  # a module only importable the way its package imports it: its package is imported anyway
+        pass
+"""
+
+
+def libraries_imported(args: list[str], home: Path) -> list[str]:
+    """Every module the command imports that is not moot's own, in the order it imported them."""
+    env = {**os.environ, "MOOT_HOME": str(home), "COLUMNS": "120"}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", LAUNCHER, "whole", *args],
+        env=env, cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"moot {args[0]} failed while its imports were listed:\n{done.stderr[-2000:]}")
+    names = [
+        line.rpartition("|")[2].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    ]
+    return [n for n in names if n and n != "package" and n.split(".")[0] not in ("moot", "__main__")]
+
+
+def floor(modules: list[str]) -> float:
+    before = child_cpu()
+    subprocess.run([sys.executable, "-c", FLOOR, *modules], cwd=ROOT, check=True)
+    return child_cpu() - before
+
+
 def arena_args(models: int, motions: int, folder: Path) -> list[str]:
     motions_file = folder / "motions.txt"
     motions_file.write_text("".join(f"Motion number {i} should pass\n" for i in range(motions)))
@@ -120,8 +158,17 @@ def main() -> None:
 
     runs = (arena, evaluation)
     best: dict[tuple[str, str], float] = {}
+    modules: dict[str, list[str]] = {}
+    for name in runs:
+        with tempfile.TemporaryDirectory() as tmp:
+            modules[name] = libraries_imported(command(name, Path(tmp))[0], Path(tmp) / "home")
     for round_ in range(args.repeat):
         for name in runs:
+            spent = floor(modules[name])
+            out.print(
+                f"round {round_ + 1}: {name}, floor ({len(modules[name])} modules imported): {spent:.2f} s CPU"
+            )
+            best[(name, "floor")] = min(best.get((name, "floor"), spent), spent)
             for mode in ("streamed", "whole"):
                 with tempfile.TemporaryDirectory() as tmp:
                     folder = Path(tmp)
@@ -136,12 +183,25 @@ def main() -> None:
     table = Table(
         title=f"CPU of a batch run (the CLI's process), best of {args.repeat}", title_justify="left"
     )
-    for heading in ("run", "before, s", "now (whole replies), s", "before / now"):
+    headings = ("run", "before, s", "now, s", "before / now", "before / 3, s", "floor, s", "before / floor")
+    for heading in headings:
         table.add_column(heading, justify="left" if heading == "run" else "right")
     for name in runs:
-        before, after = best[(name, "streamed")], best[(name, "whole")]
-        table.add_row(name, f"{before:.2f}", f"{after:.2f}", f"{before / after:.2f}x")
+        before, after, least = best[(name, "streamed")], best[(name, "whole")], best[(name, "floor")]
+        table.add_row(
+            name,
+            f"{before:.2f}",
+            f"{after:.2f}",
+            f"{before / after:.2f}x",
+            f"{before / 3:.2f}",
+            f"{least:.2f}",
+            f"{before / least:.2f}x",
+        )
     out.print(table)
+    out.print(
+        "floor: a process that imports the libraries the command imported (not moot) and exits. Where before / 3 is"
+        " under it, 3x less CPU than before is out of reach of any change to moot."
+    )
 
 
 if __name__ == "__main__":
