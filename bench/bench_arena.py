@@ -17,7 +17,9 @@ verdict into results.jsonl as the workers finish them, and writes the ratings an
 than `run_arena` in this process, so the figures hold what a user waits for (start-up, the report) and the
 command's own CPU is counted apart from the workers'. The clock runs from starting the command until it exits;
 the bench watches queued.jsonl and results.jsonl to split that time into start-up, queueing, the last debates
-and the report, and counts the CPU time of the command, the workers and the PostgreSQL server. Every run must
+and the report, and counts the CPU time of the command, the workers and the PostgreSQL server. Before the
+command starts, the workers and PostgreSQL are timed doing nothing for --idle-s: what the queue's polls and DBOS's
+notifier cost whatever the debates, shown as "of it idle" over the run's wall time. Every run must
 leave one row per debate, each with a verdict, and a leaderboard.json (checked here; the bench stops otherwise).
 """
 
@@ -69,6 +71,14 @@ class Result:
     command_cpu_s: float  # of the command alone
     pg_cpu_s: float | None  # of the throwaway PostgreSQL server (None: SQLite, or a server elsewhere)
     machine_busy: float  # the share of all the machine's CPU time not idle, whoever's work it was
+    idle_per_s: (
+        float  # CPU seconds a second of the workers and PostgreSQL with nothing queued (polls, notifier)
+    )
+
+    @property
+    def idle_s(self) -> float:
+        """What the workers and PostgreSQL would have spent over the run's wall time with nothing to do."""
+        return self.idle_per_s * self.seconds
 
     @property
     def per_minute(self) -> float:
@@ -154,7 +164,14 @@ def measure(count: int, url: tuple[str, str], args: argparse.Namespace, where: P
     env["MOOT_HOME"] = str(where)
     server = postgres_pid(url[0])
     with workers(count, url, args.concurrency, where), log.open("wb") as sink:
-        # From here: the workers' start-up is not timed, nor counted.
+        # From here: the workers' start-up is not timed, nor counted. First, what they cost doing nothing: the
+        # queue's polls and DBOS's notifier, which a run pays for its whole wall time whatever its debates.
+        idle_moot, idle_pg = cpu(os.getpid(), own=False), cpu(server, own=True)
+        time.sleep(args.idle_s)
+        idle_moot_after, idle_pg_after = cpu(os.getpid(), own=False), cpu(server, own=True)
+        assert idle_moot is not None and idle_moot_after is not None
+        idle = idle_moot_after - idle_moot
+        idle += 0.0 if idle_pg is None or idle_pg_after is None else idle_pg_after - idle_pg
         moot_before, pg_before = cpu(os.getpid(), own=False), cpu(server, own=True)
         machine_before = machine_cpu()
         began = time.perf_counter()
@@ -195,7 +212,18 @@ def measure(count: int, url: tuple[str, str], args: argparse.Namespace, where: P
     arena_s = float(added.group(2))
     busy = (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
     return Result(
-        count, debates, seconds, arena_s, first, every, last or seconds, moot_cpu, command_cpu, pg_cpu, busy
+        count,
+        debates,
+        seconds,
+        arena_s,
+        first,
+        every,
+        last or seconds,
+        moot_cpu,
+        command_cpu,
+        pg_cpu,
+        busy,
+        idle / args.idle_s,
     )
 
 
@@ -212,6 +240,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900, help="seconds one arena may take")
     parser.add_argument("--postgres", help="a PostgreSQL server URL whose user may CREATE DATABASE")
     parser.add_argument("--sqlite", action="store_true", help="an SQLite queue and store, not PostgreSQL")
+    parser.add_argument(
+        "--idle-s", type=float, default=10, help="seconds the idle workers are measured before each run"
+    )
     args = parser.parse_args()
     if not 2 <= args.models <= 26:
         parser.error("--models: 2 to 26")
@@ -245,7 +276,8 @@ def main() -> None:
         f"{os.cpu_count()} CPU cores; load average {load} at the end\n"
     )
     heads = ["workers", "debates", "wall s", "debates/min", "speed-up", "start", "queueing", "to last"]
-    heads += ["report", "CPU s: command", "workers", "PostgreSQL", "of the cores", "machine busy"]
+    heads += ["report", "CPU s: command", "workers", "PostgreSQL", "all", "of it idle", "of the cores"]
+    heads += ["machine busy"]
     rows = []
     base = results[0]
     cores = os.cpu_count() or 1
@@ -266,6 +298,8 @@ def main() -> None:
                 f"{r.command_cpu_s:.1f}",
                 f"{r.moot_cpu_s - r.command_cpu_s:.1f}",
                 pg,
+                f"{r.moot_cpu_s + (r.pg_cpu_s or 0.0):.1f}",
+                f"{r.idle_s:.1f}",
                 f"{busy:.0%}",
                 f"{r.machine_busy:.0%}",
             ]
@@ -279,7 +313,9 @@ def main() -> None:
         "to last debate queued (the workers already run the first); to last = last queued to last verdict "
         "collected; report = last verdict to exit (ratings, bootstrap, tables, report.html, report.png). CPU: "
         "user + system seconds while timed, of `moot arena`, of the workers and of the throwaway PostgreSQL "
-        f"server; of the cores = their sum over wall s x {cores} cores; machine busy = all CPU time not idle "
+        "server; of it idle = what the workers and PostgreSQL spent a second with nothing queued (the queue's "
+        f"polls, DBOS's notifier; measured for {args.idle_s:g} s before the run) times wall s; of the cores = "
+        f"their sum over wall s x {cores} cores; machine busy = all CPU time not idle "
         "over the same time, the bench's and anyone else's work included."
     )
 
