@@ -116,7 +116,7 @@ async def test_an_invalid_answer_is_asked_again_with_its_reason_and_both_attempt
     [
         (
             ModelResponse(parts=[TextPart("I pick B, it is shorter.")]),
-            "Plain text is not an answer: call the final_result tool",
+            "Plain text is not an answer: give the answer as asked, a call to final_result",
         ),
         (
             call({"choice": "A", "why": "x"}, tool="search"),
@@ -124,7 +124,7 @@ async def test_an_invalid_answer_is_asked_again_with_its_reason_and_both_attempt
         ),
         (call('{"choice": "A", '), "Invalid JSON: EOF while parsing"),
         (call({"why": "x"}), "choice: Field required"),
-        (ModelResponse(parts=[]), "Please return text or include your response in a tool call."),
+        (ModelResponse(parts=[]), "The reply was empty: give the answer as asked"),
     ],
 )
 async def test_what_is_wrong_with_an_answer_is_said_in_one_line(

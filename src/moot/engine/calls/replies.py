@@ -401,6 +401,11 @@ class AnswerShape(Generic[AnswerT]):
     def tool_name(self) -> str:
         return self.parameters.output_tools[0].name
 
+    @property
+    def asked(self) -> str:
+        # Whichever the model's profile chose, tool or JSON text: the response does not say.
+        return f"give the answer as asked, a call to {self.tool_name} or its arguments' JSON object"
+
     def read(self, response: ModelResponse) -> AnswerT:
         """The answer in `response`, or InvalidAnswer saying what was wrong with it, in one line for the model."""
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
@@ -418,15 +423,13 @@ class AnswerShape(Generic[AnswerT]):
             )
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart)).strip()
         if not text:
-            raise InvalidAnswer("Please return text or include your response in a tool call.")
+            raise InvalidAnswer(f"The reply was empty: {self.asked}")
         try:
             return self.answer_type.model_validate_json(strip_markdown_fences(text))
         except ValidationError as exc:
             if all(e["type"] == "json_invalid" for e in exc.errors()):
                 # Prose where a structure was asked: on a tool-output model, the tool was not called.
-                raise InvalidAnswer(
-                    f"Plain text is not an answer: call the {self.tool_name} tool with the answer as its arguments"
-                ) from exc
+                raise InvalidAnswer(f"Plain text is not an answer: {self.asked}") from exc
             raise InvalidAnswer(_validation_reason(exc)) from exc
 
 
