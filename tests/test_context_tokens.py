@@ -414,3 +414,36 @@ async def test_every_format_completes_on_tiny_windows(fmt: str) -> None:
     assert state.status == "completed", state.error
     for trim in state.context_trims:
         assert trim.tokens_after + trim.reply_tokens <= trim.window < trim.tokens_before + trim.reply_tokens
+
+
+def test_a_panel_s_first_judge_is_checked_once_though_it_also_gives_the_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from moot.engine import checks
+
+    rendered: list[str | None] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        rendered.append(kwargs["judge"].name)
+        return judge_prompt(*args, **kwargs)
+
+    monkeypatch.setattr("moot.engine.checks.judge_prompt", counting)
+    fields = make_config(2).model_dump(exclude={"judge"})
+
+    def panel(first: dict[str, Any], **more: Any) -> Any:
+        return validate_config({**fields, "judges": [first, {"model": "fake:j2"}], **more})
+
+    roomy = panel({"model": "fake:judge"})
+    assert roomy.judge == roomy.judges[0]  # none named: the panel's first gives the verdict
+    checks.check_windows(roomy)
+    assert rendered == ["Judge 1", "Judge 2"]  # its verdict prompt once, not again as `judge`
+    # Too small, it is refused under the panel's field, where the user set it.
+    with pytest.raises(ConfigError, match=r"^judge 1, context_window: Judge 1's verdict prompt alone takes"):
+        checks.check_windows(panel({"model": "fake:judge", "context_window": 700}))
+    # A verdict's judge of its own is checked as itself.
+    rendered.clear()
+    with pytest.raises(ConfigError, match=r"^judge\.context_window: .*'s verdict prompt alone takes"):
+        checks.check_windows(
+            panel({"model": "fake:judge"}, judge={"model": "fake:chair", "context_window": 700})
+        )
+    assert len(rendered) == 3

@@ -62,7 +62,11 @@ def check_windows(config: DebateConfig) -> None:
     judges: list[tuple[str, JudgeConfig]] = [(f"judges.{i}", j) for i, j in enumerate(config.judges)]
     if config.judge is not None:
         judges.append(("judge", config.judge))
+    checked: list[JudgeConfig] = []
     for field, judge in judges:
+        if judge in checked:  # a panel's first judge is also the verdict's when none is named: the same prompt
+            continue
+        checked.append(judge)
         verdict = judge_prompt(
             config,
             state,
