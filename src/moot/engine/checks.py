@@ -64,7 +64,8 @@ def check_windows(config: DebateConfig) -> None:
         judges.append(("judge", config.judge))
     checked: list[JudgeConfig] = []
     for field, judge in judges:
-        if judge in checked:  # a panel's first judge is also the verdict's when none is named: the same prompt
+        # A panel's first judge is also the verdict's when none is named: the same config, the same prompt.
+        if judge in checked:
             continue
         checked.append(judge)
         verdict = judge_prompt(
