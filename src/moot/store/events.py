@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import ValidationError
-from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.engine import URL, Connection, Engine, Row
 
 from moot.domain.events import (
     EVENT_ADAPTER,
@@ -359,13 +360,7 @@ class EventStore(SeatIndex):
             log: list[Event] | list[str] = (
                 tail.log
                 if tail.log is not None
-                else list(
-                    conn.execute(
-                        sa.select(events.c.payload)
-                        .where(events.c.debate_id == first.debate_id)
-                        .order_by(events.c.seq)
-                    ).scalars()
-                )
+                else [row.payload for row in _log_rows(conn, first.debate_id)]
             )
             values["headline"] = listed_headline(log)
         if ended:
@@ -389,11 +384,7 @@ class EventStore(SeatIndex):
             if isinstance(event, DebateResumed) and participants is not None:
                 # A new run (a worker's, a resume) reads its log once here, so that its result line is folded
                 # from memory at its verdict and end rather than read back twice.
-                rows = conn.execute(
-                    sa.select(events.c.seq, events.c.payload)
-                    .where(events.c.debate_id == debate_id)
-                    .order_by(events.c.seq)
-                ).all()
+                rows = _log_rows(conn, debate_id)
                 last = rows[-1].seq if rows else None
                 with contextlib.suppress(StoreError):  # an event this moot cannot read: read back as before
                     log = [self._parse(debate_id, seq, payload) for seq, payload in rows]
@@ -444,13 +435,8 @@ class EventStore(SeatIndex):
         )
 
     def _events(self, debate_id: str, after_seq: int) -> list[Event]:
-        query = (
-            sa.select(events.c.seq, events.c.payload)
-            .where(events.c.debate_id == debate_id, events.c.seq > after_seq)
-            .order_by(events.c.seq)
-        )
         with self._engine.connect() as conn:
-            rows = conn.execute(query).all()
+            rows = _log_rows(conn, debate_id, after_seq)
         return [self._parse(debate_id, seq, payload) for seq, payload in rows]
 
     async def last_event(self, debate_id: str) -> Event | None:
@@ -490,6 +476,16 @@ class EventStore(SeatIndex):
                 f"event {seq} of debate {debate_id!r} in {self._where} cannot be read "
                 f"(was it written by a newer moot?): {one_line(str(exc), 200)}"
             ) from None
+
+
+def _log_rows(conn: Connection, debate_id: str, after_seq: int = 0) -> Sequence[Row[int, str]]:
+    """The debate's stored (seq, payload) rows after `after_seq`, in order."""
+    query = (
+        sa.select(events.c.seq, events.c.payload)
+        .where(events.c.debate_id == debate_id, events.c.seq > after_seq)
+        .order_by(events.c.seq)
+    )
+    return conn.execute(query).all()
 
 
 def _as_store_error(action: str, url: URL, error: BaseException) -> BaseException:
