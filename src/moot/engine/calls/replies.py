@@ -6,7 +6,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pydantic_ai
@@ -337,6 +337,8 @@ async def ask_judge(
         )
         try:
             response = await (guard.run(once) if guard is not None else once())
+            usage = usage + response_usage(response, free=ref.is_local)
+            answer = shape.read(response)
         except ModelCallError as exc:
             # Reached the provider's end, or the policy gave up: another answer attempt would fail the same way.
             return JudgeResult(
@@ -346,31 +348,22 @@ async def ask_judge(
                 usage=usage,
                 latency_s=time.perf_counter() - started,
             )
-        except UnexpectedModelBehavior as exc:  # the model's adapter found the answer unusable: another try
-            error = _one_line(exc)[:300]
-            continue
-        except MootError as exc:
-            error = redact(str(exc))
-            continue
-        except Exception as exc:  # a broken judge must not lose the debate: record why
-            error = f"{type(exc).__name__}: {_one_line(exc)}"
-            continue
-        usage = usage + response_usage(response, free=ref.is_local)
-        try:
-            answer = shape.read(response)
         except InvalidAnswer as exc:
             error = str(exc)
-            continue
-        except Exception as exc:  # an answer type's own validator that raised something else: the same
+        except UnexpectedModelBehavior as exc:  # the model's adapter found the answer unusable: another try
+            error = _one_line(exc)[:300]
+        except MootError as exc:
+            error = redact(str(exc))
+        except Exception as exc:  # a broken judge or answer type must not lose the debate: record why
             error = f"{type(exc).__name__}: {_one_line(exc)}"
-            continue
-        return JudgeResult(
-            answer=answer,
-            error=None,
-            attempts=attempt,
-            usage=usage,
-            latency_s=time.perf_counter() - started,
-        )
+        else:
+            return JudgeResult(
+                answer=answer,
+                error=None,
+                attempts=attempt,
+                usage=usage,
+                latency_s=time.perf_counter() - started,
+            )
     tries = "1 try" if retries == 0 else f"{retries + 1} tries"
     return JudgeResult(
         answer=None,
@@ -469,9 +462,7 @@ async def _answer_attempt(
     slow local judge still writing its verdict is never cut; one that goes quiet is. In a run nobody watches it is
     asked whole, as a turn is, with the limit over the whole call. The answer is read from the response by the
     caller, so an invalid one is left to its retries, not the call's."""
-    messages: list[ModelMessage] = [
-        ModelRequest(parts=[SystemPromptPart(request.system), UserPromptPart(prompt)])
-    ]
+    messages = replace(request, user=prompt).messages
     with call_errors(ref, keep=UnexpectedModelBehavior):
         if not request.streamed or not streams(request.model):  # asked whole: the limit covers the whole call
             async with answer_limit(str(ref), timeout_s):
