@@ -69,13 +69,18 @@ def _import_times(args: list[str], env: dict[str, str], top: int) -> list[tuple[
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "moot", *args], env=env, capture_output=True, text=True
     )
+    return sorted(import_rows(done.stderr), reverse=True)[:top]
+
+
+def import_rows(stderr: str) -> list[tuple[int, str]]:
+    """`python -X importtime`'s report (its stderr) as (cumulative microseconds, module), in import order."""
     rows: list[tuple[int, str]] = []
-    for line in done.stderr.splitlines():
+    for line in stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
         _, cumulative, name = (part.strip() for part in line.removeprefix("import time:").split("|"))
         rows.append((int(cumulative), name))
-    return sorted(rows, reverse=True)[:top]
+    return rows
 
 
 def main() -> None:

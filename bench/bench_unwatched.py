@@ -37,6 +37,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from bench_startup import import_rows
+
 out = Console(highlight=False, width=120)  # the table whole when piped
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,12 +97,7 @@ def imported(code: list[str], home: Path) -> list[str]:
     )
     if done.returncode != 0:
         raise SystemExit(f"{code[1:3]} failed while its imports were listed:\n{done.stderr[-2000:]}")
-    names = [
-        line.rpartition("|")[2].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:")
-    ]
-    return [n for n in names if n and n != "package" and n != "__main__"]
+    return [name for _, name in import_rows(done.stderr) if name != "__main__"]
 
 
 def floors(args: list[str], home: Path) -> dict[str, list[str]]:
