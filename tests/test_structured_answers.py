@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field, field_validator
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.profiles import ModelProfile
@@ -21,7 +21,7 @@ from pydantic_ai.usage import RequestUsage
 from moot.domain.models import ModelRef
 from moot.engine.calls.replies import CallRequest, answer_shape, ask_judge
 from moot.judging.schema import answer_model
-from tests.conftest import make_config
+from tests.conftest import make_config, prompt_text
 
 
 class Pick(BaseModel):
@@ -69,12 +69,6 @@ def call(args: dict[str, Any] | str, tool: str = "final_result", tokens: int = 1
     )
 
 
-def asked_text(messages: list[ModelMessage]) -> str:
-    return "".join(
-        str(p.content) for m in messages for p in getattr(m, "parts", []) if isinstance(p, UserPromptPart)
-    )
-
-
 @pytest.mark.parametrize("answer_type", [Pick, answer_model(make_config(3))])
 async def test_the_output_tool_and_object_are_what_pydantic_ai_s_agent_sends(
     answer_type: type[BaseModel],
@@ -107,7 +101,10 @@ async def test_an_invalid_answer_is_asked_again_with_its_reason_and_both_attempt
     )
     result = await ask_judge(request(model), Pick, retries=1, what="pick")
     assert result.answer == Pick(choice="B", why="shorter") and result.error is None and result.attempts == 2
-    assert "Your previous pick was rejected: choice: 'Cy' names none of the proposals" in asked_text(asked[1])
+    assert (
+        "Your previous pick was rejected: choice: 'Cy' names none of the proposals"
+        in prompt_text(asked[1])[1]
+    )
     assert result.usage.input_tokens == 50 and result.usage.output_tokens == 10
 
 
@@ -137,7 +134,7 @@ async def test_what_is_wrong_with_an_answer_is_said_in_one_line(
         "the chair gave no valid pick in 2 tries; last problem: "
     )
     assert problem in result.error and "\n" not in result.error
-    assert problem in asked_text(asked[1])
+    assert problem in prompt_text(asked[1])[1]
 
 
 async def test_a_model_whose_profile_prefers_prompted_output_answers_in_json_text() -> None:
